@@ -15,12 +15,17 @@
 #![cfg_attr(not(test), warn(missing_docs))]
 
 #[cfg(not(target_endian = "little"))]
-compile_error!("hopgraph's on-disk formats are little-endian; big-endian targets are not supported");
+compile_error!(
+    "hopgraph's on-disk formats are little-endian; big-endian targets are not supported"
+);
 
 pub mod error;
 pub mod graph;
 #[allow(dead_code)]
 pub(crate) mod sync;
+
+pub mod format;
+pub mod model;
 
 pub mod traverse;
 

@@ -21,7 +21,13 @@ pub trait Adjacency {
     /// passes `types`. `EdgeRef::neighbor` is the node at the other end (the target for
     /// `Out`, the source for `In`). The order is deterministic for a given graph value but
     /// is not otherwise specified; kernels that promise an order impose it themselves.
-    fn for_each_edge<F: FnMut(EdgeRef)>(&self, node: NodeId, dir: EdgeDir, types: &TypeFilter, f: F);
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    );
 
     /// The number of edges stored at `node` in `dir` over all types. May over-count (e.g.
     /// deleted edges not yet compacted away); used only to estimate frontier costs.
@@ -41,7 +47,13 @@ impl<A: Adjacency> Adjacency for &A {
     fn node_bound(&self) -> u32 {
         (**self).node_bound()
     }
-    fn for_each_edge<F: FnMut(EdgeRef)>(&self, node: NodeId, dir: EdgeDir, types: &TypeFilter, f: F) {
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
         (**self).for_each_edge(node, dir, types, f)
     }
     fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {

@@ -1,0 +1,345 @@
+//! Encoding of node records, edge records and WAL commit payloads.
+//!
+//! A commit payload holds *resolved* operations: every id is already assigned and every
+//! implied change (a deleted node's edges, a new edge type) is explicit, so replaying a
+//! record needs no look-ups and gives every process the same state.
+
+use super::codec::{ByteReader, ByteWriter, DecodeError};
+use crate::graph::{EdgeId, NodeId, TypeId, limits};
+use crate::model::{Edge, Node, NodeProps, Props};
+
+/// One resolved operation inside a commit.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WalOp {
+    /// A new edge type name was interned.
+    NewType {
+        /// The id it got.
+        id: TypeId,
+        /// The name.
+        name: String,
+    },
+    /// A node was created or its record replaced (the full new record).
+    PutNode(Node),
+    /// A node was deleted (its edges are removed by explicit `RemoveEdge` ops before it).
+    DeleteNode {
+        /// The node.
+        id: NodeId,
+    },
+    /// An edge was created.
+    AddEdge(Edge),
+    /// An edge was removed.
+    RemoveEdge {
+        /// The edge.
+        id: EdgeId,
+        /// Its source.
+        source: NodeId,
+        /// Its target.
+        target: NodeId,
+        /// Its type.
+        edge_type: TypeId,
+    },
+}
+
+const TAG_NEW_TYPE: u8 = 1;
+const TAG_PUT_NODE: u8 = 2;
+const TAG_DELETE_NODE: u8 = 3;
+const TAG_ADD_EDGE: u8 = 4;
+const TAG_REMOVE_EDGE: u8 = 5;
+
+/// The payload of one WAL record: one committed batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommitPayload {
+    /// Commit time, milliseconds since the Unix epoch.
+    pub time_ms: u64,
+    /// The resolved operations, in order.
+    pub ops: Vec<WalOp>,
+}
+
+fn props_json(props: &Props) -> String {
+    if props.is_empty() {
+        String::new()
+    } else {
+        serde_json::Value::Object(props.clone()).to_string()
+    }
+}
+
+fn parse_props(s: &str, at: usize) -> Result<Props, DecodeError> {
+    if s.is_empty() {
+        return Ok(Props::new());
+    }
+    match serde_json::from_str::<serde_json::Value>(s) {
+        Ok(serde_json::Value::Object(m)) => Ok(m),
+        _ => Err(DecodeError::new(at, "props: not a JSON object")),
+    }
+}
+
+/// Appends the encoding of a node record (id excluded: callers store it beside).
+pub fn encode_node(w: &mut ByteWriter, node: &Node) {
+    let p = &node.props;
+    w.str(&node.key);
+    w.str(&p.kind);
+    w.str(&p.title);
+    w.str(&p.content);
+    w.f32(p.importance);
+    w.str(&p.status);
+    w.str(&props_json(&p.props));
+    match &p.embedding {
+        None => w.u32(u32::MAX),
+        Some(v) => {
+            // Bounded by EMBEDDING_DIMS_MAX, checked when the batch was built.
+            w.u32(u32::try_from(v.len()).unwrap_or(u32::MAX));
+            for x in v {
+                w.f32(*x);
+            }
+        }
+    }
+    w.u64(node.created_at);
+    w.u64(node.updated_at);
+}
+
+/// Decodes a node record written by [`encode_node`].
+pub fn decode_node(r: &mut ByteReader<'_>, id: NodeId) -> Result<Node, DecodeError> {
+    let key = r.str(limits::NODE_KEY_BYTES_MAX, "node key")?.to_owned();
+    let kind = r
+        .str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?
+        .to_owned();
+    let title = r
+        .str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node title")?
+        .to_owned();
+    let content = r
+        .str(limits::NODE_CONTENT_BYTES_MAX, "node content")?
+        .to_owned();
+    let importance = r.f32("node importance")?;
+    let status = r
+        .str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node status")?
+        .to_owned();
+    let at = r.pos();
+    let props = parse_props(r.str(limits::NODE_PROPS_BYTES_MAX, "node props")?, at)?;
+    let at = r.pos();
+    let dims = r.u32("embedding length")?;
+    let embedding = if dims == u32::MAX {
+        None
+    } else {
+        let dims = dims as usize;
+        if dims > limits::EMBEDDING_DIMS_MAX {
+            return Err(DecodeError::new(
+                at,
+                format!("embedding has {dims} dimensions"),
+            ));
+        }
+        let mut v = Vec::with_capacity(dims);
+        for _ in 0..dims {
+            v.push(r.f32("embedding")?);
+        }
+        Some(v)
+    };
+    let created_at = r.u64("node created_at")?;
+    let updated_at = r.u64("node updated_at")?;
+    Ok(Node {
+        id,
+        key,
+        props: NodeProps {
+            kind,
+            title,
+            content,
+            importance,
+            status,
+            props,
+            embedding,
+        },
+        created_at,
+        updated_at,
+    })
+}
+
+/// Encodes edge properties as compact JSON (empty string for none).
+pub fn encode_edge_props(props: &Props) -> String {
+    props_json(props)
+}
+
+/// Decodes edge properties written by [`encode_edge_props`].
+pub fn decode_edge_props(s: &str) -> Result<Props, DecodeError> {
+    parse_props(s, 0)
+}
+
+/// Encodes a commit payload.
+pub fn encode_commit(c: &CommitPayload) -> Vec<u8> {
+    let mut w = ByteWriter::new();
+    w.u64(c.time_ms);
+    w.u32(u32::try_from(c.ops.len()).unwrap_or(u32::MAX));
+    for op in &c.ops {
+        match op {
+            WalOp::NewType { id, name } => {
+                w.u8(TAG_NEW_TYPE);
+                w.u16(id.0);
+                w.str(name);
+            }
+            WalOp::PutNode(node) => {
+                w.u8(TAG_PUT_NODE);
+                w.u32(node.id.0);
+                encode_node(&mut w, node);
+            }
+            WalOp::DeleteNode { id } => {
+                w.u8(TAG_DELETE_NODE);
+                w.u32(id.0);
+            }
+            WalOp::AddEdge(e) => {
+                w.u8(TAG_ADD_EDGE);
+                w.u64(e.id.0);
+                w.u32(e.source.0);
+                w.u32(e.target.0);
+                w.u16(e.edge_type.0);
+                w.f32(e.weight);
+                w.u64(e.created_at);
+                w.str(&props_json(&e.props));
+            }
+            WalOp::RemoveEdge {
+                id,
+                source,
+                target,
+                edge_type,
+            } => {
+                w.u8(TAG_REMOVE_EDGE);
+                w.u64(id.0);
+                w.u32(source.0);
+                w.u32(target.0);
+                w.u16(edge_type.0);
+            }
+        }
+    }
+    w.buf
+}
+
+/// Decodes a commit payload. Never panics; every count and length is bounds-checked.
+pub fn decode_commit(buf: &[u8]) -> Result<CommitPayload, DecodeError> {
+    let mut r = ByteReader::new(buf);
+    let time_ms = r.u64("commit time")?;
+    let count = r.u32("op count")? as usize;
+    if count > limits::BATCH_OPS_MAX * 4 {
+        return Err(DecodeError::new(
+            8,
+            format!("op count {count} exceeds limit"),
+        ));
+    }
+    // Each op takes at least 3 bytes, so this capacity is bounded by the buffer size.
+    let mut ops = Vec::with_capacity(count.min(r.remaining() / 3));
+    for _ in 0..count {
+        let at = r.pos();
+        let op = match r.u8("op tag")? {
+            TAG_NEW_TYPE => {
+                let id = TypeId(r.u16("type id")?);
+                let name = r.str(limits::EDGE_TYPE_BYTES_MAX, "type name")?.to_owned();
+                WalOp::NewType { id, name }
+            }
+            TAG_PUT_NODE => {
+                let id = NodeId(r.u32("node id")?);
+                WalOp::PutNode(decode_node(&mut r, id)?)
+            }
+            TAG_DELETE_NODE => WalOp::DeleteNode {
+                id: NodeId(r.u32("node id")?),
+            },
+            TAG_ADD_EDGE => {
+                let id = EdgeId(r.u64("edge id")?);
+                let source = NodeId(r.u32("edge source")?);
+                let target = NodeId(r.u32("edge target")?);
+                let edge_type = TypeId(r.u16("edge type")?);
+                let weight = r.f32("edge weight")?;
+                let created_at = r.u64("edge created_at")?;
+                let pat = r.pos();
+                let props = parse_props(r.str(limits::EDGE_PROPS_BYTES_MAX, "edge props")?, pat)?;
+                WalOp::AddEdge(Edge {
+                    id,
+                    source,
+                    target,
+                    edge_type,
+                    weight,
+                    props,
+                    created_at,
+                })
+            }
+            TAG_REMOVE_EDGE => WalOp::RemoveEdge {
+                id: EdgeId(r.u64("edge id")?),
+                source: NodeId(r.u32("edge source")?),
+                target: NodeId(r.u32("edge target")?),
+                edge_type: TypeId(r.u16("edge type")?),
+            },
+            t => return Err(DecodeError::new(at, format!("unknown op tag {t}"))),
+        };
+        ops.push(op);
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::new(
+            r.pos(),
+            "trailing bytes after the last op",
+        ));
+    }
+    Ok(CommitPayload { time_ms, ops })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> CommitPayload {
+        let mut props = Props::new();
+        props.insert("a".into(), serde_json::json!(1));
+        CommitPayload {
+            time_ms: 42,
+            ops: vec![
+                WalOp::NewType {
+                    id: TypeId(3),
+                    name: "caused_by".into(),
+                },
+                WalOp::PutNode(Node {
+                    id: NodeId(9),
+                    key: "k".into(),
+                    props: NodeProps {
+                        kind: "semantic".into(),
+                        title: "t".into(),
+                        content: "c".into(),
+                        importance: 0.5,
+                        status: "active".into(),
+                        props: props.clone(),
+                        embedding: Some(vec![1.0, 2.0]),
+                    },
+                    created_at: 1,
+                    updated_at: 2,
+                }),
+                WalOp::AddEdge(Edge {
+                    id: EdgeId(7),
+                    source: NodeId(1),
+                    target: NodeId(2),
+                    edge_type: TypeId(3),
+                    weight: 2.5,
+                    props,
+                    created_at: 5,
+                }),
+                WalOp::RemoveEdge {
+                    id: EdgeId(7),
+                    source: NodeId(1),
+                    target: NodeId(2),
+                    edge_type: TypeId(3),
+                },
+                WalOp::DeleteNode { id: NodeId(9) },
+            ],
+        }
+    }
+
+    #[test]
+    fn commit_round_trip() {
+        let c = sample();
+        let bytes = encode_commit(&c);
+        assert_eq!(decode_commit(&bytes).unwrap(), c);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let bytes = encode_commit(&sample());
+        for cut in 0..bytes.len() {
+            assert!(
+                decode_commit(&bytes[..cut]).is_err(),
+                "cut at {cut} decoded"
+            );
+        }
+    }
+}

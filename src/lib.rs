@@ -26,6 +26,7 @@ pub(crate) mod sync;
 
 pub mod format;
 pub mod model;
+pub mod storage;
 
 pub mod traverse;
 

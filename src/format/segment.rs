@@ -606,3 +606,253 @@ impl SegmentLayout {
         Ok(())
     }
 }
+
+/// One entry of the `TypeBitmaps` section: direction (0 = out, 1 = in), type id and the
+/// serialized roaring bitmap of node ids.
+pub fn encode_type_bitmaps(entries: &[(u8, u16, roaring::RoaringBitmap)]) -> Vec<u8> {
+    let mut w = ByteWriter::new();
+    w.u32(u32::try_from(entries.len()).unwrap_or(u32::MAX));
+    for (dir, t, bm) in entries {
+        w.u8(*dir);
+        w.u16(*t);
+        let mut b = Vec::with_capacity(bm.serialized_size());
+        // Writing into a Vec cannot fail.
+        let _ = bm.serialize_into(&mut b);
+        w.bytes(&b);
+    }
+    w.buf
+}
+
+/// Decodes the `TypeBitmaps` section.
+pub fn decode_type_bitmaps(
+    buf: &[u8],
+) -> Result<Vec<(u8, u16, roaring::RoaringBitmap)>, DecodeError> {
+    let mut r = ByteReader::new(buf);
+    let n = r.u32("bitmap count")? as usize;
+    if n > 2 * limits::EDGE_TYPES_MAX {
+        return Err(DecodeError::new(
+            0,
+            format!("{n} type bitmaps is impossible"),
+        ));
+    }
+    let mut out = Vec::with_capacity(n.min(buf.len() / 7));
+    for _ in 0..n {
+        let at = r.pos();
+        let dir = r.u8("bitmap direction")?;
+        let t = r.u16("bitmap type")?;
+        let bytes = r.bytes(buf.len(), "bitmap")?;
+        if dir > 1 {
+            return Err(DecodeError::new(at, format!("bitmap direction {dir}")));
+        }
+        let bm = roaring::RoaringBitmap::deserialize_from(bytes)
+            .map_err(|e| DecodeError::new(at, format!("type bitmap: {e}")))?;
+        out.push((dir, t, bm));
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::new(
+            r.pos(),
+            "trailing bytes after type bitmaps",
+        ));
+    }
+    Ok(out)
+}
+
+/// Serializes a roaring bitmap section.
+pub fn encode_bitmap(bm: &roaring::RoaringBitmap) -> Vec<u8> {
+    let mut b = Vec::with_capacity(bm.serialized_size());
+    let _ = bm.serialize_into(&mut b);
+    b
+}
+
+/// Serializes a roaring treemap section.
+pub fn encode_treemap(tm: &roaring::RoaringTreemap) -> Vec<u8> {
+    let mut b = Vec::with_capacity(tm.serialized_size());
+    let _ = tm.serialize_into(&mut b);
+    b
+}
+
+impl SegmentLayout {
+    /// Decodes the node-tombstone section.
+    pub fn node_tombstones(&self, bytes: &[u8]) -> Result<roaring::RoaringBitmap, DecodeError> {
+        let e = self.bytes(bytes, SectionKind::NodeTombstones);
+        roaring::RoaringBitmap::deserialize_from(e).map_err(|err| {
+            self.err_at(
+                SectionKind::NodeTombstones,
+                format!("node tombstones: {err}"),
+            )
+        })
+    }
+
+    /// Decodes the edge-tombstone section.
+    pub fn edge_tombstones(&self, bytes: &[u8]) -> Result<roaring::RoaringTreemap, DecodeError> {
+        let e = self.bytes(bytes, SectionKind::EdgeTombstones);
+        roaring::RoaringTreemap::deserialize_from(e).map_err(|err| {
+            self.err_at(
+                SectionKind::EdgeTombstones,
+                format!("edge tombstones: {err}"),
+            )
+        })
+    }
+
+    /// Decodes the type-bitmap section.
+    pub fn type_bitmaps(
+        &self,
+        bytes: &[u8],
+    ) -> Result<Vec<(u8, u16, roaring::RoaringBitmap)>, DecodeError> {
+        decode_type_bitmaps(self.bytes(bytes, SectionKind::TypeBitmaps)).map_err(|e| {
+            DecodeError::new(
+                self.entry(SectionKind::TypeBitmaps)
+                    .map(|x| x.range.start)
+                    .unwrap_or(0)
+                    + e.offset,
+                e.what,
+            )
+        })
+    }
+
+    /// Deep content checks: every id in bounds, CSR runs sorted, both CSRs consistent with
+    /// the edge columns (each row appears exactly once per direction), node records decode
+    /// and the key order is sorted. Cost: O(file size).
+    pub fn verify_contents(&self, bytes: &[u8]) -> Result<(), DecodeError> {
+        use SectionKind as K;
+        let s = &self.summary;
+        let bound = s.node_bound;
+        let ntypes = s.types.len();
+        let sources = self.u32s(bytes, K::EdgeSources);
+        let targets = self.u32s(bytes, K::EdgeTargets);
+        let etypes = self.u16s(bytes, K::EdgeTypes);
+        let rows = sources.len();
+        for r in 0..rows {
+            if sources[r] >= bound || targets[r] >= bound || etypes[r] as usize >= ntypes {
+                return Err(self.err_at(
+                    K::EdgeSources,
+                    format!("edge row {r} has an id out of range"),
+                ));
+            }
+        }
+        let ids = self.u64s(bytes, K::EdgeIds);
+        if ids.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(self.err_at(K::EdgeIds, "edge ids are not increasing".into()));
+        }
+        if let Some(last) = ids.last().copied().or(s
+            .dense_edge_base
+            .map(|b| b + rows as u64)
+            .filter(|_| rows > 0)
+            .map(|e| e - 1))
+        {
+            if last >= s.next_edge_id {
+                return Err(self.err_at(K::Summary, "an edge id is not below next_edge_id".into()));
+            }
+        }
+        for (offs, nbrs, types, pos, own_is_source) in [
+            (
+                K::OutOffsets,
+                K::OutNeighbors,
+                K::OutTypes,
+                K::OutEdgePos,
+                true,
+            ),
+            (
+                K::InOffsets,
+                K::InNeighbors,
+                K::InTypes,
+                K::InEdgePos,
+                false,
+            ),
+        ] {
+            let o = self.u32s(bytes, offs);
+            let n = self.u32s(bytes, nbrs);
+            let t = self.u16s(bytes, types);
+            let p = self.u32s(bytes, pos);
+            let mut seen = vec![false; rows];
+            for node in 0..bound as usize {
+                let run = o[node] as usize..o[node + 1] as usize;
+                for i in run.clone() {
+                    let row = p[i] as usize;
+                    let ok_row = row < rows && !std::mem::replace(&mut seen[row], true);
+                    let (own, other) = if own_is_source {
+                        (sources.get(row), targets.get(row))
+                    } else {
+                        (targets.get(row), sources.get(row))
+                    };
+                    if !ok_row
+                        || own != Some(&(node as u32))
+                        || other != Some(&n[i])
+                        || etypes.get(row) != Some(&t[i])
+                    {
+                        return Err(self.err_at(
+                            nbrs,
+                            format!("{nbrs:?} entry {i} disagrees with the edge columns"),
+                        ));
+                    }
+                    if i > run.start && (t[i - 1], n[i - 1]) > (t[i], n[i]) {
+                        return Err(self.err_at(
+                            nbrs,
+                            format!(
+                                "{nbrs:?} run of node {node} is not sorted by (type, neighbour)"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        let node_ids = self.u32s(bytes, K::NodeIds);
+        if node_ids.windows(2).any(|w| w[0] >= w[1]) || node_ids.last().is_some_and(|&x| x >= bound)
+        {
+            return Err(self.err_at(
+                K::NodeIds,
+                "node ids are not increasing below node_bound".into(),
+            ));
+        }
+        let offs = self.u64s(bytes, K::NodeOffsets);
+        let blob = self.bytes(bytes, K::NodeBlob);
+        let mut keys: Vec<&[u8]> = Vec::with_capacity(node_ids.len());
+        for (i, id) in node_ids.iter().enumerate() {
+            // parse() checked the offsets are monotone and end at the blob length.
+            let rec = &blob[offs[i] as usize..offs[i + 1] as usize];
+            let mut rd = ByteReader::new(rec);
+            super::record::decode_node(&mut rd, crate::graph::NodeId(*id))
+                .map_err(|e| self.err_at(K::NodeBlob, format!("node record {i}: {}", e.what)))?;
+            let mut kr = ByteReader::new(rec);
+            keys.push(
+                kr.bytes(limits::NODE_KEY_BYTES_MAX, "key")
+                    .map_err(|e| self.err_at(K::NodeBlob, e.what))?,
+            );
+        }
+        let order = self.u32s(bytes, K::KeyOrder);
+        let mut seen = vec![false; order.len()];
+        for (j, &k) in order.iter().enumerate() {
+            let k = k as usize;
+            if k >= keys.len() || std::mem::replace(&mut seen[k], true) {
+                return Err(self.err_at(K::KeyOrder, "key order is not a permutation".into()));
+            }
+            if j > 0 && keys[order[j - 1] as usize] >= keys[k] {
+                return Err(self.err_at(K::KeyOrder, "keys are not strictly increasing".into()));
+            }
+        }
+        self.node_tombstones(bytes)?;
+        self.edge_tombstones(bytes)?;
+        for (_, t, _) in self.type_bitmaps(bytes)? {
+            if t as usize >= ntypes {
+                return Err(self.err_at(K::TypeBitmaps, format!("bitmap for unknown type {t}")));
+            }
+        }
+        if self.entry(K::EdgePropsOffsets).is_some() {
+            let offs = self.u64s(bytes, K::EdgePropsOffsets);
+            let blob = self.bytes(bytes, K::EdgePropsBlob);
+            for r in 0..rows {
+                let text = std::str::from_utf8(&blob[offs[r] as usize..offs[r + 1] as usize])
+                    .map_err(|_| {
+                        self.err_at(
+                            K::EdgePropsBlob,
+                            format!("edge row {r} props are not UTF-8"),
+                        )
+                    })?;
+                super::record::decode_edge_props(text).map_err(|e| {
+                    self.err_at(K::EdgePropsBlob, format!("edge row {r}: {}", e.what))
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

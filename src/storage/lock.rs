@@ -1,0 +1,59 @@
+//! The inter-process writer lock: `flock(2)` on `<db>/LOCK`, via `std::fs::File::lock`.
+//!
+//! `flock` locks belong to an open file description, so two handles in one process exclude
+//! each other as two processes do; `fcntl` record locks would be silently dropped when any
+//! handle of the process closes the file. The lock is held only for the span of one commit
+//! group, checkpoint or compaction step. The kernel releases it when a process dies, so a
+//! stale lock file never blocks anyone.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The lock file of one database handle.
+#[derive(Debug)]
+pub struct WriterLock {
+    file: File,
+    path: PathBuf,
+}
+
+/// Holds the exclusive lock until dropped.
+#[derive(Debug)]
+pub struct WriterLockGuard<'a> {
+    lock: &'a WriterLock,
+}
+
+impl WriterLock {
+    /// Opens (creating if needed) the lock file of `dir`.
+    ///
+    /// # Errors
+    /// I/O errors, with the path.
+    pub fn open(dir: &Path) -> Result<WriterLock> {
+        let path = dir.join(super::LOCK_FILE);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(WriterLock { file, path })
+    }
+
+    /// Blocks until this handle holds the exclusive lock.
+    ///
+    /// # Errors
+    /// I/O errors from `flock`.
+    pub fn lock(&self) -> Result<WriterLockGuard<'_>> {
+        self.file.lock().map_err(|e| Error::io(&self.path, e))?;
+        Ok(WriterLockGuard { lock: self })
+    }
+}
+
+impl Drop for WriterLockGuard<'_> {
+    fn drop(&mut self) {
+        // Unlock errors cannot be acted on; closing the descriptor would release it anyway.
+        let _ = self.lock.file.unlock();
+    }
+}

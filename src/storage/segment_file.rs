@@ -1,0 +1,158 @@
+//! Writing a segment file and mapping it read-only.
+//!
+//! A segment is written to `seg-N.hgs.tmp` with ordinary buffered writes, fsynced, made
+//! read-only, renamed into place and the directory fsynced; only then is it mapped. Once
+//! mapped it is never written or truncated by any hopgraph process, only unlinked when no
+//! snapshot of this process uses it any more (see [`SegmentFile::mark_obsolete`]).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+use crate::format::segment::{SegmentEncoder, SegmentLayout};
+use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
+
+/// A mapped, structurally validated segment.
+#[derive(Debug)]
+pub struct SegmentFile {
+    /// Segment id (also in the file name and footer).
+    pub id: u64,
+    path: PathBuf,
+    mmap: Mmap,
+    /// Where each section is.
+    pub layout: SegmentLayout,
+    obsolete: AtomicBool,
+}
+
+impl SegmentFile {
+    /// Opens and maps segment `id` of `dir`, validating its structure (not its checksums:
+    /// see [`SegmentFile::verify`]).
+    ///
+    /// # Errors
+    /// I/O errors, `Corrupt` with the offset of the first structural problem, a foreign
+    /// database id or an unsupported version.
+    pub fn open(dir: &Path, id: u64, db_id: u128) -> Result<SegmentFile> {
+        let path = dir.join(super::segment_file_name(id));
+        let file = super::fs::open_read(&path)?;
+        let mmap = super::fs::map_readonly(&file, &path)?;
+        let layout = SegmentLayout::parse(&mmap)
+            .map_err(|e| Error::corrupt(&path, e.offset as u64, e.what))?;
+        if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&layout.version) {
+            return Err(Error::UnsupportedVersion {
+                path,
+                found: layout.version,
+                min: FORMAT_VERSION_MIN,
+                max: FORMAT_VERSION,
+            });
+        }
+        if layout.db_id != db_id {
+            return Err(Error::ForeignFile {
+                path,
+                found: layout.db_id,
+                expected: db_id,
+            });
+        }
+        if layout.segment_id != id {
+            return Err(Error::corrupt(
+                &path,
+                0,
+                format!(
+                    "footer names segment {}, file name says {id}",
+                    layout.segment_id
+                ),
+            ));
+        }
+        Ok(SegmentFile {
+            id,
+            path,
+            mmap,
+            layout,
+            obsolete: AtomicBool::new(false),
+        })
+    }
+
+    /// The mapped bytes.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.mmap
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// File size in bytes.
+    pub fn len_bytes(&self) -> u64 {
+        self.mmap.len() as u64
+    }
+
+    /// Full verification: every section checksum and every id inside bounds and order.
+    ///
+    /// # Errors
+    /// `Corrupt` with the offset of the first problem.
+    pub fn verify(&self) -> Result<()> {
+        self.layout
+            .verify_checksums(&self.mmap)
+            .and_then(|()| self.layout.verify_contents(&self.mmap))
+            .map_err(|e| Error::corrupt(&self.path, e.offset as u64, e.what))
+    }
+
+    /// Marks the file for deletion once the last user of this mapping drops it.
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for SegmentFile {
+    fn drop(&mut self) {
+        if self.obsolete.load(Ordering::Acquire) {
+            // Failure only leaves an unreferenced file behind, which `open` ignores and the
+            // next checkpoint's garbage collection removes.
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Writes segment `id` into `dir` durably and returns its size. `build` appends the
+/// sections; the footer is written by the encoder.
+///
+/// # Errors
+/// I/O errors with the path involved.
+pub fn write_segment(
+    dir: &Path,
+    id: u64,
+    db_id: u128,
+    lsn: u64,
+    build: impl FnOnce(&mut SegmentEncoder<BufWriter<File>>) -> std::io::Result<()>,
+) -> Result<u64> {
+    let name = super::segment_file_name(id);
+    let tmp = dir.join(format!("{name}.tmp"));
+    let path = dir.join(&name);
+    let io = |e| Error::io(&tmp, e);
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(io)?;
+    let mut enc =
+        SegmentEncoder::new(BufWriter::with_capacity(1 << 20, file), db_id).map_err(io)?;
+    build(&mut enc).map_err(io)?;
+    let (mut out, len) = enc.finish(id, lsn).map_err(io)?;
+    out.flush().map_err(io)?;
+    let file = out
+        .into_inner()
+        .map_err(|e| Error::io(&tmp, e.into_error()))?;
+    file.sync_all().map_err(io)?;
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o444)).map_err(io)?;
+    drop(file);
+    fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    super::fs::sync_dir(dir)?;
+    Ok(len)
+}

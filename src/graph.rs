@@ -46,7 +46,7 @@ impl NodeId {
 
 /// One physical direction of stored adjacency: the out-CSR holds each edge under its source,
 /// the in-CSR under its target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EdgeDir {
     /// Follow edges from source to target.
     Out,

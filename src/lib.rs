@@ -21,14 +21,20 @@ compile_error!(
 
 pub mod error;
 pub mod graph;
-#[allow(dead_code)]
 pub(crate) mod sync;
 
 pub mod format;
 pub mod model;
 pub mod storage;
 
+pub mod db;
+
 pub mod traverse;
 
+pub use db::{
+    BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
+    WriteBatch,
+};
 pub use error::{Error, Result};
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId};
+pub use model::{Edge, EdgeProps, Node, NodeProps, Props};

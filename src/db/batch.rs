@@ -1,0 +1,562 @@
+//! Write batches: what a caller asks for, and how it is resolved into WAL operations.
+//!
+//! A [`WriteBatch`] holds requests by key. At commit time [`resolve`] validates every
+//! request against the current state (limits, existence, triple uniqueness), assigns ids
+//! and timestamps, and produces the resolved [`WalOp`]s plus one [`OpResult`] per request.
+//! Any error rejects the whole batch: nothing of it is written.
+
+use std::sync::Arc;
+
+use super::state::State;
+use crate::error::{Error, Result};
+use crate::format::record::WalOp;
+use crate::graph::{EdgeId, NodeId, TypeId, limits};
+use crate::model::{Edge, EdgeProps, Node, NodeProps, Props};
+
+/// Changes to some of a node's properties; `None` leaves a field as it is.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodePatch {
+    /// New kind.
+    pub kind: Option<String>,
+    /// New title.
+    pub title: Option<String>,
+    /// New content.
+    pub content: Option<String>,
+    /// New importance.
+    pub importance: Option<f32>,
+    /// New status.
+    pub status: Option<String>,
+    /// Replaces the whole props object.
+    pub props: Option<Props>,
+    /// Keys merged into the props object (a `null` value removes the key).
+    pub merge_props: Option<Props>,
+    /// `Some(None)` removes the embedding, `Some(Some(v))` sets it.
+    pub embedding: Option<Option<Vec<f32>>>,
+}
+
+#[derive(Clone, Debug)]
+enum Request {
+    Upsert {
+        key: String,
+        props: NodeProps,
+    },
+    Create {
+        key: String,
+        props: NodeProps,
+    },
+    Ensure {
+        key: String,
+    },
+    Update {
+        key: String,
+        patch: NodePatch,
+    },
+    Delete {
+        key: String,
+    },
+    Link {
+        source: String,
+        edge_type: String,
+        target: String,
+        props: EdgeProps,
+    },
+    Unlink {
+        edge: EdgeId,
+    },
+    UnlinkTriple {
+        source: String,
+        edge_type: String,
+        target: String,
+    },
+}
+
+/// The outcome of one request of a committed batch, in request order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OpResult {
+    /// A node was written: its id and whether it was created by this request.
+    Node {
+        /// The node.
+        id: NodeId,
+        /// True when the node did not exist before.
+        created: bool,
+    },
+    /// A node delete: the id (None when the key did not exist) and how many edges went.
+    NodeDeleted {
+        /// The deleted node, if it existed.
+        id: Option<NodeId>,
+        /// Incident edges removed with it.
+        edges_removed: u64,
+    },
+    /// A link: the edge id and whether it was created (false: the triple existed).
+    Linked {
+        /// The edge.
+        edge: EdgeId,
+        /// True when newly created.
+        created: bool,
+    },
+    /// An unlink: the removed edge, or None when no such edge existed.
+    Unlinked {
+        /// The removed edge.
+        edge: Option<EdgeId>,
+    },
+}
+
+/// An atomic group of writes. Requests apply in order; later requests see earlier ones.
+#[derive(Clone, Debug, Default)]
+pub struct WriteBatch {
+    requests: Vec<Request>,
+}
+
+impl WriteBatch {
+    /// An empty batch.
+    pub fn new() -> WriteBatch {
+        WriteBatch::default()
+    }
+
+    /// Number of requests.
+    pub fn len(&self) -> usize {
+        self.requests.len()
+    }
+
+    /// Whether the batch has no requests.
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty()
+    }
+
+    /// Creates node `key` with `props`, or replaces all properties of the existing node.
+    pub fn upsert_node(&mut self, key: impl Into<String>, props: NodeProps) -> &mut Self {
+        self.requests.push(Request::Upsert {
+            key: key.into(),
+            props,
+        });
+        self
+    }
+
+    /// Creates node `key`; the commit fails with `NodeExists` if it exists.
+    pub fn create_node(&mut self, key: impl Into<String>, props: NodeProps) -> &mut Self {
+        self.requests.push(Request::Create {
+            key: key.into(),
+            props,
+        });
+        self
+    }
+
+    /// Creates node `key` with default properties unless it exists (then leaves it as is).
+    pub fn ensure_node(&mut self, key: impl Into<String>) -> &mut Self {
+        self.requests.push(Request::Ensure { key: key.into() });
+        self
+    }
+
+    /// Changes some properties of existing node `key` (`NodeNotFound` otherwise).
+    pub fn update_node(&mut self, key: impl Into<String>, patch: NodePatch) -> &mut Self {
+        self.requests.push(Request::Update {
+            key: key.into(),
+            patch,
+        });
+        self
+    }
+
+    /// Deletes node `key` and every edge incident to it. A missing key is not an error
+    /// (`OpResult::NodeDeleted { id: None, .. }`).
+    pub fn delete_node(&mut self, key: impl Into<String>) -> &mut Self {
+        self.requests.push(Request::Delete { key: key.into() });
+        self
+    }
+
+    /// Links `source -edge_type-> target` (both nodes must exist, possibly created earlier
+    /// in this batch). An existing triple is left unchanged and reported with
+    /// `created: false`.
+    pub fn link(
+        &mut self,
+        source: impl Into<String>,
+        edge_type: impl Into<String>,
+        target: impl Into<String>,
+        props: EdgeProps,
+    ) -> &mut Self {
+        self.requests.push(Request::Link {
+            source: source.into(),
+            edge_type: edge_type.into(),
+            target: target.into(),
+            props,
+        });
+        self
+    }
+
+    /// Removes edge `edge`; a missing edge is reported, not an error.
+    pub fn unlink(&mut self, edge: EdgeId) -> &mut Self {
+        self.requests.push(Request::Unlink { edge });
+        self
+    }
+
+    /// Removes the edge (source, type, target); a missing edge is reported, not an error.
+    pub fn unlink_triple(
+        &mut self,
+        source: impl Into<String>,
+        edge_type: impl Into<String>,
+        target: impl Into<String>,
+    ) -> &mut Self {
+        self.requests.push(Request::UnlinkTriple {
+            source: source.into(),
+            edge_type: edge_type.into(),
+            target: target.into(),
+        });
+        self
+    }
+}
+
+/// Checks a node key against the documented limits.
+///
+/// # Errors
+/// `InvalidInput` naming the problem.
+pub fn check_key(key: &str) -> Result<()> {
+    if key.is_empty() || key.len() > limits::NODE_KEY_BYTES_MAX {
+        return Err(Error::invalid(format!(
+            "node key must be 1..={} bytes, got {}",
+            limits::NODE_KEY_BYTES_MAX,
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks an edge type name against the documented limits.
+///
+/// # Errors
+/// `InvalidInput` naming the problem.
+pub fn check_type_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > limits::EDGE_TYPE_BYTES_MAX {
+        return Err(Error::invalid(format!(
+            "edge type must be 1..={} bytes, got {}",
+            limits::EDGE_TYPE_BYTES_MAX,
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
+fn json_len(p: &Props) -> usize {
+    if p.is_empty() {
+        0
+    } else {
+        serde_json::Value::Object(p.clone()).to_string().len()
+    }
+}
+
+pub(crate) fn check_props(p: &NodeProps) -> Result<()> {
+    for (name, v) in [
+        ("kind", &p.kind),
+        ("title", &p.title),
+        ("status", &p.status),
+    ] {
+        if v.len() > limits::NODE_SHORT_TEXT_BYTES_MAX {
+            return Err(Error::invalid(format!(
+                "node {name} is {} bytes, limit {}",
+                v.len(),
+                limits::NODE_SHORT_TEXT_BYTES_MAX
+            )));
+        }
+    }
+    if p.content.len() > limits::NODE_CONTENT_BYTES_MAX {
+        return Err(Error::invalid(format!(
+            "node content is {} bytes, limit {}",
+            p.content.len(),
+            limits::NODE_CONTENT_BYTES_MAX
+        )));
+    }
+    if !p.importance.is_finite() {
+        return Err(Error::invalid("node importance must be a finite number"));
+    }
+    let n = json_len(&p.props);
+    if n > limits::NODE_PROPS_BYTES_MAX {
+        return Err(Error::invalid(format!(
+            "node props are {n} bytes serialized, limit {}",
+            limits::NODE_PROPS_BYTES_MAX
+        )));
+    }
+    if let Some(e) = &p.embedding {
+        if e.is_empty() || e.len() > limits::EMBEDDING_DIMS_MAX {
+            return Err(Error::invalid(format!(
+                "embedding must have 1..={} dimensions, got {}",
+                limits::EMBEDDING_DIMS_MAX,
+                e.len()
+            )));
+        }
+        if e.iter().any(|x| !x.is_finite()) {
+            return Err(Error::invalid("embedding values must be finite numbers"));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn check_edge_props(p: &EdgeProps) -> Result<()> {
+    if !p.weight.is_finite() {
+        return Err(Error::invalid("edge weight must be a finite number"));
+    }
+    let n = json_len(&p.props);
+    if n > limits::EDGE_PROPS_BYTES_MAX {
+        return Err(Error::invalid(format!(
+            "edge props are {n} bytes serialized, limit {}",
+            limits::EDGE_PROPS_BYTES_MAX
+        )));
+    }
+    Ok(())
+}
+
+fn apply_patch(props: &mut NodeProps, patch: &NodePatch) {
+    let set = |dst: &mut String, src: &Option<String>| {
+        if let Some(v) = src {
+            dst.clone_from(v);
+        }
+    };
+    set(&mut props.kind, &patch.kind);
+    set(&mut props.title, &patch.title);
+    set(&mut props.content, &patch.content);
+    set(&mut props.status, &patch.status);
+    if let Some(i) = patch.importance {
+        props.importance = i;
+    }
+    if let Some(p) = &patch.props {
+        props.props = p.clone();
+    }
+    if let Some(m) = &patch.merge_props {
+        for (k, v) in m {
+            if v.is_null() {
+                props.props.remove(k);
+            } else {
+                props.props.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if let Some(e) = &patch.embedding {
+        props.embedding = e.clone();
+    }
+}
+
+/// Resolves `batch` against `state` (which it advances), returning the WAL operations and
+/// per-request results.
+///
+/// # Errors
+/// `InvalidInput`, `NodeNotFound` or `NodeExists`; `state` is then partly advanced and
+/// must be discarded by the caller.
+pub(crate) fn resolve(
+    state: &mut State,
+    batch: &WriteBatch,
+    now_ms: u64,
+) -> Result<(Vec<WalOp>, Vec<OpResult>)> {
+    if batch.requests.len() > limits::BATCH_OPS_MAX {
+        return Err(Error::invalid(format!(
+            "batch has {} requests, limit {}",
+            batch.requests.len(),
+            limits::BATCH_OPS_MAX
+        )));
+    }
+    let mut ops = Vec::with_capacity(batch.requests.len());
+    let mut results = Vec::with_capacity(batch.requests.len());
+    for req in &batch.requests {
+        let result = match req {
+            Request::Upsert { key, props } | Request::Create { key, props } => {
+                check_key(key)?;
+                check_props(props)?;
+                let existing = state.node_id(key);
+                if existing.is_some() && matches!(req, Request::Create { .. }) {
+                    return Err(Error::NodeExists { key: key.clone() });
+                }
+                let (id, created_at) = match existing {
+                    Some(id) => (id, state.node(id)?.map(|n| n.created_at).unwrap_or(now_ms)),
+                    None => (new_node_id(state)?, now_ms),
+                };
+                let node = Node {
+                    id,
+                    key: key.clone(),
+                    props: props.clone(),
+                    created_at,
+                    updated_at: now_ms,
+                };
+                push_op(state, &mut ops, WalOp::PutNode(node))?;
+                OpResult::Node {
+                    id,
+                    created: existing.is_none(),
+                }
+            }
+            Request::Ensure { key } => {
+                check_key(key)?;
+                match state.node_id(key) {
+                    Some(id) => OpResult::Node { id, created: false },
+                    None => {
+                        let id = new_node_id(state)?;
+                        let node = Node {
+                            id,
+                            key: key.clone(),
+                            props: NodeProps::default(),
+                            created_at: now_ms,
+                            updated_at: now_ms,
+                        };
+                        push_op(state, &mut ops, WalOp::PutNode(node))?;
+                        OpResult::Node { id, created: true }
+                    }
+                }
+            }
+            Request::Update { key, patch } => {
+                let id = state
+                    .node_id(key)
+                    .ok_or_else(|| Error::NodeNotFound { key: key.clone() })?;
+                let old = state
+                    .node(id)?
+                    .ok_or_else(|| Error::NodeNotFound { key: key.clone() })?;
+                let mut node = Node::clone(&old);
+                apply_patch(&mut node.props, patch);
+                check_props(&node.props)?;
+                node.updated_at = now_ms;
+                push_op(state, &mut ops, WalOp::PutNode(node))?;
+                OpResult::Node { id, created: false }
+            }
+            Request::Delete { key } => match state.node_id(key) {
+                None => OpResult::NodeDeleted {
+                    id: None,
+                    edges_removed: 0,
+                },
+                Some(id) => {
+                    let incident = state.incident_edges(id);
+                    let n = incident.len() as u64;
+                    for (edge, source, target, edge_type) in incident {
+                        push_op(
+                            state,
+                            &mut ops,
+                            WalOp::RemoveEdge {
+                                id: edge,
+                                source,
+                                target,
+                                edge_type,
+                            },
+                        )?;
+                    }
+                    push_op(state, &mut ops, WalOp::DeleteNode { id })?;
+                    OpResult::NodeDeleted {
+                        id: Some(id),
+                        edges_removed: n,
+                    }
+                }
+            },
+            Request::Link {
+                source,
+                edge_type,
+                target,
+                props,
+            } => {
+                check_type_name(edge_type)?;
+                check_edge_props(props)?;
+                let s = state.node_id(source).ok_or_else(|| Error::NodeNotFound {
+                    key: source.clone(),
+                })?;
+                let t = state.node_id(target).ok_or_else(|| Error::NodeNotFound {
+                    key: target.clone(),
+                })?;
+                let ty = intern_type(state, &mut ops, edge_type)?;
+                match state.edge_by_triple(s, ty, t) {
+                    Some(edge) => OpResult::Linked {
+                        edge,
+                        created: false,
+                    },
+                    None => {
+                        let edge = EdgeId(state.next_edge_id);
+                        let e = Edge {
+                            id: edge,
+                            source: s,
+                            target: t,
+                            edge_type: ty,
+                            weight: props.weight,
+                            props: props.props.clone(),
+                            created_at: now_ms,
+                        };
+                        push_op(state, &mut ops, WalOp::AddEdge(e))?;
+                        OpResult::Linked {
+                            edge,
+                            created: true,
+                        }
+                    }
+                }
+            }
+            Request::Unlink { edge } => match state.edge(*edge)? {
+                None => OpResult::Unlinked { edge: None },
+                Some(e) => {
+                    remove_edge(state, &mut ops, &e)?;
+                    OpResult::Unlinked { edge: Some(e.id) }
+                }
+            },
+            Request::UnlinkTriple {
+                source,
+                edge_type,
+                target,
+            } => {
+                let found = match (
+                    state.node_id(source),
+                    state.type_ids.get(edge_type.as_str()),
+                    state.node_id(target),
+                ) {
+                    (Some(s), Some(&t), Some(d)) => state.edge_by_triple(s, TypeId(t), d),
+                    _ => None,
+                };
+                match found.map(|id| state.edge(id)).transpose()?.flatten() {
+                    None => OpResult::Unlinked { edge: None },
+                    Some(e) => {
+                        remove_edge(state, &mut ops, &e)?;
+                        OpResult::Unlinked { edge: Some(e.id) }
+                    }
+                }
+            }
+        };
+        results.push(result);
+    }
+    Ok((ops, results))
+}
+
+/// Applies a resolved operation to the working state and records it for the WAL.
+fn push_op(state: &mut State, ops: &mut Vec<WalOp>, op: WalOp) -> Result<()> {
+    state
+        .apply(&op)
+        .map_err(|e| Error::invalid(format!("internal inconsistency: {e}")))?;
+    ops.push(op);
+    Ok(())
+}
+
+fn remove_edge(state: &mut State, ops: &mut Vec<WalOp>, e: &Arc<Edge>) -> Result<()> {
+    let op = WalOp::RemoveEdge {
+        id: e.id,
+        source: e.source,
+        target: e.target,
+        edge_type: e.edge_type,
+    };
+    push_op(state, ops, op)
+}
+
+fn new_node_id(state: &State) -> Result<NodeId> {
+    if u64::from(state.node_bound) >= limits::NODES_MAX {
+        return Err(Error::invalid(format!(
+            "the database has allocated {} node ids, the limit",
+            limits::NODES_MAX
+        )));
+    }
+    Ok(NodeId(state.node_bound))
+}
+
+fn intern_type(state: &mut State, ops: &mut Vec<WalOp>, name: &str) -> Result<TypeId> {
+    if let Some(&t) = state.type_ids.get(name) {
+        return Ok(TypeId(t));
+    }
+    let id = u16::try_from(state.types.len())
+        .ok()
+        .filter(|&x| (x as usize) < limits::EDGE_TYPES_MAX)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "the database already has {} edge types, the limit",
+                limits::EDGE_TYPES_MAX
+            ))
+        })?;
+    let op = WalOp::NewType {
+        id: TypeId(id),
+        name: name.to_owned(),
+    };
+    push_op(state, ops, op)?;
+    Ok(TypeId(id))
+}

@@ -1,0 +1,421 @@
+//! Checkpoint, compaction, verification and statistics.
+//!
+//! Checkpoint protocol (writer mutex and inter-process lock held; see DESIGN.md):
+//! 1. catch up with the log; nothing to do when the delta is empty;
+//! 2. write the delta as segment N (`seg-N.hgs.tmp`, fsync, rename, fsync directory);
+//! 3. create the next WAL file with `start_lsn = lsn + 1` (fsync file and directory);
+//! 4. replace the manifest (new segment list, new WAL, `checkpoint_lsn = lsn`; tmp, fsync,
+//!    rename, fsync directory) — the commit point;
+//! 5. publish the new state (segments + empty delta) and delete the old WAL.
+//!
+//! A crash before step 4 leaves the old manifest, old WAL and an unreferenced segment or
+//! WAL that the next writer removes; after step 4 the new files are complete and durable.
+//! Compaction follows the same pattern with the merged segment replacing all segments; old
+//! segment files are unlinked when the last snapshot of this process drops them.
+
+use std::sync::Arc;
+
+use super::build::{SegmentContent, write_segment};
+use super::commit::now_ms;
+use super::open::{RecoveryReport, catch_up, stamp};
+use super::segment::Segment;
+use super::state::{SegmentSet, State};
+use super::{Database, Writer};
+use crate::error::{Error, Result};
+use crate::format::manifest::Manifest;
+use crate::format::record::encode_edge_props;
+use crate::format::segment::Summary;
+use crate::format::wal::WalHeader;
+use crate::graph::NodeId;
+use crate::storage::fs::write_atomic;
+use crate::storage::wal::WalFile;
+use crate::storage::{MANIFEST_FILE, wal_file_name};
+
+/// What a checkpoint did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CheckpointReport {
+    /// The new segment, or None when the delta was empty.
+    pub segment: Option<u64>,
+    /// LSN now covered by segments.
+    pub lsn: u64,
+    /// Edge rows written.
+    pub edges: u64,
+    /// Node records written.
+    pub nodes: u64,
+    /// Size of the new segment file.
+    pub bytes: u64,
+}
+
+/// What a compaction did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompactReport {
+    /// Segments merged.
+    pub segments_merged: usize,
+    /// The merged segment, or None when there was nothing to do.
+    pub segment: Option<u64>,
+    /// Live edges kept.
+    pub edges: u64,
+    /// Deleted edges dropped.
+    pub edges_dropped: u64,
+    /// Size of the merged segment file.
+    pub bytes: u64,
+}
+
+/// What `verify` checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VerifyReport {
+    /// Segments whose every checksum and id was checked.
+    pub segments: usize,
+    /// WAL records decoded.
+    pub wal_records: u64,
+    /// Bytes after the last valid WAL record (a torn tail awaiting truncation).
+    pub wal_trailing_bytes: u64,
+    /// Total bytes checked.
+    pub bytes: u64,
+}
+
+/// Database statistics.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Live nodes.
+    pub nodes: u64,
+    /// Live edges.
+    pub edges: u64,
+    /// (type name, live edges) by type id.
+    pub edge_types: Vec<(String, u64)>,
+    /// (segment id, file bytes, edge rows), oldest first.
+    pub segments: Vec<(u64, u64, u64)>,
+    /// Bytes of the live WAL file.
+    pub wal_bytes: u64,
+    /// Bytes of all files in the directory.
+    pub disk_bytes: u64,
+    /// LSN of the last commit.
+    pub lsn: u64,
+    /// LSN covered by segments.
+    pub checkpoint_lsn: u64,
+    /// Time of the last checkpoint (ms since the epoch; 0 = never).
+    pub last_checkpoint_ms: u64,
+    /// Manifest generation.
+    pub generation: u64,
+    /// What recovery did at open.
+    pub recovery: RecoveryReport,
+    /// The last automatic maintenance error, if any.
+    pub maintenance_error: Option<String>,
+}
+
+pub(super) fn summary_of(st: &State) -> Summary {
+    Summary {
+        node_bound: st.node_bound,
+        next_edge_id: st.next_edge_id,
+        live_nodes: st.live_nodes,
+        types: st
+            .types
+            .iter()
+            .zip(st.type_counts.iter())
+            .map(|(n, c)| (n.to_string(), *c))
+            .collect(),
+        ..Summary::default()
+    }
+}
+
+impl Database {
+    fn maintenance_guard<'a>(
+        &'a self,
+        w: &mut Writer,
+    ) -> Result<crate::storage::lock::WriterLockGuard<'a>> {
+        if let Some(why) = &w.poisoned {
+            return Err(Error::WriterPoisoned(why.clone()));
+        }
+        let lock = self.shared.lock.as_ref().ok_or(Error::ReadOnly)?;
+        let g = lock.lock()?;
+        catch_up(&self.shared.dir, w, true, &mut RecoveryReport::default())?;
+        Ok(g)
+    }
+
+    /// Writes the in-memory delta as a new segment and starts a fresh WAL. Readers are not
+    /// blocked; writers wait for the duration.
+    ///
+    /// # Errors
+    /// I/O errors; `ReadOnly`; `WriterPoisoned`.
+    pub fn checkpoint(&self) -> Result<CheckpointReport> {
+        let mut w = self.shared.writer.lock();
+        self.checkpoint_locked(&mut w)
+    }
+
+    pub(super) fn checkpoint_locked(&self, w: &mut Writer) -> Result<CheckpointReport> {
+        let _g = self.maintenance_guard(w)?;
+        let r = self.checkpoint_held(w)?;
+        if w.state.segs.segments.len() > self.shared.options.compaction_segments_max {
+            if let Err(e) = self.compact_held(w) {
+                w.last_maintenance_error = Some(format!("automatic compaction failed: {e}"));
+            }
+        }
+        Ok(r)
+    }
+
+    /// Checkpoint with the lock held and the writer caught up.
+    pub(super) fn checkpoint_held(&self, w: &mut Writer) -> Result<CheckpointReport> {
+        let st = w.state.clone();
+        if st.delta.is_empty() && w.wal_end == WalFile::data_start() {
+            return Ok(CheckpointReport {
+                lsn: st.lsn,
+                ..CheckpointReport::default()
+            });
+        }
+        let dir = &self.shared.dir;
+        let mut content = SegmentContent {
+            summary: summary_of(&st),
+            ..SegmentContent::default()
+        };
+        for node in st.delta.nodes.values() {
+            content.push_node(node);
+        }
+        for e in st.delta.edges.values() {
+            content.edges.push(
+                e.id.0,
+                e.source.0,
+                e.target.0,
+                e.edge_type.0,
+                e.weight,
+                e.created_at,
+                encode_edge_props(&e.props),
+            );
+        }
+        content.edge_tombstones = st.delta.deleted_edges.iter().copied().collect();
+        content.node_tombstones = st.delta.deleted_nodes.iter().copied().collect();
+        let (edges, nodes) = (content.edges.len() as u64, content.nodes.len() as u64);
+        let seg_id = w.manifest.next_segment_id;
+        let bytes = write_segment(dir, seg_id, self.shared.db_id, st.lsn, content)?;
+        let seg = Segment::open(dir, seg_id, self.shared.db_id)?;
+        seg.file.verify()?;
+
+        let wal_seq = w.manifest.wal_seq + 1;
+        let wal_name = wal_file_name(wal_seq);
+        // An unreferenced file of that name can only be a leftover of a crashed checkpoint.
+        let _ = std::fs::remove_file(dir.join(&wal_name));
+        let wal = WalFile::create(
+            dir,
+            &wal_name,
+            WalHeader::new(self.shared.db_id, wal_seq, st.lsn + 1),
+        )?;
+        let mut segments = st.segs.segments.clone();
+        segments.push(seg);
+        let m = Manifest {
+            generation: w.manifest.generation + 1,
+            wal_seq,
+            checkpoint_lsn: st.lsn,
+            checkpoint_time_ms: now_ms(),
+            next_segment_id: seg_id + 1,
+            segments: segments.iter().map(|s| s.file.id).collect(),
+            ..w.manifest.clone()
+        };
+        self.switch_manifest(
+            w,
+            m,
+            State::from_segments(SegmentSet::new(segments), 0, st.lsn),
+            Some(wal),
+        )?;
+        Ok(CheckpointReport {
+            segment: Some(seg_id),
+            lsn: st.lsn,
+            edges,
+            nodes,
+            bytes,
+        })
+    }
+
+    /// Makes `m` the manifest (the commit point of checkpoint, compaction and bulk load) and
+    /// publishes `state` (whose generation is set here). With a new WAL, the old one is
+    /// deleted afterwards.
+    pub(super) fn switch_manifest(
+        &self,
+        w: &mut Writer,
+        m: Manifest,
+        mut state: State,
+        wal: Option<WalFile>,
+    ) -> Result<()> {
+        let dir = &self.shared.dir;
+        write_atomic(dir, MANIFEST_FILE, &m.encode())?;
+        state.generation = m.generation;
+        let old_segments: Vec<Arc<Segment>> = w.state.segs.segments.clone();
+        for s in &old_segments {
+            if !m.segments.contains(&s.file.id) {
+                s.file.mark_obsolete();
+            }
+        }
+        if let Some(wal) = wal {
+            let old = w.wal.path().to_owned();
+            w.wal = wal;
+            w.wal_end = WalFile::data_start();
+            // Other processes may still read the old WAL through open descriptors.
+            let _ = std::fs::remove_file(old);
+        }
+        w.manifest = m;
+        w.manifest_stamp = stamp(&dir.join(MANIFEST_FILE))?;
+        w.state = Arc::new(state);
+        self.publish(w);
+        Ok(())
+    }
+
+    /// Merges all segments into one, dropping deleted edges and nodes.
+    ///
+    /// # Errors
+    /// I/O errors; `ReadOnly`; `WriterPoisoned`.
+    pub fn compact(&self) -> Result<CompactReport> {
+        let mut w = self.shared.writer.lock();
+        let _g = self.maintenance_guard(&mut w)?;
+        self.compact_held(&mut w)
+    }
+
+    fn compact_held(&self, w: &mut Writer) -> Result<CompactReport> {
+        let st = w.state.clone();
+        let segs = &st.segs;
+        let tombstoned = !segs.edge_tombstones.is_empty() || !segs.node_tombstones.is_empty();
+        if segs.segments.len() < 2 && !tombstoned {
+            return Ok(CompactReport::default());
+        }
+        let Some(last) = segs.segments.last() else {
+            return Ok(CompactReport::default());
+        };
+        let mut content = SegmentContent {
+            summary: last.summary().clone(),
+            ..SegmentContent::default()
+        };
+        let mut dropped = 0u64;
+        for s in &segs.segments {
+            for row in 0..s.edge_rows() as usize {
+                let Some(e) = s.edge_at(row)? else { continue };
+                if segs.edge_tombstones.contains(e.id.0) {
+                    dropped += 1;
+                    continue;
+                }
+                content.edges.push(
+                    e.id.0,
+                    e.source.0,
+                    e.target.0,
+                    e.edge_type.0,
+                    e.weight,
+                    e.created_at,
+                    encode_edge_props(&e.props),
+                );
+            }
+        }
+        // The newest record of each node wins; deleted nodes are dropped.
+        let mut taken = roaring::RoaringBitmap::new();
+        for s in segs.segments.iter().rev() {
+            for &id in s.node_ids() {
+                if segs.node_tombstones.contains(id) || !taken.insert(id) {
+                    continue;
+                }
+                if let Some(n) = s.node(NodeId(id))? {
+                    content.push_node(&n);
+                }
+            }
+        }
+        let edges = content.edges.len() as u64;
+        let dir = &self.shared.dir;
+        let seg_id = w.manifest.next_segment_id;
+        let bytes = write_segment(
+            dir,
+            seg_id,
+            self.shared.db_id,
+            last.file.layout.lsn,
+            content,
+        )?;
+        let seg = Segment::open(dir, seg_id, self.shared.db_id)?;
+        seg.file.verify()?;
+        let m = Manifest {
+            generation: w.manifest.generation + 1,
+            next_segment_id: seg_id + 1,
+            segments: vec![seg_id],
+            ..w.manifest.clone()
+        };
+        let mut state = State::clone(&st);
+        state.segs = Arc::new(SegmentSet::new(vec![seg]));
+        let merged = segs.segments.len();
+        self.switch_manifest(w, m, state, None)?;
+        Ok(CompactReport {
+            segments_merged: merged,
+            segment: Some(seg_id),
+            edges,
+            edges_dropped: dropped,
+            bytes,
+        })
+    }
+
+    /// Checks every file completely: each segment's checksums and ids, every WAL record.
+    ///
+    /// # Errors
+    /// `Corrupt` naming the file and offset of the first problem; I/O errors.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let snap = self.snapshot();
+        let mut report = VerifyReport::default();
+        for s in &snap.state.segs.segments {
+            s.file.verify()?;
+            report.segments += 1;
+            report.bytes += s.file.len_bytes();
+        }
+        let w = self.shared.writer.lock();
+        let scan = w
+            .wal
+            .scan(WalFile::data_start(), w.manifest.checkpoint_lsn + 1)?;
+        for (lsn, range) in &scan.records {
+            crate::format::record::decode_commit(&scan.buf[range.clone()]).map_err(|e| {
+                Error::corrupt(
+                    w.wal.path(),
+                    WalFile::data_start() + range.start as u64,
+                    format!("record LSN {lsn}: {}", e.what),
+                )
+            })?;
+        }
+        report.wal_records = scan.records.len() as u64;
+        report.wal_trailing_bytes = scan.trailing_bytes;
+        report.bytes += scan.end;
+        Ok(report)
+    }
+
+    /// Counts, storage state and what recovery did.
+    ///
+    /// # Errors
+    /// I/O errors reading the directory.
+    pub fn stats(&self) -> Result<Stats> {
+        let snap = self.snapshot();
+        let st = &snap.state;
+        let w = self.shared.writer.lock();
+        let mut disk_bytes = 0;
+        for entry in
+            std::fs::read_dir(&self.shared.dir).map_err(|e| Error::io(&self.shared.dir, e))?
+        {
+            let entry = entry.map_err(|e| Error::io(&self.shared.dir, e))?;
+            disk_bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+        }
+        Ok(Stats {
+            nodes: st.live_nodes,
+            edges: st.live_edges(),
+            edge_types: st
+                .types
+                .iter()
+                .zip(st.type_counts.iter())
+                .map(|(n, c)| (n.to_string(), *c))
+                .collect(),
+            segments: st
+                .segs
+                .segments
+                .iter()
+                .map(|s| (s.file.id, s.file.len_bytes(), s.edge_rows()))
+                .collect(),
+            wal_bytes: w.wal.file_len()?,
+            disk_bytes,
+            lsn: st.lsn,
+            checkpoint_lsn: st.checkpoint_lsn,
+            last_checkpoint_ms: w.manifest.checkpoint_time_ms,
+            generation: w.manifest.generation,
+            recovery: self.shared.recovery.lock().clone(),
+            maintenance_error: w.last_maintenance_error.clone(),
+        })
+    }
+}

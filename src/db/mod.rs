@@ -1,0 +1,170 @@
+//! The database: catalog, delta, snapshots, commits, checkpoint, compaction, bulk load.
+//!
+//! - [`Database`] is the handle a host opens; it is `Send + Sync` and cheap to share.
+//! - [`WriteBatch`] collects writes; [`Database::commit`] makes them durable atomically.
+//! - [`Snapshot`] is a consistent read view.
+//!
+//! Submodules: `state` (the immutable state value and its one `apply`), `batch`
+//! (resolving requests into WAL operations), `commit` (group commit), `open` (recovery and
+//! catching up with other processes), `maintenance` (checkpoint, compaction, verify),
+//! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading).
+
+mod batch;
+mod build;
+mod bulk;
+mod commit;
+mod maintenance;
+mod open;
+mod segment;
+mod snapshot;
+mod state;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::format::manifest::Manifest;
+use crate::storage::lock::WriterLock;
+use crate::storage::wal::WalFile;
+use crate::sync::{Mutex, Published};
+
+pub use batch::{NodePatch, OpResult, WriteBatch};
+pub use bulk::{BulkLoad, BulkReport};
+pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
+pub use open::RecoveryReport;
+pub use snapshot::{Neighbor, Snapshot};
+
+use state::State;
+
+/// When a commit returns relative to the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// fsync the WAL before a commit returns (concurrent committers share one fsync).
+    /// Survives power loss.
+    #[default]
+    Sync,
+    /// Write the WAL to the OS before returning, without fsync. Survives a process crash;
+    /// power loss may lose the most recent commits but never corrupts the database.
+    Buffered,
+}
+
+/// How a database is opened.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Commit durability (default `Sync`).
+    pub durability: Durability,
+    /// Create the directory and an empty database when missing (default true).
+    pub create_if_missing: bool,
+    /// Open without ever taking the writer lock; writes fail with `ReadOnly`.
+    pub read_only: bool,
+    /// Checkpoint automatically once the WAL exceeds this many bytes (default 64 MiB).
+    pub checkpoint_wal_bytes: u64,
+    /// Compact automatically once there are more segments than this (default 8).
+    pub compaction_segments_max: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            durability: Durability::Sync,
+            create_if_missing: true,
+            read_only: false,
+            checkpoint_wal_bytes: 64 << 20,
+            compaction_segments_max: 8,
+        }
+    }
+}
+
+/// What one commit did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// The LSN the commit got (unchanged when the batch changed nothing).
+    pub lsn: crate::graph::Lsn,
+    /// One result per request, in order.
+    pub results: Vec<OpResult>,
+}
+
+/// Writer-side state, guarded by `Shared::writer`.
+#[derive(Debug)]
+struct Writer {
+    /// The newest state (published after every commit group).
+    state: Arc<State>,
+    wal: WalFile,
+    /// End of the last valid record in `wal`.
+    wal_end: u64,
+    manifest: Manifest,
+    /// Identity of the MANIFEST file we loaded (inode, length, mtime).
+    manifest_stamp: open::FileStamp,
+    poisoned: Option<String>,
+    /// The last automatic checkpoint or compaction failure, kept for `stats`.
+    last_maintenance_error: Option<String>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    dir: PathBuf,
+    options: Options,
+    db_id: u128,
+    published: Published<State>,
+    writer: Mutex<Writer>,
+    queue: Mutex<Vec<Arc<commit::Pending>>>,
+    lock: Option<WriterLock>,
+    recovery: Mutex<RecoveryReport>,
+    /// What the files looked like at the last publication (for cheap change checks).
+    probe: Mutex<Probe>,
+}
+
+#[derive(Debug)]
+struct Probe {
+    manifest_stamp: open::FileStamp,
+    wal_path: PathBuf,
+    wal_len_seen: u64,
+}
+
+/// An open database. Clone it freely: clones share one handle.
+#[derive(Clone, Debug)]
+pub struct Database {
+    shared: Arc<Shared>,
+}
+
+impl Database {
+    /// Opens (or creates) the database in `dir` with default options.
+    ///
+    /// # Errors
+    /// I/O errors, corruption, or a directory that is not a hopgraph database.
+    pub fn open(dir: impl AsRef<Path>) -> crate::Result<Database> {
+        Database::open_with(dir, Options::default())
+    }
+
+    /// Opens (or creates) the database in `dir`. Cost: O(segments + WAL tail); the graph
+    /// itself is not parsed.
+    ///
+    /// # Errors
+    /// I/O errors, corruption, or a directory that is not a hopgraph database.
+    pub fn open_with(dir: impl AsRef<Path>, options: Options) -> crate::Result<Database> {
+        open::open(dir.as_ref(), options)
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// A consistent read view including every commit acknowledged before this call (in
+    /// this process, and in other processes sharing the directory).
+    pub fn snapshot(&self) -> Snapshot {
+        self.refresh_if_changed();
+        Snapshot {
+            state: self.shared.published.load(),
+        }
+    }
+
+    /// The options this handle was opened with.
+    pub fn options(&self) -> &Options {
+        &self.shared.options
+    }
+
+    /// What recovery did when this handle opened the database (or last reloaded it).
+    pub fn recovery_report(&self) -> RecoveryReport {
+        self.shared.recovery.lock().clone()
+    }
+}

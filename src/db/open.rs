@@ -1,0 +1,373 @@
+//! Opening, recovery, and catching up with commits made through other handles.
+//!
+//! One routine serves all three: load the state named by the manifest (segments plus an
+//! empty delta), then apply the WAL records after the last known position. At open that
+//! replays the whole WAL tail; later, a writer (under the lock) or a snapshot refresh
+//! applies just the records other processes appended since. A changed manifest
+//! (a checkpoint or compaction elsewhere) makes the handle reload from the new manifest,
+//! reusing the segments it has mapped already.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::segment::Segment;
+use super::state::{SegmentSet, State};
+use super::{Database, Options, Shared, Writer};
+use crate::error::{Error, Result};
+use crate::format::manifest::Manifest;
+use crate::format::record::decode_commit;
+use crate::format::wal::WalHeader;
+use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
+use crate::storage::fs::{sync_dir, write_atomic};
+use crate::storage::lock::WriterLock;
+use crate::storage::wal::WalFile;
+use crate::storage::{MANIFEST_FILE, segment_file_name, wal_file_name};
+use crate::sync::{Mutex, Published};
+
+/// What opening (recovery) found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecoveryReport {
+    /// The database was created by this open.
+    pub created: bool,
+    /// Segments mapped.
+    pub segments: usize,
+    /// WAL records replayed into the delta.
+    pub wal_records_replayed: u64,
+    /// WAL bytes those records took.
+    pub wal_bytes_replayed: u64,
+    /// Bytes of a torn last record that were discarded (truncated by a writer handle).
+    pub torn_tail_bytes: u64,
+    /// Why the torn tail was not a valid record.
+    pub torn_tail_reason: Option<String>,
+    /// Leftover files removed (temporary files, unreferenced segments and WALs).
+    pub files_removed: Vec<String>,
+}
+
+/// Identity of a file version: replacing a file by rename changes the inode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FileStamp {
+    ino: u64,
+    len: u64,
+    mtime_ns: i64,
+}
+
+pub(crate) fn stamp(path: &Path) -> Result<FileStamp> {
+    let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    Ok(FileStamp {
+        ino: m.ino(),
+        len: m.len(),
+        mtime_ns: m
+            .mtime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(m.mtime_nsec()),
+    })
+}
+
+fn read_manifest(dir: &Path) -> Result<(Manifest, FileStamp)> {
+    let path = dir.join(MANIFEST_FILE);
+    // Stamp first: if the file is replaced between the two calls, the stamp is stale and the
+    // next check reloads again, which is harmless.
+    let st = stamp(&path)?;
+    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    let m = Manifest::decode(&bytes).map_err(|e| Error::corrupt(&path, e.offset as u64, e.what))?;
+    if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&m.version) {
+        return Err(Error::UnsupportedVersion {
+            path,
+            found: m.version,
+            min: FORMAT_VERSION_MIN,
+            max: FORMAT_VERSION,
+        });
+    }
+    Ok((m, st))
+}
+
+fn new_db_id() -> u128 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut id = 0u128;
+    for i in 0..2u64 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(i);
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        );
+        h.write_u32(std::process::id());
+        id = (id << 64) | u128::from(h.finish());
+    }
+    id
+}
+
+/// Creates an empty database in `dir` (the caller holds the writer lock).
+fn create(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut leftovers = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == crate::storage::LOCK_FILE {
+            continue;
+        }
+        // A crash while creating a database can leave a first WAL or a temporary file.
+        if name.ends_with(".tmp") || (name.starts_with("wal-") && name.ends_with(".log")) {
+            leftovers.push(entry.path());
+            continue;
+        }
+        return Err(Error::invalid(format!(
+            "{} is not empty and holds no hopgraph database (found {name:?}, no MANIFEST); \
+             choose an empty or new directory",
+            dir.display()
+        )));
+    }
+    for p in leftovers {
+        std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
+        report.files_removed.push(p.display().to_string());
+    }
+    let db_id = new_db_id();
+    WalFile::create(dir, &wal_file_name(1), WalHeader::new(db_id, 1, 1))?;
+    write_atomic(dir, MANIFEST_FILE, &Manifest::new(db_id).encode())?;
+    report.created = true;
+    Ok(())
+}
+
+/// Loads the state a manifest describes, reusing already mapped segments from `old`.
+fn load(dir: &Path, m: &Manifest, old: Option<&State>) -> Result<(State, WalFile)> {
+    let mut segments = Vec::with_capacity(m.segments.len());
+    for &id in &m.segments {
+        let reused = old.and_then(|s| s.segs.segments.iter().find(|x| x.file.id == id).cloned());
+        segments.push(match reused {
+            Some(s) => s,
+            None => Segment::open(dir, id, m.db_id)?,
+        });
+    }
+    if let Some(last) = segments.last() {
+        if last.file.layout.lsn != m.checkpoint_lsn {
+            return Err(Error::corrupt(
+                last.file.path(),
+                0,
+                format!(
+                    "segment covers LSN {}, the manifest says {}",
+                    last.file.layout.lsn, m.checkpoint_lsn
+                ),
+            ));
+        }
+    }
+    let state = State::from_segments(SegmentSet::new(segments), m.generation, m.checkpoint_lsn);
+    let wal_path = dir.join(wal_file_name(m.wal_seq));
+    let wal = WalFile::open(&wal_path, m.db_id, true).or_else(|e| match e {
+        // A read-only handle may lack write permission; reading is all it needs.
+        Error::Io { ref source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+            WalFile::open(&wal_path, m.db_id, false)
+        }
+        e => Err(e),
+    })?;
+    if wal.header.wal_seq != m.wal_seq || wal.header.start_lsn != m.checkpoint_lsn + 1 {
+        return Err(Error::corrupt(
+            &wal_path,
+            0,
+            format!(
+                "WAL header (seq {}, start LSN {}) does not continue the manifest (seq {}, checkpoint LSN {})",
+                wal.header.wal_seq, wal.header.start_lsn, m.wal_seq, m.checkpoint_lsn
+            ),
+        ));
+    }
+    Ok((state, wal))
+}
+
+/// Applies the WAL records after `w.wal_end` to `w.state`. With `may_truncate` (the caller
+/// holds the writer lock) a torn tail is truncated away.
+fn replay_tail(w: &mut Writer, may_truncate: bool, report: &mut RecoveryReport) -> Result<()> {
+    let scan = w.wal.scan(w.wal_end, w.state.lsn + 1)?;
+    if !scan.records.is_empty() {
+        let mut st = State::clone(&w.state);
+        for (lsn, range) in &scan.records {
+            let at = w.wal_end + range.start as u64 - crate::format::wal::FRAME_LEN as u64;
+            let payload = decode_commit(&scan.buf[range.clone()]).map_err(|e| {
+                Error::corrupt(w.wal.path(), at, format!("record LSN {lsn}: {}", e.what))
+            })?;
+            for op in &payload.ops {
+                st.apply(op).map_err(|e| {
+                    Error::corrupt(w.wal.path(), at, format!("record LSN {lsn}: {e}"))
+                })?;
+            }
+            st.lsn = *lsn;
+        }
+        report.wal_records_replayed += scan.records.len() as u64;
+        report.wal_bytes_replayed += scan.end - w.wal_end;
+        w.state = Arc::new(st);
+        w.wal_end = scan.end;
+    }
+    if let Some(reason) = scan.torn {
+        if may_truncate {
+            report.torn_tail_bytes += scan.trailing_bytes;
+            report.torn_tail_reason = Some(reason);
+            w.wal.truncate(w.wal_end)?;
+        }
+    }
+    Ok(())
+}
+
+/// Brings `w` up to date with the files: reloads after a manifest change, then replays
+/// the WAL tail.
+pub(super) fn catch_up(
+    dir: &Path,
+    w: &mut Writer,
+    may_truncate: bool,
+    report: &mut RecoveryReport,
+) -> Result<()> {
+    let st = stamp(&dir.join(MANIFEST_FILE))?;
+    if st != w.manifest_stamp {
+        let (m, st) = read_manifest(dir)?;
+        if m.generation != w.manifest.generation {
+            let (state, wal) = load(dir, &m, Some(&w.state))?;
+            w.state = Arc::new(state);
+            w.wal = wal;
+            w.wal_end = WalFile::data_start();
+            w.manifest = m;
+        }
+        w.manifest_stamp = st;
+    }
+    replay_tail(w, may_truncate, report)
+}
+
+/// Removes temporary files, segments the manifest does not list and old WALs. The caller
+/// holds the writer lock, so no other process is writing any of them.
+pub(super) fn collect_garbage(dir: &Path, m: &Manifest, report: &mut RecoveryReport) -> Result<()> {
+    let keep_wal = wal_file_name(m.wal_seq);
+    let keep_segs: Vec<String> = m.segments.iter().map(|&s| segment_file_name(s)).collect();
+    let mut removed = false;
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let stale = name.ends_with(".tmp")
+            || (name.starts_with("wal-") && name.ends_with(".log") && name != keep_wal)
+            || (name.starts_with("seg-") && name.ends_with(".hgs") && !keep_segs.contains(&name));
+        if stale {
+            std::fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+            report.files_removed.push(name);
+            removed = true;
+        }
+    }
+    if removed {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+pub(super) fn open(dir: &Path, options: Options) -> Result<Database> {
+    let mut report = RecoveryReport::default();
+    if !dir.join(MANIFEST_FILE).exists() {
+        if options.read_only || !options.create_if_missing {
+            return Err(Error::invalid(format!(
+                "no hopgraph database at {} (no MANIFEST file)",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let dir = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
+    let lock = if options.read_only {
+        None
+    } else {
+        Some(WriterLock::open(&dir)?)
+    };
+    if let Some(lock) = &lock {
+        if !dir.join(MANIFEST_FILE).exists() {
+            let _g = lock.lock()?;
+            if !dir.join(MANIFEST_FILE).exists() {
+                create(&dir, &mut report)?;
+            }
+        }
+    }
+    // A compaction elsewhere can delete a segment between our reading the manifest and
+    // mapping it; then the manifest has changed and we simply load again.
+    let mut attempt = 0;
+    let (m, manifest_stamp, state, wal) = loop {
+        let (m, st) = read_manifest(&dir)?;
+        match load(&dir, &m, None) {
+            Ok((state, wal)) => break (m, st, state, wal),
+            Err(Error::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound && attempt < 8 =>
+            {
+                attempt += 1
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    report.segments = m.segments.len();
+    let mut w = Writer {
+        state: Arc::new(state),
+        wal,
+        wal_end: WalFile::data_start(),
+        manifest: m,
+        manifest_stamp,
+        poisoned: None,
+        last_maintenance_error: None,
+    };
+    replay_tail(&mut w, false, &mut report)?;
+    if let Some(lock) = &lock {
+        // Under the lock a torn tail is really torn (nobody is mid-append), so drop it, and
+        // clear leftovers of crashed checkpoints.
+        let _g = lock.lock()?;
+        catch_up(&dir, &mut w, true, &mut report)?;
+        collect_garbage(&dir, &w.manifest, &mut report)?;
+    }
+    let probe = super::Probe {
+        manifest_stamp: w.manifest_stamp,
+        wal_path: w.wal.path().to_owned(),
+        wal_len_seen: w.wal.file_len()?,
+    };
+    let db_id = w.manifest.db_id;
+    let published = Published::new(w.state.clone());
+    Ok(Database {
+        shared: Arc::new(Shared {
+            dir,
+            options,
+            db_id,
+            published,
+            writer: Mutex::new(w),
+            queue: Mutex::new(Vec::new()),
+            lock,
+            recovery: Mutex::new(report),
+            probe: Mutex::new(probe),
+        }),
+    })
+}
+
+impl Database {
+    /// Publishes `w.state` and records what the files look like now.
+    pub(super) fn publish(&self, w: &Writer) {
+        self.shared.published.store(w.state.clone());
+        let mut p = self.shared.probe.lock();
+        p.manifest_stamp = w.manifest_stamp;
+        p.wal_path = w.wal.path().to_owned();
+        p.wal_len_seen = w.wal_end.max(w.wal.file_len().unwrap_or(0));
+    }
+
+    /// Cheap check (two `stat` calls) for commits, checkpoints or compactions made through
+    /// other handles; when something changed, catch up under the writer mutex.
+    pub(super) fn refresh_if_changed(&self) {
+        let changed = {
+            let p = self.shared.probe.lock();
+            let manifest_changed = stamp(&self.shared.dir.join(MANIFEST_FILE))
+                .map(|s| s != p.manifest_stamp)
+                .unwrap_or(true);
+            let wal_grew = std::fs::metadata(&p.wal_path)
+                .map(|m| m.len() > p.wal_len_seen)
+                .unwrap_or(true);
+            manifest_changed || wal_grew
+        };
+        if changed {
+            let mut w = self.shared.writer.lock();
+            let mut report = RecoveryReport::default();
+            match catch_up(&self.shared.dir, &mut w, false, &mut report) {
+                Ok(()) => self.publish(&w),
+                // Keep serving the last good state; the writer path reports the error.
+                Err(e) => w.last_maintenance_error = Some(format!("refresh failed: {e}")),
+            }
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! Read access to one mapped segment: CSR runs, edge rows, node records and keys.
+//!
+//! A [`Segment`] wraps a [`SegmentFile`] with the few small structures decoded once at open
+//! (tombstones and per-type node bitmaps). Everything else is read in place from the map.
+//! [`SegView`] borrows the typed arrays once so the traversal hot path does no per-node
+//! bounds bookkeeping beyond slice indexing.
+
+use std::sync::Arc;
+
+use roaring::{RoaringBitmap, RoaringTreemap};
+
+use crate::error::{Error, Result};
+use crate::format::codec::ByteReader;
+use crate::format::record::{decode_edge_props, decode_node};
+use crate::format::segment::{SectionKind as K, Summary};
+use crate::graph::{EdgeDir, EdgeId, NodeId, TypeId, limits};
+use crate::model::{Edge, Node, Props};
+use crate::storage::segment_file::SegmentFile;
+
+/// A mapped segment plus its decoded small sections.
+#[derive(Debug)]
+pub struct Segment {
+    /// The mapped file.
+    pub file: SegmentFile,
+    /// Edge ids of older segments deleted in this segment's interval.
+    pub edge_tombstones: RoaringTreemap,
+    /// Node ids deleted in this segment's interval.
+    pub node_tombstones: RoaringBitmap,
+    /// `bitmaps[dir][type]`: nodes with at least one edge of that type in that direction.
+    pub type_bitmaps: [Vec<RoaringBitmap>; 2],
+}
+
+/// Typed views of one segment's arrays, borrowed for the length of a query.
+#[derive(Clone, Copy, Debug)]
+pub struct SegView<'a> {
+    offsets: [&'a [u32]; 2],
+    neighbors: [&'a [u32]; 2],
+    types: [&'a [u16]; 2],
+    edge_pos: [&'a [u32]; 2],
+    edge_ids: &'a [u64],
+    dense_base: Option<u64>,
+}
+
+impl Segment {
+    /// Opens segment `id` and decodes its tombstones and bitmaps.
+    ///
+    /// # Errors
+    /// Anything [`SegmentFile::open`] reports; damaged bitmaps as `Corrupt`.
+    pub fn open(dir: &std::path::Path, id: u64, db_id: u128) -> Result<Arc<Segment>> {
+        let file = SegmentFile::open(dir, id, db_id)?;
+        let b = file.bytes();
+        let l = &file.layout;
+        let corrupt = |e: crate::format::codec::DecodeError| {
+            Error::corrupt(file.path(), e.offset as u64, e.what)
+        };
+        let edge_tombstones = l.edge_tombstones(b).map_err(corrupt)?;
+        let node_tombstones = l.node_tombstones(b).map_err(corrupt)?;
+        let ntypes = l.summary.types.len();
+        let mut type_bitmaps = [
+            vec![RoaringBitmap::new(); ntypes],
+            vec![RoaringBitmap::new(); ntypes],
+        ];
+        for (dir, t, bm) in l.type_bitmaps(b).map_err(corrupt)? {
+            if let Some(slot) = type_bitmaps[dir as usize].get_mut(t as usize) {
+                *slot = bm;
+            }
+        }
+        Ok(Arc::new(Segment {
+            file,
+            edge_tombstones,
+            node_tombstones,
+            type_bitmaps,
+        }))
+    }
+
+    /// The cumulative summary stored in this segment.
+    pub fn summary(&self) -> &Summary {
+        &self.file.layout.summary
+    }
+
+    /// Typed views of the arrays.
+    pub fn view(&self) -> SegView<'_> {
+        let b = self.file.bytes();
+        let l = &self.file.layout;
+        SegView {
+            offsets: [l.u32s(b, K::OutOffsets), l.u32s(b, K::InOffsets)],
+            neighbors: [l.u32s(b, K::OutNeighbors), l.u32s(b, K::InNeighbors)],
+            types: [l.u16s(b, K::OutTypes), l.u16s(b, K::InTypes)],
+            edge_pos: [l.u32s(b, K::OutEdgePos), l.u32s(b, K::InEdgePos)],
+            edge_ids: l.u64s(b, K::EdgeIds),
+            dense_base: l.summary.dense_edge_base,
+        }
+    }
+
+    /// Number of edge rows.
+    pub fn edge_rows(&self) -> u64 {
+        self.summary().edge_rows
+    }
+
+    fn record_bytes(&self, index: usize) -> Option<&[u8]> {
+        let b = self.file.bytes();
+        let l = &self.file.layout;
+        let offs = l.u64s(b, K::NodeOffsets);
+        let blob = l.bytes(b, K::NodeBlob);
+        let start = usize::try_from(*offs.get(index)?).ok()?;
+        let end = usize::try_from(*offs.get(index + 1)?).ok()?;
+        blob.get(start..end)
+    }
+
+    fn corrupt_record(&self, what: String) -> Error {
+        let at = self
+            .file
+            .layout
+            .entry(K::NodeBlob)
+            .map(|e| e.range.start as u64)
+            .unwrap_or(0);
+        Error::corrupt(self.file.path(), at, what)
+    }
+
+    /// The node record for `id` stored here, if any.
+    ///
+    /// # Errors
+    /// `Corrupt` when the record does not decode.
+    pub fn node(&self, id: NodeId) -> Result<Option<Node>> {
+        let b = self.file.bytes();
+        let ids = self.file.layout.u32s(b, K::NodeIds);
+        let Ok(i) = ids.binary_search(&id.0) else {
+            return Ok(None);
+        };
+        let rec = self
+            .record_bytes(i)
+            .ok_or_else(|| self.corrupt_record(format!("node record {i} out of bounds")))?;
+        decode_node(&mut ByteReader::new(rec), id)
+            .map(Some)
+            .map_err(|e| self.corrupt_record(format!("node record {i}: {}", e.what)))
+    }
+
+    /// Whether this segment holds a record for `id`.
+    pub fn has_node(&self, id: NodeId) -> bool {
+        let b = self.file.bytes();
+        self.file
+            .layout
+            .u32s(b, K::NodeIds)
+            .binary_search(&id.0)
+            .is_ok()
+    }
+
+    fn key_of_record(&self, index: usize) -> Option<&[u8]> {
+        let rec = self.record_bytes(index)?;
+        ByteReader::new(rec)
+            .bytes(limits::NODE_KEY_BYTES_MAX, "key")
+            .ok()
+    }
+
+    /// Looks a key up in this segment's key index (binary search over sorted keys).
+    pub fn node_id_by_key(&self, key: &str) -> Option<NodeId> {
+        let b = self.file.bytes();
+        let l = &self.file.layout;
+        let order = l.u32s(b, K::KeyOrder);
+        let ids = l.u32s(b, K::NodeIds);
+        let (mut lo, mut hi) = (0usize, order.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let rec = order[mid] as usize;
+            match self.key_of_record(rec)?.cmp(key.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return ids.get(rec).map(|&x| NodeId(x)),
+            }
+        }
+        None
+    }
+
+    /// All node ids with records here, increasing.
+    pub fn node_ids(&self) -> &[u32] {
+        self.file.layout.u32s(self.file.bytes(), K::NodeIds)
+    }
+
+    /// The row of edge `id`, if stored here.
+    pub fn edge_row(&self, id: EdgeId) -> Option<usize> {
+        let rows = self.edge_rows();
+        match self.summary().dense_edge_base {
+            Some(base) => (id.0 >= base && id.0 - base < rows).then(|| (id.0 - base) as usize),
+            None => self.view().edge_ids.binary_search(&id.0).ok(),
+        }
+    }
+
+    /// The full edge record at `row`.
+    ///
+    /// # Errors
+    /// `Corrupt` when its props do not decode.
+    pub fn edge_at(&self, row: usize) -> Result<Option<Edge>> {
+        let b = self.file.bytes();
+        let l = &self.file.layout;
+        let s = &l.summary;
+        let (Some(&source), Some(&target), Some(&t)) = (
+            l.u32s(b, K::EdgeSources).get(row),
+            l.u32s(b, K::EdgeTargets).get(row),
+            l.u16s(b, K::EdgeTypes).get(row),
+        ) else {
+            return Ok(None);
+        };
+        let id = match s.dense_edge_base {
+            Some(base) => base + row as u64,
+            None => match l.u64s(b, K::EdgeIds).get(row) {
+                Some(&x) => x,
+                None => return Ok(None),
+            },
+        };
+        let weight = l.f32s(b, K::EdgeWeights).get(row).copied().unwrap_or(1.0);
+        let created_at = match s.uniform_created_at {
+            Some(t) => t,
+            None => l.u64s(b, K::EdgeCreated).get(row).copied().unwrap_or(0),
+        };
+        let mut props = Props::new();
+        let offs = l.u64s(b, K::EdgePropsOffsets);
+        if let (Some(&a), Some(&z)) = (offs.get(row), offs.get(row + 1)) {
+            let blob = l.bytes(b, K::EdgePropsBlob);
+            let text = usize::try_from(a)
+                .ok()
+                .zip(usize::try_from(z).ok())
+                .and_then(|(a, z)| blob.get(a..z))
+                .and_then(|x| std::str::from_utf8(x).ok());
+            let at = l
+                .entry(K::EdgePropsBlob)
+                .map(|e| e.range.start as u64)
+                .unwrap_or(0);
+            let Some(text) = text else {
+                return Err(Error::corrupt(
+                    self.file.path(),
+                    at,
+                    format!("edge row {row} props out of bounds"),
+                ));
+            };
+            props = decode_edge_props(text)
+                .map_err(|e| Error::corrupt(self.file.path(), at, e.what))?;
+        }
+        Ok(Some(Edge {
+            id: EdgeId(id),
+            source: NodeId(source),
+            target: NodeId(target),
+            edge_type: TypeId(t),
+            weight,
+            props,
+            created_at,
+        }))
+    }
+}
+
+impl<'a> SegView<'a> {
+    /// The CSR run of `node` in `dir` as an index range (empty for nodes beyond this
+    /// segment's bound).
+    #[inline]
+    pub fn run(&self, node: NodeId, dir: EdgeDir) -> std::ops::Range<usize> {
+        let o = self.offsets[dir.index()];
+        let i = node.index();
+        match (o.get(i), o.get(i + 1)) {
+            (Some(&a), Some(&b)) => a as usize..b as usize,
+            _ => 0..0,
+        }
+    }
+
+    /// The sub-run of `run` holding edges of type `t` (runs are sorted by type).
+    #[inline]
+    pub fn type_run(
+        &self,
+        run: std::ops::Range<usize>,
+        dir: EdgeDir,
+        t: TypeId,
+    ) -> std::ops::Range<usize> {
+        let types = &self.types[dir.index()][run.clone()];
+        let lo = types.partition_point(|&x| x < t.0);
+        let hi = lo + types[lo..].partition_point(|&x| x <= t.0);
+        run.start + lo..run.start + hi
+    }
+
+    /// Neighbour ids of a direction.
+    #[inline]
+    pub fn neighbors(&self, dir: EdgeDir) -> &'a [u32] {
+        self.neighbors[dir.index()]
+    }
+
+    /// Edge types of a direction.
+    #[inline]
+    pub fn types(&self, dir: EdgeDir) -> &'a [u16] {
+        self.types[dir.index()]
+    }
+
+    /// The edge id of CSR entry `i` in `dir`.
+    #[inline]
+    pub fn edge_id(&self, dir: EdgeDir, i: usize) -> EdgeId {
+        let row = self.edge_pos[dir.index()].get(i).copied().unwrap_or(0) as usize;
+        EdgeId(match self.dense_base {
+            Some(base) => base + row as u64,
+            None => self.edge_ids.get(row).copied().unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Number of entries at `node` in `dir`.
+    #[inline]
+    pub fn degree(&self, node: NodeId, dir: EdgeDir) -> u32 {
+        let r = self.run(node, dir);
+        (r.end - r.start) as u32
+    }
+}

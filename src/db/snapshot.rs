@@ -1,0 +1,205 @@
+//! Consistent read views.
+//!
+//! A [`Snapshot`] is an `Arc` of one immutable [`State`]: taking one costs a reference-count
+//! increment, it is `Send + Sync`, and it stays valid (segments stay mapped) while writes,
+//! checkpoints and compactions publish newer states.
+
+use std::sync::Arc;
+
+use super::state::State;
+use crate::error::Result;
+use crate::graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId};
+use crate::model::{Edge, Node};
+use crate::traverse::Adjacency;
+
+/// A consistent, immutable view of the database.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub(crate) state: Arc<State>,
+}
+
+/// One edge seen from a node, with the physical direction it was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Neighbor {
+    /// The node at the other end.
+    pub node: NodeId,
+    /// The edge.
+    pub edge: EdgeId,
+    /// Its type.
+    pub edge_type: TypeId,
+    /// `Out` when the edge leaves the queried node, `In` when it enters it.
+    pub dir: EdgeDir,
+}
+
+impl Snapshot {
+    /// LSN of the last commit visible in this snapshot.
+    pub fn lsn(&self) -> Lsn {
+        self.state.lsn
+    }
+
+    /// The id of the live node with `key`. Cost: O(log n) per segment.
+    pub fn node_id(&self, key: &str) -> Option<NodeId> {
+        self.state.node_id(key)
+    }
+
+    /// The live node `id`.
+    ///
+    /// # Errors
+    /// `Corrupt` when its stored record does not decode.
+    pub fn node(&self, id: NodeId) -> Result<Option<Arc<Node>>> {
+        self.state.node(id)
+    }
+
+    /// The live node with `key`.
+    ///
+    /// # Errors
+    /// `Corrupt` when its stored record does not decode.
+    pub fn node_by_key(&self, key: &str) -> Result<Option<Arc<Node>>> {
+        match self.node_id(key) {
+            Some(id) => self.node(id),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether `id` is a live node.
+    pub fn contains_node(&self, id: NodeId) -> bool {
+        self.state.is_live(id)
+    }
+
+    /// The live edge `id`.
+    ///
+    /// # Errors
+    /// `Corrupt` when its stored properties do not decode.
+    pub fn edge(&self, id: EdgeId) -> Result<Option<Arc<Edge>>> {
+        self.state.edge(id)
+    }
+
+    /// The live edge (source, type, target).
+    pub fn edge_by_triple(
+        &self,
+        source: NodeId,
+        edge_type: TypeId,
+        target: NodeId,
+    ) -> Option<EdgeId> {
+        self.state.edge_by_triple(source, edge_type, target)
+    }
+
+    /// The id of an edge type name.
+    pub fn type_id(&self, name: &str) -> Option<TypeId> {
+        self.state.type_ids.get(name).map(|&t| TypeId(t))
+    }
+
+    /// The name of an edge type id.
+    pub fn type_name(&self, id: TypeId) -> Option<&str> {
+        self.state.types.get(id.0 as usize).map(|s| &**s)
+    }
+
+    /// Every edge type with its live edge count, by id.
+    pub fn edge_types(&self) -> Vec<(TypeId, String, u64)> {
+        self.state
+            .types
+            .iter()
+            .zip(self.state.type_counts.iter())
+            .enumerate()
+            .map(|(i, (n, c))| (TypeId(i as u16), n.to_string(), *c))
+            .collect()
+    }
+
+    /// A whitelist filter from type names. Names that no edge ever had are dropped, so a
+    /// list of only unknown names matches nothing.
+    pub fn type_filter<S: AsRef<str>>(&self, names: &[S]) -> TypeFilter {
+        TypeFilter::only(names.iter().filter_map(|n| self.type_id(n.as_ref())))
+    }
+
+    /// Live nodes.
+    pub fn node_count(&self) -> u64 {
+        self.state.live_nodes
+    }
+
+    /// Live edges.
+    pub fn edge_count(&self) -> u64 {
+        self.state.live_edges()
+    }
+
+    /// Exclusive upper bound of node ids allocated so far.
+    pub fn node_bound(&self) -> u32 {
+        self.state.node_bound
+    }
+
+    /// Calls `f` for each live edge at `node` in `direction` passing `types` (out edges
+    /// first). Cost: O(segments + degree).
+    pub fn for_each_neighbor<F: FnMut(Neighbor)>(
+        &self,
+        node: NodeId,
+        direction: Direction,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
+        for &dir in direction.dirs() {
+            self.state.for_each_edge(node, dir, types, |e| {
+                f(Neighbor {
+                    node: e.neighbor,
+                    edge: e.edge,
+                    edge_type: e.edge_type,
+                    dir,
+                })
+            });
+        }
+    }
+
+    /// The live edges at `node`, sorted by (direction, type, neighbour, edge id).
+    pub fn neighbors(
+        &self,
+        node: NodeId,
+        direction: Direction,
+        types: &TypeFilter,
+    ) -> Vec<Neighbor> {
+        let mut v = Vec::new();
+        self.for_each_neighbor(node, direction, types, |n| v.push(n));
+        v.sort_unstable_by_key(|n| (n.dir.index(), n.edge_type, n.node, n.edge));
+        v
+    }
+
+    /// Number of live edges at `node` in `direction` passing `types` (a self-loop counts
+    /// once per direction).
+    pub fn degree(&self, node: NodeId, direction: Direction, types: &TypeFilter) -> u64 {
+        let mut n = 0u64;
+        self.for_each_neighbor(node, direction, types, |_| n += 1);
+        n
+    }
+
+    /// Live node ids in increasing order. Cost: O(node_bound × segments) over the whole
+    /// iteration.
+    pub fn node_ids(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.state.node_bound)
+            .map(NodeId)
+            .filter(|&id| self.state.is_live(id))
+    }
+}
+
+impl Adjacency for Snapshot {
+    #[inline]
+    fn node_bound(&self) -> u32 {
+        self.state.node_bound
+    }
+
+    #[inline]
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
+        self.state.for_each_edge(node, dir, types, f)
+    }
+
+    #[inline]
+    fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {
+        self.state.degree_estimate(node, dir)
+    }
+
+    fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {
+        Some(self.state.nodes_with_edges(dir, types))
+    }
+}

@@ -1,0 +1,438 @@
+//! The immutable database state that a snapshot holds: segments, their tombstones and the
+//! in-memory delta of commits since the last checkpoint.
+//!
+//! A `State` is a value. A commit clones it (cheap: the delta uses persistent maps from
+//! `imbl`, so a clone is O(1) and an update copies O(log n) nodes), applies resolved
+//! operations and publishes the result; snapshots keep whatever state they were given.
+//! [`State::apply`] is the single place where a resolved operation changes state, used
+//! alike by commits, by recovery and by processes catching up with another's commits.
+
+use std::sync::Arc;
+
+use imbl::{HashMap as PMap, HashSet as PSet, Vector as PVec};
+use roaring::{RoaringBitmap, RoaringTreemap};
+
+use super::segment::Segment;
+use crate::error::Result;
+use crate::format::record::WalOp;
+use crate::graph::{EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId};
+use crate::model::{Edge, Node};
+
+/// One edge in the delta adjacency of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DeltaEdge {
+    pub neighbor: u32,
+    pub edge_type: u16,
+    pub edge: u64,
+}
+
+/// Changes since the last checkpoint, in persistent (structurally shared) maps.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Delta {
+    /// Records of nodes created or updated since the checkpoint (live ones only).
+    pub nodes: PMap<u32, Arc<Node>>,
+    /// Keys of nodes created since the checkpoint (live ones only).
+    pub keys: PMap<Arc<str>, u32>,
+    /// Nodes deleted since the checkpoint, wherever they were created.
+    pub deleted_nodes: PSet<u32>,
+    /// Per direction: node → edges added since the checkpoint (live ones only).
+    pub adj: [PMap<u32, PVec<DeltaEdge>>; 2],
+    /// Edges added since the checkpoint (live ones only).
+    pub edges: PMap<u64, Arc<Edge>>,
+    /// (source, type, target) → edge id, for edges in `edges`.
+    pub triples: PMap<(u32, u16, u32), u64>,
+    /// Segment edges deleted since the checkpoint.
+    pub deleted_edges: PSet<u64>,
+    /// Resolved operations applied since the checkpoint.
+    pub ops: u64,
+}
+
+impl Delta {
+    /// Whether a checkpoint would have anything to write.
+    pub fn is_empty(&self) -> bool {
+        self.ops == 0
+    }
+}
+
+/// Unions over all segments, rebuilt when the segment list changes.
+#[derive(Debug, Default)]
+pub(crate) struct SegmentSet {
+    /// Oldest first.
+    pub segments: Vec<Arc<Segment>>,
+    /// Union of every segment's edge tombstones.
+    pub edge_tombstones: RoaringTreemap,
+    /// Union of every segment's node tombstones.
+    pub node_tombstones: RoaringBitmap,
+}
+
+impl SegmentSet {
+    pub fn new(segments: Vec<Arc<Segment>>) -> SegmentSet {
+        let mut edge_tombstones = RoaringTreemap::new();
+        let mut node_tombstones = RoaringBitmap::new();
+        for s in &segments {
+            edge_tombstones |= &s.edge_tombstones;
+            node_tombstones |= &s.node_tombstones;
+        }
+        SegmentSet {
+            segments,
+            edge_tombstones,
+            node_tombstones,
+        }
+    }
+}
+
+/// A consistent database state.
+#[derive(Clone, Debug)]
+pub(crate) struct State {
+    /// LSN of the last commit applied.
+    pub lsn: Lsn,
+    /// Manifest generation this state was built from.
+    pub generation: u64,
+    /// LSN covered by the segments.
+    pub checkpoint_lsn: Lsn,
+    pub segs: Arc<SegmentSet>,
+    pub delta: Delta,
+    /// Exclusive bound of node ids allocated so far.
+    pub node_bound: u32,
+    pub next_edge_id: u64,
+    pub live_nodes: u64,
+    /// Type names, index = type id.
+    pub types: PVec<Arc<str>>,
+    pub type_ids: PMap<Arc<str>, u16>,
+    /// Live edges per type id.
+    pub type_counts: PVec<u64>,
+}
+
+impl State {
+    /// The state described by a segment list plus an empty delta.
+    pub fn from_segments(segs: SegmentSet, generation: u64, checkpoint_lsn: Lsn) -> State {
+        let mut st = State {
+            lsn: checkpoint_lsn,
+            generation,
+            checkpoint_lsn,
+            segs: Arc::new(SegmentSet::default()),
+            delta: Delta::default(),
+            node_bound: 0,
+            next_edge_id: 0,
+            live_nodes: 0,
+            types: PVec::new(),
+            type_ids: PMap::new(),
+            type_counts: PVec::new(),
+        };
+        if let Some(last) = segs.segments.last() {
+            let s = last.summary();
+            st.node_bound = s.node_bound;
+            st.next_edge_id = s.next_edge_id;
+            st.live_nodes = s.live_nodes;
+            for (i, (name, count)) in s.types.iter().enumerate() {
+                let name: Arc<str> = Arc::from(name.as_str());
+                // Summaries hold at most EDGE_TYPES_MAX (u16) types: checked on decode.
+                st.type_ids.insert(name.clone(), i as u16);
+                st.types.push_back(name);
+                st.type_counts.push_back(*count);
+            }
+        }
+        st.segs = Arc::new(segs);
+        st
+    }
+
+    /// Total live edges.
+    pub fn live_edges(&self) -> u64 {
+        self.type_counts.iter().sum()
+    }
+
+    /// Applies one resolved operation. Errors describe an operation that does not fit the
+    /// state (only possible with a damaged or foreign log); the caller adds the location.
+    pub fn apply(&mut self, op: &WalOp) -> Result<(), String> {
+        self.delta.ops += 1;
+        match op {
+            WalOp::NewType { id, name } => {
+                if id.0 as usize != self.types.len() {
+                    return Err(format!(
+                        "new type {name:?} has id {}, expected {}",
+                        id.0,
+                        self.types.len()
+                    ));
+                }
+                let name: Arc<str> = Arc::from(name.as_str());
+                self.type_ids.insert(name.clone(), id.0);
+                self.types.push_back(name);
+                self.type_counts.push_back(0);
+            }
+            WalOp::PutNode(node) => {
+                let id = node.id.0;
+                if id == self.node_bound {
+                    self.node_bound = id.checked_add(1).ok_or("node id space exhausted")?;
+                    self.live_nodes += 1;
+                    self.delta.keys.insert(Arc::from(node.key.as_str()), id);
+                } else if id > self.node_bound || !self.is_live(node.id) {
+                    return Err(format!("update of node {id}, which does not exist"));
+                }
+                self.delta.nodes.insert(id, Arc::new(node.clone()));
+            }
+            WalOp::DeleteNode { id } => {
+                if !self.is_live(*id) {
+                    return Err(format!("delete of node {}, which does not exist", id.0));
+                }
+                if let Some(n) = self.delta.nodes.remove(&id.0) {
+                    self.delta.keys.remove(n.key.as_str());
+                }
+                self.delta.deleted_nodes.insert(id.0);
+                self.live_nodes = self.live_nodes.saturating_sub(1);
+            }
+            WalOp::AddEdge(e) => {
+                let t = e.edge_type.0;
+                if t as usize >= self.types.len()
+                    || e.source.0 >= self.node_bound
+                    || e.target.0 >= self.node_bound
+                {
+                    return Err(format!("edge {} refers to an unknown node or type", e.id.0));
+                }
+                if e.id.0 < self.next_edge_id {
+                    return Err(format!("edge id {} was already allocated", e.id.0));
+                }
+                self.next_edge_id = e.id.0 + 1;
+                let d = &mut self.delta;
+                d.edges.insert(e.id.0, Arc::new(e.clone()));
+                d.triples.insert((e.source.0, t, e.target.0), e.id.0);
+                let out = DeltaEdge {
+                    neighbor: e.target.0,
+                    edge_type: t,
+                    edge: e.id.0,
+                };
+                let inn = DeltaEdge {
+                    neighbor: e.source.0,
+                    ..out
+                };
+                d.adj[0].entry(e.source.0).or_default().push_back(out);
+                d.adj[1].entry(e.target.0).or_default().push_back(inn);
+                if let Some(c) = self.type_counts.get_mut(t as usize) {
+                    *c += 1;
+                }
+            }
+            WalOp::RemoveEdge {
+                id,
+                source,
+                target,
+                edge_type,
+            } => {
+                let d = &mut self.delta;
+                if d.edges.remove(&id.0).is_some() {
+                    d.triples.remove(&(source.0, edge_type.0, target.0));
+                    for (dir, node) in [(0, source.0), (1, target.0)] {
+                        if let Some(list) = d.adj[dir].get_mut(&node) {
+                            list.retain(|x| x.edge != id.0);
+                        }
+                    }
+                } else if !d.deleted_edges.insert(id.0).is_none() {
+                    return Err(format!("edge {} removed twice", id.0));
+                }
+                if let Some(c) = self.type_counts.get_mut(edge_type.0 as usize) {
+                    *c = c.saturating_sub(1);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `id` is a node that exists now.
+    pub fn is_live(&self, id: NodeId) -> bool {
+        if id.0 >= self.node_bound
+            || self.delta.deleted_nodes.contains(&id.0)
+            || self.segs.node_tombstones.contains(id.0)
+        {
+            return false;
+        }
+        self.delta.nodes.contains_key(&id.0)
+            || self.segs.segments.iter().rev().any(|s| s.has_node(id))
+    }
+
+    /// The id of the live node with `key`.
+    pub fn node_id(&self, key: &str) -> Option<NodeId> {
+        if let Some(&id) = self.delta.keys.get(key) {
+            return Some(NodeId(id));
+        }
+        let id = self
+            .segs
+            .segments
+            .iter()
+            .rev()
+            .find_map(|s| s.node_id_by_key(key))?;
+        let dead =
+            self.delta.deleted_nodes.contains(&id.0) || self.segs.node_tombstones.contains(id.0);
+        (!dead).then_some(id)
+    }
+
+    /// The record of live node `id`.
+    pub fn node(&self, id: NodeId) -> Result<Option<Arc<Node>>> {
+        if id.0 >= self.node_bound
+            || self.delta.deleted_nodes.contains(&id.0)
+            || self.segs.node_tombstones.contains(id.0)
+        {
+            return Ok(None);
+        }
+        if let Some(n) = self.delta.nodes.get(&id.0) {
+            return Ok(Some(n.clone()));
+        }
+        for s in self.segs.segments.iter().rev() {
+            if let Some(n) = s.node(id)? {
+                return Ok(Some(Arc::new(n)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn segment_edge_live(&self, id: u64) -> bool {
+        !self.segs.edge_tombstones.contains(id) && !self.delta.deleted_edges.contains(&id)
+    }
+
+    /// The live edge `id`.
+    pub fn edge(&self, id: EdgeId) -> Result<Option<Arc<Edge>>> {
+        if let Some(e) = self.delta.edges.get(&id.0) {
+            return Ok(Some(e.clone()));
+        }
+        if !self.segment_edge_live(id.0) {
+            return Ok(None);
+        }
+        for s in self.segs.segments.iter().rev() {
+            if let Some(row) = s.edge_row(id) {
+                return Ok(s.edge_at(row)?.map(Arc::new));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The live edge (source, type, target), if any.
+    pub fn edge_by_triple(&self, source: NodeId, t: TypeId, target: NodeId) -> Option<EdgeId> {
+        if let Some(&e) = self.delta.triples.get(&(source.0, t.0, target.0)) {
+            return Some(EdgeId(e));
+        }
+        for s in self.segs.segments.iter().rev() {
+            let v = s.view();
+            let run = v.type_run(v.run(source, EdgeDir::Out), EdgeDir::Out, t);
+            let nbrs = &v.neighbors(EdgeDir::Out)[run.clone()];
+            let lo = nbrs.partition_point(|&x| x < target.0);
+            for i in lo..nbrs.len() {
+                if nbrs[i] != target.0 {
+                    break;
+                }
+                let eid = v.edge_id(EdgeDir::Out, run.start + i);
+                if self.segment_edge_live(eid.0) {
+                    return Some(eid);
+                }
+            }
+        }
+        None
+    }
+
+    /// Calls `f` for every live edge at `node` in `dir` whose type passes `types`: segment
+    /// edges oldest segment first, each run in (type, neighbour) order, then delta edges in
+    /// commit order. Neighbour ids beyond the node bound (possible only in a damaged
+    /// segment that passed structural checks) are skipped, never indexed.
+    #[inline]
+    pub fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
+        let check_dead =
+            !self.segs.edge_tombstones.is_empty() || !self.delta.deleted_edges.is_empty();
+        let bound = self.node_bound;
+        for s in &self.segs.segments {
+            let v = s.view();
+            let run = v.run(node, dir);
+            if run.is_empty() {
+                continue;
+            }
+            let nbrs = v.neighbors(dir);
+            let tys = v.types(dir);
+            let mut emit = |range: std::ops::Range<usize>| {
+                for i in range {
+                    let (Some(&n), Some(&t)) = (nbrs.get(i), tys.get(i)) else {
+                        return;
+                    };
+                    let edge = v.edge_id(dir, i);
+                    if n >= bound || (check_dead && !self.segment_edge_live(edge.0)) {
+                        continue;
+                    }
+                    f(EdgeRef {
+                        neighbor: NodeId(n),
+                        edge,
+                        edge_type: TypeId(t),
+                    });
+                }
+            };
+            match types {
+                TypeFilter::All => emit(run),
+                TypeFilter::Only(list) => {
+                    for t in list {
+                        emit(v.type_run(run.clone(), dir, *t));
+                    }
+                }
+            }
+        }
+        if let Some(list) = self.delta.adj[dir.index()].get(&node.0) {
+            for e in list {
+                if types.allows(TypeId(e.edge_type)) {
+                    f(EdgeRef {
+                        neighbor: NodeId(e.neighbor),
+                        edge: EdgeId(e.edge),
+                        edge_type: TypeId(e.edge_type),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Stored edges at `node` in `dir` (tombstoned ones included): a cheap upper bound.
+    #[inline]
+    pub fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {
+        let mut d: u32 = self
+            .segs
+            .segments
+            .iter()
+            .map(|s| s.view().degree(node, dir))
+            .fold(0, u32::saturating_add);
+        if let Some(list) = self.delta.adj[dir.index()].get(&node.0) {
+            d = d.saturating_add(u32::try_from(list.len()).unwrap_or(u32::MAX));
+        }
+        d
+    }
+
+    /// Nodes that may have an edge of an allowed type in `dir`.
+    pub fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> RoaringBitmap {
+        let mut out = RoaringBitmap::new();
+        for s in &self.segs.segments {
+            let bms = &s.type_bitmaps[dir.index()];
+            match types {
+                TypeFilter::All => bms.iter().for_each(|b| out |= b),
+                TypeFilter::Only(list) => list
+                    .iter()
+                    .filter_map(|t| bms.get(t.0 as usize))
+                    .for_each(|b| out |= b),
+            }
+        }
+        for (node, list) in &self.delta.adj[dir.index()] {
+            if list.iter().any(|e| types.allows(TypeId(e.edge_type))) {
+                out.insert(*node);
+            }
+        }
+        out
+    }
+
+    /// Every live edge incident to `node` (both directions; a self-loop once).
+    pub fn incident_edges(&self, node: NodeId) -> Vec<(EdgeId, NodeId, NodeId, TypeId)> {
+        let mut out = Vec::new();
+        self.for_each_edge(node, EdgeDir::Out, &TypeFilter::All, |e| {
+            out.push((e.edge, node, e.neighbor, e.edge_type))
+        });
+        self.for_each_edge(node, EdgeDir::In, &TypeFilter::All, |e| {
+            if e.neighbor != node {
+                out.push((e.edge, e.neighbor, node, e.edge_type));
+            }
+        });
+        out
+    }
+}

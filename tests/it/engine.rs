@@ -1,0 +1,159 @@
+//! Engine basics: commits, reads, checkpoint, compaction, reopen.
+
+use hopgraph::{Database, Direction, EdgeProps, OpResult, Options, TypeFilter, WriteBatch};
+
+use crate::common::{commit_edges, edge_list, tempdir, titled};
+
+#[test]
+fn commit_read_checkpoint_compact_reopen() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    commit_edges(
+        &db,
+        &[
+            ("a", "caused_by", "b"),
+            ("b", "related_to", "c"),
+            ("a", "caused_by", "c"),
+        ],
+    );
+    let snap = db.snapshot();
+    assert_eq!(snap.node_count(), 3);
+    assert_eq!(snap.edge_count(), 3);
+    let a = snap.node_id("a").unwrap();
+    let ns = snap.neighbors(a, Direction::Out, &snap.type_filter(&["caused_by"]));
+    assert_eq!(ns.len(), 2);
+    let before = edge_list(&snap);
+
+    db.checkpoint().unwrap();
+    assert_eq!(edge_list(&db.snapshot()), before);
+    commit_edges(&db, &[("c", "supersedes", "d")]);
+    let mut b = WriteBatch::new();
+    b.unlink_triple("a", "caused_by", "b");
+    let info = db.commit(b).unwrap();
+    assert!(matches!(
+        info.results[0],
+        OpResult::Unlinked { edge: Some(_) }
+    ));
+    db.checkpoint().unwrap();
+    let after = edge_list(&db.snapshot());
+    assert_eq!(after.len(), 3);
+    db.compact().unwrap();
+    assert_eq!(edge_list(&db.snapshot()), after);
+    // The old snapshot still reads its own version.
+    assert_eq!(edge_list(&snap), before);
+    drop(db);
+    let db = Database::open(dir.path()).unwrap();
+    assert_eq!(edge_list(&db.snapshot()), after);
+    db.verify().unwrap();
+}
+
+#[test]
+fn link_dedups_triples_and_delete_node_removes_edges() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    b.upsert_node("x", titled("X"))
+        .upsert_node("y", titled("Y"));
+    b.link("x", "t", "y", EdgeProps::default());
+    b.link("x", "t", "y", EdgeProps::default());
+    let info = db.commit(b).unwrap();
+    let (
+        OpResult::Linked {
+            edge: e1,
+            created: true,
+        },
+        OpResult::Linked {
+            edge: e2,
+            created: false,
+        },
+    ) = (&info.results[2], &info.results[3])
+    else {
+        panic!("unexpected results {:?}", info.results);
+    };
+    assert_eq!(e1, e2);
+    db.checkpoint().unwrap();
+    let mut b = WriteBatch::new();
+    b.link("x", "t", "y", EdgeProps::default());
+    let info = db.commit(b).unwrap();
+    assert_eq!(
+        info.results[0],
+        OpResult::Linked {
+            edge: *e1,
+            created: false
+        }
+    );
+    let mut b = WriteBatch::new();
+    b.delete_node("y");
+    let info = db.commit(b).unwrap();
+    assert!(matches!(
+        info.results[0],
+        OpResult::NodeDeleted {
+            id: Some(_),
+            edges_removed: 1
+        }
+    ));
+    let snap = db.snapshot();
+    assert_eq!(snap.edge_count(), 0);
+    assert!(snap.node_id("y").is_none());
+    let x = snap.node_id("x").unwrap();
+    assert_eq!(snap.degree(x, Direction::Both, &TypeFilter::All), 0);
+    assert_eq!(snap.node(x).unwrap().unwrap().props.title, "X");
+}
+
+#[test]
+fn failed_batch_changes_nothing() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    b.ensure_node("a")
+        .link("a", "t", "missing", EdgeProps::default());
+    assert!(db.commit(b).is_err());
+    assert_eq!(db.snapshot().node_count(), 0);
+    let mut b = WriteBatch::new();
+    b.ensure_node("");
+    assert!(db.commit(b).is_err());
+}
+
+#[test]
+fn buffered_mode_and_reopen_replays_wal() {
+    let dir = tempdir();
+    {
+        let db = Database::open_with(
+            dir.path(),
+            Options {
+                durability: hopgraph::Durability::Buffered,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        for i in 0..50 {
+            commit_edges(&db, &[(&format!("n{i}"), "next", &format!("n{}", i + 1))]);
+        }
+    }
+    let db = Database::open(dir.path()).unwrap();
+    assert_eq!(db.snapshot().edge_count(), 50);
+    assert_eq!(db.recovery_report().wal_records_replayed, 50);
+}
+
+#[test]
+fn bulk_load_builds_a_segment() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    commit_edges(&db, &[("a", "t", "b")]);
+    let mut bl = hopgraph::BulkLoad::new();
+    bl.edge("a", "t", "b", EdgeProps::default()).unwrap();
+    bl.edge("b", "t", "c", EdgeProps::default()).unwrap();
+    bl.edge("b", "t", "c", EdgeProps::default()).unwrap();
+    bl.edge("c", "u", "a", EdgeProps::default()).unwrap();
+    let r = db.bulk_load(bl).unwrap();
+    assert_eq!(r.edges_created, 2);
+    assert_eq!(r.duplicates_skipped, 2);
+    assert_eq!(r.nodes_created, 1);
+    let snap = db.snapshot();
+    assert_eq!(snap.edge_count(), 3);
+    assert_eq!(edge_list(&snap).len(), 3);
+    drop(db);
+    let db = Database::open(dir.path()).unwrap();
+    assert_eq!(db.snapshot().edge_count(), 3);
+    db.verify().unwrap();
+}

@@ -7,5 +7,6 @@
 )]
 
 mod common;
+mod design_doc;
 mod engine;
 mod model;

@@ -38,7 +38,16 @@ pub fn all_shortest_paths<G: Adjacency>(
 ) -> PathsOutcome {
     let mut meter = Meter::new(&query.budget);
     let (direction, types) = (query.direction, &query.types);
-    let meet = match bidirectional(graph, scratch, from, to, direction, types, query.max_hops, &mut meter) {
+    let meet = match bidirectional(
+        graph,
+        scratch,
+        from,
+        to,
+        direction,
+        types,
+        query.max_hops,
+        &mut meter,
+    ) {
         Err(e) => {
             return PathsOutcome {
                 completion: Completion::LimitReached { visited: e.visited },
@@ -49,8 +58,15 @@ pub fn all_shortest_paths<G: Adjacency>(
         Ok(Some(meet)) => meet,
     };
     if meet.total == 0 {
-        let path = Path { nodes: vec![from], hops: Vec::new() };
-        return PathsOutcome { paths: vec![path], truncated: cap == 0, completion: Completion::Complete };
+        let path = Path {
+            nodes: vec![from],
+            hops: Vec::new(),
+        };
+        return PathsOutcome {
+            paths: vec![path],
+            truncated: cap == 0,
+            completion: Completion::Complete,
+        };
     }
     let total = meet.total;
     let dirs = side_dirs(direction);
@@ -61,8 +77,11 @@ pub fn all_shortest_paths<G: Adjacency>(
     // The meeting layer sits at forward depth `levels[0]`; its nodes are exactly those of
     // the last expanded level whose depth on the other side completes the total.
     let other_level = meet.levels[1 - meet.last];
-    let (last, other): (&Side, &Side) =
-        if meet.last == 0 { (forward, backward) } else { (backward, forward) };
+    let (last, other): (&Side, &Side) = if meet.last == 0 {
+        (forward, backward)
+    } else {
+        (backward, forward)
+    };
     let mut layer: Vec<NodeId> = last
         .frontier
         .iter()
@@ -113,7 +132,11 @@ pub fn all_shortest_paths<G: Adjacency>(
         for &d in dirs[0] {
             graph.for_each_edge(u, d, types, |e| {
                 if backward.depth_of(generation, e.neighbor) == Some(remaining - 1) {
-                    let hop = PathHop { edge: e.edge, edge_type: e.edge_type, forward: d == EdgeDir::Out };
+                    let hop = PathHop {
+                        edge: e.edge,
+                        edge_type: e.edge_type,
+                        forward: d == EdgeDir::Out,
+                    };
                     steps.push((e.neighbor, hop));
                 }
             });
@@ -152,7 +175,10 @@ fn enumerate(
                 out.truncated = true;
                 break;
             }
-            out.paths.push(Path { nodes: nodes.clone(), hops: hops.clone() });
+            out.paths.push(Path {
+                nodes: nodes.clone(),
+                hops: hops.clone(),
+            });
             nodes.pop();
             hops.pop();
         } else {

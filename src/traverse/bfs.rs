@@ -94,7 +94,9 @@ pub fn bfs_levels<G: Adjacency>(
         if !bottom_up {
             if frontier_edges.saturating_mul(ALPHA) >= u64::from(bound) {
                 let total = *total_edges.get_or_insert_with(|| {
-                    (0..bound).map(|v| degree_sum(graph, &[NodeId(v)], dirs)).sum()
+                    (0..bound)
+                        .map(|v| degree_sum(graph, &[NodeId(v)], dirs))
+                        .sum()
                 });
                 let unexplored = total.saturating_sub(explored_edges);
                 bottom_up = frontier_edges > unexplored / ALPHA;
@@ -120,36 +122,38 @@ pub fn bfs_levels<G: Adjacency>(
                 }
                 union
             });
-            let mut scan = |v: u32, side: &mut super::scratch::Side, stats: &mut BfsStats| -> bool {
-                let vi = v as usize;
-                if vi >= bound_us || side.mark[vi] == generation {
-                    return true;
-                }
-                let mut found = false;
-                for &d in back_dirs {
-                    let flow = graph.try_for_each_edge(NodeId(v), d, types, |e| {
-                        stats.edges_examined += 1;
-                        let u = e.neighbor.index();
-                        if u < bound_us && side.mark[u] == generation && side.depth[u] == level {
-                            ControlFlow::Break(())
-                        } else {
-                            ControlFlow::Continue(())
+            let mut scan =
+                |v: u32, side: &mut super::scratch::Side, stats: &mut BfsStats| -> bool {
+                    let vi = v as usize;
+                    if vi >= bound_us || side.mark[vi] == generation {
+                        return true;
+                    }
+                    let mut found = false;
+                    for &d in back_dirs {
+                        let flow = graph.try_for_each_edge(NodeId(v), d, types, |e| {
+                            stats.edges_examined += 1;
+                            let u = e.neighbor.index();
+                            if u < bound_us && side.mark[u] == generation && side.depth[u] == level
+                            {
+                                ControlFlow::Break(())
+                            } else {
+                                ControlFlow::Continue(())
+                            }
+                        });
+                        if flow.is_break() {
+                            found = true;
+                            break;
                         }
-                    });
-                    if flow.is_break() {
-                        found = true;
-                        break;
                     }
-                }
-                if found {
-                    if !meter.visit() {
-                        return false;
+                    if found {
+                        if !meter.visit() {
+                            return false;
+                        }
+                        side.reach(generation, NodeId(v), level + 1, Link::default(), 0);
+                        side.next.push(NodeId(v));
                     }
-                    side.reach(generation, NodeId(v), level + 1, Link::default(), 0);
-                    side.next.push(NodeId(v));
-                }
-                true
-            };
+                    true
+                };
             match cands {
                 Some(bitmap) => {
                     for v in bitmap.iter() {
@@ -169,7 +173,13 @@ pub fn bfs_levels<G: Adjacency>(
                 }
             }
         } else {
-            let super::scratch::Side { mark, depth, frontier, next, .. } = &mut *side;
+            let super::scratch::Side {
+                mark,
+                depth,
+                frontier,
+                next,
+                ..
+            } = &mut *side;
             for &u in frontier.iter() {
                 for &d in dirs {
                     graph.for_each_edge(u, d, types, |e| {
@@ -205,7 +215,9 @@ pub fn bfs_levels<G: Adjacency>(
         }
     }
     if meter.status().is_err() {
-        stats.completion = Completion::LimitReached { visited: meter.visited() };
+        stats.completion = Completion::LimitReached {
+            visited: meter.visited(),
+        };
     }
     stats
 }

@@ -22,13 +22,19 @@ impl Budget {
 
     /// No practical limit: `u64::MAX` visits and no deadline.
     pub fn unlimited() -> Budget {
-        Budget { visited_max: u64::MAX, deadline: None }
+        Budget {
+            visited_max: u64::MAX,
+            deadline: None,
+        }
     }
 }
 
 impl Default for Budget {
     fn default() -> Budget {
-        Budget { visited_max: Budget::VISITED_MAX_DEFAULT, deadline: None }
+        Budget {
+            visited_max: Budget::VISITED_MAX_DEFAULT,
+            deadline: None,
+        }
     }
 }
 
@@ -63,7 +69,12 @@ pub(crate) struct Meter {
 
 impl Meter {
     pub(crate) fn new(budget: &Budget) -> Meter {
-        Meter { visited: 0, visited_max: budget.visited_max, deadline: budget.deadline, expired: false }
+        Meter {
+            visited: 0,
+            visited_max: budget.visited_max,
+            deadline: budget.deadline,
+            expired: false,
+        }
     }
 
     /// Nodes visited so far.
@@ -80,7 +91,7 @@ impl Meter {
             return false;
         }
         self.visited += 1;
-        if self.visited % Budget::DEADLINE_CHECK_EVERY == 0 {
+        if self.visited.is_multiple_of(Budget::DEADLINE_CHECK_EVERY) {
             self.check_deadline();
         }
         true
@@ -98,10 +109,16 @@ impl Meter {
 
     /// `Err` once the budget has run out (by count or deadline).
     pub(crate) fn status(&self) -> Result<(), Exhausted> {
-        if self.expired { Err(self.exhausted()) } else { Ok(()) }
+        if self.expired {
+            Err(self.exhausted())
+        } else {
+            Ok(())
+        }
     }
 
     pub(crate) fn exhausted(&self) -> Exhausted {
-        Exhausted { visited: self.visited }
+        Exhausted {
+            visited: self.visited,
+        }
     }
 }

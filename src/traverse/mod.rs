@@ -35,10 +35,14 @@ use crate::graph::{EdgeDir, EdgeRef, NodeId, TypeFilter};
 mod allpaths;
 mod bfs;
 mod budget;
+pub mod expand;
 pub mod path;
 mod scratch;
+pub mod walk;
 mod yen;
 
+#[cfg(test)]
+mod expand_tests;
 #[cfg(test)]
 mod path_tests;
 #[cfg(test)]
@@ -46,10 +50,12 @@ mod testgraph;
 
 pub use bfs::{BfsStats, bfs_levels};
 pub use budget::{Budget, Completion};
+pub use expand::{ExpandDirection, ExpandOutcome, ExpandQuery, Reached, RouteStep, expand};
 
 pub use allpaths::all_shortest_paths;
 pub use path::{Path, PathHop, PathOutcome, PathQuery, PathsOutcome, shortest_path};
 pub use scratch::{PooledScratch, Scratch, ScratchPool};
+pub use walk::{NeighborStep, TraverseOutcome, Visit, WalkStep, neighbors, traverse};
 
 pub use yen::k_shortest_simple_paths;
 
@@ -66,7 +72,13 @@ pub trait Adjacency {
     /// passes `types`. `EdgeRef::neighbor` is the node at the other end (the target for
     /// `Out`, the source for `In`). The order is deterministic for a given graph value but
     /// is not otherwise specified; kernels that promise an order impose it themselves.
-    fn for_each_edge<F: FnMut(EdgeRef)>(&self, node: NodeId, dir: EdgeDir, types: &TypeFilter, f: F);
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    );
 
     /// The number of edges stored at `node` in `dir` over all types. May over-count (e.g.
     /// deleted edges not yet compacted away); used only to estimate frontier costs.
@@ -109,7 +121,13 @@ impl<A: Adjacency> Adjacency for &A {
     fn node_bound(&self) -> u32 {
         (**self).node_bound()
     }
-    fn for_each_edge<F: FnMut(EdgeRef)>(&self, node: NodeId, dir: EdgeDir, types: &TypeFilter, f: F) {
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
         (**self).for_each_edge(node, dir, types, f)
     }
     fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {

@@ -31,9 +31,9 @@
 //! A path of exactly `max_hops` hops is found; a longer one is not. `from == to` yields the
 //! zero-hop path. Node ids at or above the graph's bound are not nodes: `NotFound`.
 
+use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
 use super::scratch::{Link, Scratch, Side, degree_sum, expand_level};
-use super::Adjacency;
 use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
 
 /// Parameters of a path query.
@@ -155,12 +155,20 @@ pub(crate) fn bidirectional<G: Adjacency>(
         if !meter.visit() {
             return Err(meter.exhausted());
         }
-        let root = Link { parent: origin[s], ..Link::default() };
+        let root = Link {
+            parent: origin[s],
+            ..Link::default()
+        };
         sides[s].reach(generation, origin[s], 0, root, 0);
         sides[s].frontier.push(origin[s]);
         cost[s] = degree_sum(graph, &sides[s].frontier, dirs[s]);
         if from == to {
-            return Ok(Some(Meet { node: from, total: 0, levels, last: 0 }));
+            return Ok(Some(Meet {
+                node: from,
+                total: 0,
+                levels,
+                last: 0,
+            }));
         }
     }
     loop {
@@ -172,8 +180,11 @@ pub(crate) fn bidirectional<G: Adjacency>(
         }
         let s = if cost[0] <= cost[1] { 0 } else { 1 };
         let [forward, backward] = &mut *sides;
-        let (this, other): (&mut Side, &mut Side) =
-            if s == 0 { (forward, backward) } else { (backward, forward) };
+        let (this, other): (&mut Side, &mut Side) = if s == 0 {
+            (forward, backward)
+        } else {
+            (backward, forward)
+        };
         expand_level(
             graph,
             this,
@@ -199,19 +210,34 @@ pub(crate) fn bidirectional<G: Adjacency>(
         cost[s] = degree_sum(graph, &this.next, dirs[s]);
         this.advance();
         if let Some((total, node)) = best {
-            return Ok(Some(Meet { node, total, levels, last: s }));
+            return Ok(Some(Meet {
+                node,
+                total,
+                levels,
+                last: s,
+            }));
         }
     }
 }
 
 /// Follows `side`'s parent links from `v` back to the side's origin: the nodes after `v` and
 /// the hops, in walking order from `v`.
-fn chain(side: &Side, generation: u32, v: NodeId, nodes: &mut Vec<NodeId>, hops: &mut Vec<PathHop>) {
+fn chain(
+    side: &Side,
+    generation: u32,
+    v: NodeId,
+    nodes: &mut Vec<NodeId>,
+    hops: &mut Vec<PathHop>,
+) {
     let steps = side.depth_of(generation, v).unwrap_or(0);
     let mut cur = v;
     for _ in 0..steps {
         let link = side.link[cur.index()];
-        hops.push(PathHop { edge: link.edge, edge_type: link.edge_type, forward: link.forward });
+        hops.push(PathHop {
+            edge: link.edge,
+            edge_type: link.edge_type,
+            forward: link.forward,
+        });
         nodes.push(link.parent);
         cur = link.parent;
     }
@@ -262,8 +288,16 @@ pub fn shortest_path<G: Adjacency>(
     query: &PathQuery,
 ) -> PathOutcome {
     let mut meter = Meter::new(&query.budget);
-    let found =
-        shortest_metered(graph, scratch, from, to, query.direction, &query.types, query.max_hops, &mut meter);
+    let found = shortest_metered(
+        graph,
+        scratch,
+        from,
+        to,
+        query.direction,
+        &query.types,
+        query.max_hops,
+        &mut meter,
+    );
     match found {
         Ok(Some(path)) => PathOutcome::Found(path),
         Ok(None) => PathOutcome::NotFound,

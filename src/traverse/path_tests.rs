@@ -1,5 +1,12 @@
 //! Property tests of the path kernels and `bfs_levels` against a plain BFS oracle.
 
+// Test code: small graphs (ids and lengths far below u32::MAX), oracle loops over indices.
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::needless_range_loop,
+    clippy::too_many_arguments
+)]
+
 use proptest::prelude::*;
 
 use super::testgraph::{EdgeSpec, VecGraph, arb_direction, arb_graph, arb_types, reordered};
@@ -7,7 +14,12 @@ use super::*;
 use crate::graph::{Direction, NodeId, TypeFilter};
 
 fn query(direction: Direction, types: &TypeFilter, max_hops: u32) -> PathQuery {
-    PathQuery { direction, types: types.clone(), max_hops, budget: Budget::default() }
+    PathQuery {
+        direction,
+        types: types.clone(),
+        max_hops,
+        budget: Budget::default(),
+    }
 }
 
 fn assert_valid(g: &VecGraph, p: &Path, from: NodeId, to: NodeId, q: &PathQuery) {
@@ -15,13 +27,27 @@ fn assert_valid(g: &VecGraph, p: &Path, from: NodeId, to: NodeId, q: &PathQuery)
     assert_eq!(p.nodes.first(), Some(&from));
     assert_eq!(p.nodes.last(), Some(&to));
     for (i, h) in p.hops.iter().enumerate() {
-        let ok = g.valid_hop(p.nodes[i], p.nodes[i + 1], h.edge, h.edge_type, h.forward, q.direction, &q.types);
+        let ok = g.valid_hop(
+            p.nodes[i],
+            p.nodes[i + 1],
+            h.edge,
+            h.edge_type,
+            h.forward,
+            q.direction,
+            &q.types,
+        );
         assert!(ok, "hop {i} of {p:?} is not an allowed edge");
     }
 }
 
 /// Number of shortest paths from `s` to `t` (saturating), by DP over the oracle's BFS DAG.
-fn count_shortest(g: &VecGraph, s: NodeId, t: NodeId, direction: Direction, types: &TypeFilter) -> u128 {
+fn count_shortest(
+    g: &VecGraph,
+    s: NodeId,
+    t: NodeId,
+    direction: Direction,
+    types: &TypeFilter,
+) -> u128 {
     let dist = g.distances(s, direction, types);
     let mut order: Vec<usize> = (0..dist.len()).filter(|&v| dist[v].is_some()).collect();
     order.sort_by_key(|&v| dist[v]);
@@ -38,7 +64,14 @@ fn count_shortest(g: &VecGraph, s: NodeId, t: NodeId, direction: Direction, type
 }
 
 /// Lengths of all simple paths from `s` to `t` of at most `max_hops`, by explicit-stack DFS.
-fn simple_path_lengths(g: &VecGraph, s: NodeId, t: NodeId, direction: Direction, types: &TypeFilter, max_hops: usize) -> Vec<usize> {
+fn simple_path_lengths(
+    g: &VecGraph,
+    s: NodeId,
+    t: NodeId,
+    direction: Direction,
+    types: &TypeFilter,
+    max_hops: usize,
+) -> Vec<usize> {
     let mut lengths = Vec::new();
     if s == t {
         return vec![0];
@@ -190,10 +223,20 @@ fn tiny_budget_yields_limit_reached() {
     q.budget.visited_max = 50;
     let got = shortest_path(&g, &mut Scratch::new(), NodeId(0), NodeId(9_999), &q);
     assert_eq!(got, PathOutcome::LimitReached { visited: 50 });
-    let stats = bfs_levels(&g, &mut Scratch::new(), NodeId(0), Direction::Out, &TypeFilter::All, &q.budget);
+    let stats = bfs_levels(
+        &g,
+        &mut Scratch::new(),
+        NodeId(0),
+        Direction::Out,
+        &TypeFilter::All,
+        &q.budget,
+    );
     assert_eq!(stats.completion, Completion::LimitReached { visited: 50 });
     assert_eq!(stats.reached, 50);
-    q.budget = Budget { visited_max: u64::MAX, deadline: Some(std::time::Instant::now()) };
+    q.budget = Budget {
+        visited_max: u64::MAX,
+        deadline: Some(std::time::Instant::now()),
+    };
     let got = shortest_path(&g, &mut Scratch::new(), NodeId(0), NodeId(9_999), &q);
     assert!(matches!(got, PathOutcome::LimitReached { .. }), "{got:?}");
 }
@@ -203,15 +246,34 @@ fn exact_max_hops_is_found_and_one_less_is_not() {
     let g = chain(8);
     let mut scratch = Scratch::new();
     let q = query(Direction::Out, &TypeFilter::All, 7);
-    assert!(matches!(shortest_path(&g, &mut scratch, NodeId(0), NodeId(7), &q), PathOutcome::Found(p) if p.len() == 7));
+    assert!(
+        matches!(shortest_path(&g, &mut scratch, NodeId(0), NodeId(7), &q), PathOutcome::Found(p) if p.len() == 7)
+    );
     let q = query(Direction::Out, &TypeFilter::All, 6);
-    assert_eq!(shortest_path(&g, &mut scratch, NodeId(0), NodeId(7), &q), PathOutcome::NotFound);
+    assert_eq!(
+        shortest_path(&g, &mut scratch, NodeId(0), NodeId(7), &q),
+        PathOutcome::NotFound
+    );
     let q = query(Direction::In, &TypeFilter::All, 7);
-    assert!(matches!(shortest_path(&g, &mut scratch, NodeId(7), NodeId(0), &q), PathOutcome::Found(p) if p.hops.iter().all(|h| !h.forward)));
+    assert!(
+        matches!(shortest_path(&g, &mut scratch, NodeId(7), NodeId(0), &q), PathOutcome::Found(p) if p.hops.iter().all(|h| !h.forward))
+    );
     let q = query(Direction::Out, &TypeFilter::All, 0);
-    assert_eq!(shortest_path(&g, &mut scratch, NodeId(3), NodeId(3), &q), PathOutcome::Found(Path { nodes: vec![NodeId(3)], hops: vec![] }));
-    assert_eq!(shortest_path(&g, &mut scratch, NodeId(3), NodeId(4), &q), PathOutcome::NotFound);
-    assert_eq!(shortest_path(&g, &mut scratch, NodeId(3), NodeId(99), &q), PathOutcome::NotFound);
+    assert_eq!(
+        shortest_path(&g, &mut scratch, NodeId(3), NodeId(3), &q),
+        PathOutcome::Found(Path {
+            nodes: vec![NodeId(3)],
+            hops: vec![]
+        })
+    );
+    assert_eq!(
+        shortest_path(&g, &mut scratch, NodeId(3), NodeId(4), &q),
+        PathOutcome::NotFound
+    );
+    assert_eq!(
+        shortest_path(&g, &mut scratch, NodeId(3), NodeId(99), &q),
+        PathOutcome::NotFound
+    );
 }
 
 #[test]
@@ -222,8 +284,14 @@ fn generation_wrap_around_clears_marks() {
     let want = shortest_path(&g, &mut scratch, NodeId(0), NodeId(5), &q);
     scratch.force_generation(u32::MAX - 1);
     for _ in 0..4 {
-        assert_eq!(shortest_path(&g, &mut scratch, NodeId(0), NodeId(5), &q), want);
-        assert_eq!(shortest_path(&g, &mut scratch, NodeId(5), NodeId(0), &q).clone(), shortest_path(&g, &mut Scratch::new(), NodeId(5), NodeId(0), &q));
+        assert_eq!(
+            shortest_path(&g, &mut scratch, NodeId(0), NodeId(5), &q),
+            want
+        );
+        assert_eq!(
+            shortest_path(&g, &mut scratch, NodeId(5), NodeId(0), &q).clone(),
+            shortest_path(&g, &mut Scratch::new(), NodeId(5), NodeId(0), &q)
+        );
     }
 }
 
@@ -240,7 +308,9 @@ fn pool_hands_out_separate_scratches_across_threads() {
                     let mut scratch = pool.get();
                     let (a, b) = ((i * 7 + t) % 500, (i * 13 + 3 * t) % 500);
                     let got = shortest_path(g, &mut scratch, NodeId(a), NodeId(b), q);
-                    assert!(matches!(got, PathOutcome::Found(p) if p.len() == a.abs_diff(b) as usize));
+                    assert!(
+                        matches!(got, PathOutcome::Found(p) if p.len() == a.abs_diff(b) as usize)
+                    );
                 }
             });
         }

@@ -172,7 +172,14 @@ where
     if !meter.check_deadline() {
         return Err(meter.exhausted());
     }
-    let Side { mark, depth, link, seed, frontier, next } = side;
+    let Side {
+        mark,
+        depth,
+        link,
+        seed,
+        frontier,
+        next,
+    } = side;
     next.clear();
     let mut stopped = false;
     for &u in frontier.iter() {
@@ -183,7 +190,12 @@ where
                 if stopped || v >= bound {
                     return;
                 }
-                let cand = Link { parent: u, edge: e.edge, edge_type: e.edge_type, forward };
+                let cand = Link {
+                    parent: u,
+                    edge: e.edge,
+                    edge_type: e.edge_type,
+                    forward,
+                };
                 if mark[v] != generation {
                     if !meter.visit() {
                         stopped = true;
@@ -232,13 +244,19 @@ impl ScratchPool {
 
     /// A pool keeping at most `keep_max` idle scratches (each holds ~56 bytes per node).
     pub fn with_keep_max(keep_max: usize) -> ScratchPool {
-        ScratchPool { free: Mutex::new(Vec::new()), keep_max }
+        ScratchPool {
+            free: Mutex::new(Vec::new()),
+            keep_max,
+        }
     }
 
     /// Borrows a scratch for one query. Never blocks for longer than a push or pop.
     pub fn get(&self) -> PooledScratch<'_> {
         let scratch = self.lock().pop().unwrap_or_default();
-        PooledScratch { pool: self, scratch }
+        PooledScratch {
+            pool: self,
+            scratch,
+        }
     }
 
     /// Number of idle scratches.
@@ -253,7 +271,9 @@ impl ScratchPool {
         }
         #[cfg(loom)]
         {
-            self.free.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+            self.free
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
         }
     }
 }

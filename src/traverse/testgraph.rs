@@ -1,5 +1,12 @@
 //! A tiny in-memory graph for the kernel's tests, plus a plain-BFS oracle.
 
+// Test code: small graphs (ids and lengths far below u32::MAX), oracle loops over indices.
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::needless_range_loop,
+    clippy::too_many_arguments
+)]
+
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 
@@ -21,11 +28,22 @@ pub(crate) struct VecGraph {
 impl VecGraph {
     pub(crate) fn new(nodes: u32, edges: &[EdgeSpec]) -> VecGraph {
         let n = nodes as usize;
-        let mut g = VecGraph { out: vec![Vec::new(); n], inn: vec![Vec::new(); n] };
+        let mut g = VecGraph {
+            out: vec![Vec::new(); n],
+            inn: vec![Vec::new(); n],
+        };
         for &(s, t, ty, id) in edges {
             let (edge, edge_type) = (EdgeId(id), TypeId(ty));
-            g.out[s as usize].push(EdgeRef { neighbor: NodeId(t), edge, edge_type });
-            g.inn[t as usize].push(EdgeRef { neighbor: NodeId(s), edge, edge_type });
+            g.out[s as usize].push(EdgeRef {
+                neighbor: NodeId(t),
+                edge,
+                edge_type,
+            });
+            g.inn[t as usize].push(EdgeRef {
+                neighbor: NodeId(s),
+                edge,
+                edge_type,
+            });
         }
         g
     }
@@ -39,7 +57,12 @@ impl VecGraph {
     }
 
     /// Steps from `u` in `direction`: (neighbor, edge, type, forward).
-    pub(crate) fn steps(&self, u: NodeId, direction: Direction, types: &TypeFilter) -> Vec<(NodeId, EdgeRef, bool)> {
+    pub(crate) fn steps(
+        &self,
+        u: NodeId,
+        direction: Direction,
+        types: &TypeFilter,
+    ) -> Vec<(NodeId, EdgeRef, bool)> {
         let mut v = Vec::new();
         for &d in direction.dirs() {
             for e in self.list(u, d) {
@@ -52,7 +75,12 @@ impl VecGraph {
     }
 
     /// Plain BFS distances from `s` (None = unreachable).
-    pub(crate) fn distances(&self, s: NodeId, direction: Direction, types: &TypeFilter) -> Vec<Option<u32>> {
+    pub(crate) fn distances(
+        &self,
+        s: NodeId,
+        direction: Direction,
+        types: &TypeFilter,
+    ) -> Vec<Option<u32>> {
         let mut dist = vec![None; self.out.len()];
         if s.index() >= dist.len() {
             return dist;
@@ -72,7 +100,16 @@ impl VecGraph {
     }
 
     /// Checks that `hop` leads from `a` to `b` along a real edge allowed by the query.
-    pub(crate) fn valid_hop(&self, a: NodeId, b: NodeId, edge: EdgeId, ty: TypeId, forward: bool, direction: Direction, types: &TypeFilter) -> bool {
+    pub(crate) fn valid_hop(
+        &self,
+        a: NodeId,
+        b: NodeId,
+        edge: EdgeId,
+        ty: TypeId,
+        forward: bool,
+        direction: Direction,
+        types: &TypeFilter,
+    ) -> bool {
         self.steps(a, direction, types)
             .iter()
             .any(|(v, e, f)| *v == b && e.edge == edge && e.edge_type == ty && *f == forward)
@@ -83,7 +120,13 @@ impl Adjacency for VecGraph {
     fn node_bound(&self) -> u32 {
         u32::try_from(self.out.len()).unwrap_or(u32::MAX)
     }
-    fn for_each_edge<F: FnMut(EdgeRef)>(&self, node: NodeId, dir: EdgeDir, types: &TypeFilter, mut f: F) {
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
         for e in self.list(node, dir) {
             if types.allows(e.edge_type) {
                 f(*e);
@@ -106,7 +149,13 @@ impl Adjacency for VecGraph {
         }
         Some(b)
     }
-    fn try_for_each_edge<F: FnMut(EdgeRef) -> ControlFlow<()>>(&self, node: NodeId, dir: EdgeDir, types: &TypeFilter, mut f: F) -> ControlFlow<()> {
+    fn try_for_each_edge<F: FnMut(EdgeRef) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) -> ControlFlow<()> {
         for e in self.list(node, dir) {
             if types.allows(e.edge_type) {
                 f(*e)?;
@@ -118,7 +167,10 @@ impl Adjacency for VecGraph {
 
 /// A random small typed multigraph: node count and edge list (self loops, parallel edges of
 /// different types and isolated nodes all occur). Edge ids are distinct but not in order.
-pub(crate) fn arb_graph(max_nodes: u32, max_edges: usize) -> impl Strategy<Value = (u32, Vec<EdgeSpec>)> {
+pub(crate) fn arb_graph(
+    max_nodes: u32,
+    max_edges: usize,
+) -> impl Strategy<Value = (u32, Vec<EdgeSpec>)> {
     (1..=max_nodes).prop_flat_map(move |n| {
         let edge = (0..n, 0..n, 0u16..4);
         (Just(n), proptest::collection::vec(edge, 0..=max_edges)).prop_map(|(n, es)| {
@@ -133,7 +185,11 @@ pub(crate) fn arb_graph(max_nodes: u32, max_edges: usize) -> impl Strategy<Value
 }
 
 pub(crate) fn arb_direction() -> impl Strategy<Value = Direction> {
-    prop_oneof![Just(Direction::Out), Just(Direction::In), Just(Direction::Both)]
+    prop_oneof![
+        Just(Direction::Out),
+        Just(Direction::In),
+        Just(Direction::Both)
+    ]
 }
 
 pub(crate) fn arb_types() -> impl Strategy<Value = TypeFilter> {

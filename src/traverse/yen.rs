@@ -33,7 +33,13 @@ impl<G: Adjacency> Adjacency for Masked<'_, G> {
     fn node_bound(&self) -> u32 {
         self.inner.node_bound()
     }
-    fn for_each_edge<F: FnMut(EdgeRef)>(&self, node: NodeId, dir: EdgeDir, types: &TypeFilter, mut f: F) {
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
         if self.banned_nodes.contains(&node) {
             return;
         }
@@ -60,7 +66,11 @@ impl<G: Adjacency> Adjacency for Masked<'_, G> {
             return ControlFlow::Continue(());
         }
         self.inner.try_for_each_edge(node, dir, types, |e| {
-            if self.allowed(&e) { f(e) } else { ControlFlow::Continue(()) }
+            if self.allowed(&e) {
+                f(e)
+            } else {
+                ControlFlow::Continue(())
+            }
         })
     }
 }
@@ -90,8 +100,19 @@ pub fn k_shortest_simple_paths<G: Adjacency>(
         return out;
     }
     let (direction, types) = (query.direction, &query.types);
-    let limit = |meter: &Meter| Completion::LimitReached { visited: meter.visited() };
-    match shortest_metered(graph, scratch, from, to, direction, types, query.max_hops, &mut meter) {
+    let limit = |meter: &Meter| Completion::LimitReached {
+        visited: meter.visited(),
+    };
+    match shortest_metered(
+        graph,
+        scratch,
+        from,
+        to,
+        direction,
+        types,
+        query.max_hops,
+        &mut meter,
+    ) {
         Err(_) => {
             out.completion = limit(&meter);
             return out;
@@ -103,7 +124,9 @@ pub fn k_shortest_simple_paths<G: Adjacency>(
     let mut banned_nodes = HashSet::new();
     let mut banned_edges = HashSet::new();
     while out.paths.len() < k {
-        let Some(prev) = out.paths.last().cloned() else { break };
+        let Some(prev) = out.paths.last().cloned() else {
+            break;
+        };
         for i in 0..prev.hops.len() {
             let spur = prev.nodes[i];
             let root_nodes = &prev.nodes[..=i];
@@ -116,16 +139,23 @@ pub fn k_shortest_simple_paths<G: Adjacency>(
             }
             banned_nodes.clear();
             banned_nodes.extend(root_nodes[..i].iter().copied());
-            let masked = Masked { inner: graph, banned_nodes: &banned_nodes, banned_edges: &banned_edges };
-            let hops_left = query.max_hops.saturating_sub(u32::try_from(i).unwrap_or(u32::MAX));
-            let spur_path =
-                match shortest_metered(&masked, scratch, spur, to, direction, types, hops_left, &mut meter) {
-                    Err(_) => {
-                        out.completion = limit(&meter);
-                        return out;
-                    }
-                    Ok(p) => p,
-                };
+            let masked = Masked {
+                inner: graph,
+                banned_nodes: &banned_nodes,
+                banned_edges: &banned_edges,
+            };
+            let hops_left = query
+                .max_hops
+                .saturating_sub(u32::try_from(i).unwrap_or(u32::MAX));
+            let spur_path = match shortest_metered(
+                &masked, scratch, spur, to, direction, types, hops_left, &mut meter,
+            ) {
+                Err(_) => {
+                    out.completion = limit(&meter);
+                    return out;
+                }
+                Ok(p) => p,
+            };
             if let Some(sp) = spur_path {
                 let mut nodes = root_nodes.to_vec();
                 nodes.extend_from_slice(&sp.nodes[1..]);

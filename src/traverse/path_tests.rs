@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use super::testgraph::{EdgeSpec, VecGraph, arb_direction, arb_graph, arb_types, reordered};
 use super::*;
-use crate::graph::{Direction, NodeId, TypeFilter};
+use crate::graph::{Direction, NodeId, TypeFilter, TypeId};
 
 fn query(direction: Direction, types: &TypeFilter, max_hops: u32) -> PathQuery {
     PathQuery {
@@ -316,4 +316,103 @@ fn pool_hands_out_separate_scratches_across_threads() {
         }
     });
     assert!(pool.idle() >= 1 && pool.idle() <= 4);
+}
+
+/// A graph that implements only the required methods: no bitmaps, no early exit.
+struct NoHints<'a>(&'a VecGraph);
+
+impl Adjacency for NoHints<'_> {
+    fn node_bound(&self) -> u32 {
+        self.0.node_bound()
+    }
+    fn for_each_edge<F: FnMut(crate::graph::EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: crate::graph::EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
+        self.0.for_each_edge(node, dir, types, f)
+    }
+    fn degree_estimate(&self, node: NodeId, dir: crate::graph::EdgeDir) -> u32 {
+        self.0.degree_estimate(node, dir)
+    }
+}
+
+/// A seeded random graph big enough for the direction-optimizing switch to fire.
+fn random_graph(n: u32, m: usize, seed: u64) -> VecGraph {
+    let mut x = seed;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) as u32
+    };
+    let edges: Vec<EdgeSpec> = (0..m)
+        .map(|i| (next() % n, next() % n, (next() % 4) as u16, i as u64))
+        .collect();
+    VecGraph::new(n, &edges)
+}
+
+#[test]
+fn bfs_bottom_up_steps_agree_with_oracle() {
+    let g = random_graph(3000, 24_000, 7);
+    let mut scratch = Scratch::new();
+    let mut bottom_up_total = 0;
+    for dir in [Direction::Out, Direction::In, Direction::Both] {
+        for types in [
+            TypeFilter::All,
+            TypeFilter::only([TypeId(0), TypeId(2)]),
+            TypeFilter::only([TypeId(3)]),
+        ] {
+            for s in [0u32, 17, 2999] {
+                let dist = g.distances(NodeId(s), dir, &types);
+                let stats =
+                    bfs_levels(&g, &mut scratch, NodeId(s), dir, &types, &Budget::default());
+                assert_eq!(
+                    stats.reached,
+                    dist.iter().flatten().count() as u64,
+                    "{dir:?} {types:?} {s}"
+                );
+                assert_eq!(
+                    stats.max_depth,
+                    dist.iter().flatten().copied().max().unwrap_or(0)
+                );
+                let plain = bfs_levels(
+                    &NoHints(&g),
+                    &mut scratch,
+                    NodeId(s),
+                    dir,
+                    &types,
+                    &Budget::default(),
+                );
+                assert_eq!(
+                    (plain.reached, plain.max_depth),
+                    (stats.reached, stats.max_depth)
+                );
+                bottom_up_total += stats.bottom_up_levels;
+            }
+        }
+    }
+    assert!(bottom_up_total > 0, "the bottom-up step never ran");
+}
+
+#[test]
+fn paths_on_a_larger_graph_match_oracle() {
+    let g = random_graph(2000, 5000, 11);
+    let mut scratch = Scratch::new();
+    for dir in [Direction::Out, Direction::In, Direction::Both] {
+        for i in 0..40u32 {
+            let (a, b) = ((i * 97) % 2000, (i * 389 + 5) % 2000);
+            let q = query(dir, &TypeFilter::only([TypeId(1), TypeId(3)]), 12);
+            let want = g.distances(NodeId(a), dir, &q.types)[b as usize].filter(|&d| d <= 12);
+            match shortest_path(&g, &mut scratch, NodeId(a), NodeId(b), &q) {
+                PathOutcome::Found(p) => {
+                    assert_eq!(Some(p.len() as u32), want);
+                    assert_valid(&g, &p, NodeId(a), NodeId(b), &q);
+                }
+                other => assert_eq!((other, want), (PathOutcome::NotFound, None)),
+            }
+        }
+    }
 }

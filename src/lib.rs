@@ -31,6 +31,8 @@ pub mod db;
 
 pub mod traverse;
 
+pub mod memory;
+
 pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
     WriteBatch,

@@ -9,4 +9,5 @@
 mod common;
 mod design_doc;
 mod engine;
+mod memory_tools;
 mod model;

@@ -209,10 +209,10 @@ pub fn memory_path(
     };
     if req.all_shortest {
         let out = traverse::all_shortest_paths(snap, scratch, from, to, &query, ALL_SHORTEST_MAX);
-        if let Completion::LimitReached { visited } = out.completion {
-            if out.paths.is_empty() {
-                return Ok(limit(visited));
-            }
+        if let Completion::LimitReached { visited } = out.completion
+            && out.paths.is_empty()
+        {
+            return Ok(limit(visited));
         }
         let Some(first) = out.paths.first() else {
             return Ok(PathResult::not_found(no_path()));

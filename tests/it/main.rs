@@ -11,3 +11,4 @@ mod design_doc;
 mod engine;
 mod memory_tools;
 mod model;
+mod paths;

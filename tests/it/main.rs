@@ -12,3 +12,4 @@ mod engine;
 mod memory_tools;
 mod model;
 mod paths;
+mod processes;

@@ -108,7 +108,7 @@ pub fn all_shortest_paths<G: Adjacency>(
                         stopped = true;
                         return;
                     }
-                    backward.reach(generation, u, total - position, Link::default(), 0);
+                    backward.reach(generation, u, total - position, Link::default());
                     next.push(u);
                 });
             }

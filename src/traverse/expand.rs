@@ -171,9 +171,9 @@ pub fn expand<G: Adjacency>(
                 0,
                 Link {
                     parent: s,
+                    seed: rank,
                     ..Link::default()
                 },
-                rank,
             );
             side.frontier.push(s);
         }
@@ -182,14 +182,7 @@ pub fn expand<G: Adjacency>(
         Some(table) => table.get(usize::from(t.0)).copied().unwrap_or(u32::MAX),
         None => u32::from(t.0),
     };
-    let key = |l: &Link, seeds: &[u32]| {
-        (
-            seeds[l.parent.index()],
-            rank_of(l.edge_type),
-            !l.forward,
-            l.edge,
-        )
-    };
+    let key = |l: &Link| (l.seed, rank_of(l.edge_type), !l.forward, l.edge);
 
     for level in 0..query.hops {
         if sides
@@ -233,7 +226,7 @@ pub fn expand<G: Adjacency>(
                         Some(_) if k == 1 => continue,
                         Some(_) => {
                             let i = v.index();
-                            if key(&other.link[i], &other.seed) < key(&this.link[i], &this.seed) {
+                            if key(&other.link[i]) < key(&this.link[i]) {
                                 winner = 1 - k;
                             }
                         }
@@ -241,7 +234,7 @@ pub fn expand<G: Adjacency>(
                     }
                 }
                 if (query.filter)(v) {
-                    found.push((sides[winner].seed[v.index()], v, winner));
+                    found.push((sides[winner].link[v.index()].seed, v, winner));
                 }
             }
         }

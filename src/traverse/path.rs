@@ -119,7 +119,7 @@ pub(crate) struct Meet {
 
 /// Tie-break key for a parent link (rule 1 of the module docs).
 #[inline]
-fn path_key(link: &Link, _seeds: &[u32]) -> (NodeId, TypeId, EdgeId, bool) {
+fn path_key(link: &Link) -> (NodeId, TypeId, EdgeId, bool) {
     (link.parent, link.edge_type, link.edge, !link.forward)
 }
 
@@ -159,7 +159,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
             parent: origin[s],
             ..Link::default()
         };
-        sides[s].reach(generation, origin[s], 0, root, 0);
+        sides[s].reach(generation, origin[s], 0, root);
         sides[s].frontier.push(origin[s]);
         cost[s] = degree_sum(graph, &sides[s].frontier, dirs[s]);
         if from == to {

@@ -1,8 +1,9 @@
 //! Reusable per-query memory.
 //!
 //! A [`Scratch`] holds two "sides" (forward and backward halves of a bidirectional search, or
-//! two sweeps of an expansion), each with a generation-stamped visited mark, a BFS depth, a
-//! parent link and a seed index per node, plus frontier vectors. Starting a query bumps the
+//! two sweeps of an expansion), each with a generation-stamped visited mark packed with the
+//! BFS depth into one `u64` (one load answers "seen? at which depth?"), a parent link (with
+//! the seed index for expansions) per node, plus frontier vectors. Starting a query bumps the
 //! generation, which invalidates every mark at once; only when the 32-bit generation wraps
 //! around are the marks cleared (once per four billion queries). The arrays grow lazily to
 //! the graph's [`node_bound`](super::Adjacency::node_bound) and never shrink, so a scratch
@@ -18,53 +19,69 @@ use super::budget::{Exhausted, Meter};
 use crate::graph::{EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
 use crate::sync::{Mutex, MutexGuard};
 
-/// How a node was reached: the previous node on the way from the side's origin, the edge and
-/// whether the edge was walked from its source to its target.
+/// How a node was reached: the previous node on the way from the side's origin, the edge,
+/// whether the edge was walked from its source to its target, and the seed (expansions) the
+/// chain started from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Link {
     pub(crate) parent: NodeId,
+    pub(crate) seed: u32,
     pub(crate) edge: EdgeId,
     pub(crate) edge_type: TypeId,
     pub(crate) forward: bool,
 }
 
-/// Per-node state of one search side. Entries are meaningful only where `mark == generation`.
+/// Packs a generation and a depth into one word, so that the hot "seen? at which depth?"
+/// test is a single load.
+#[inline]
+pub(crate) fn stamp(generation: u32, depth: u32) -> u64 {
+    (u64::from(generation) << 32) | u64::from(depth)
+}
+
+/// The generation part of a stamp.
+#[inline]
+pub(crate) fn stamp_generation(s: u64) -> u32 {
+    (s >> 32) as u32
+}
+
+/// The depth part of a stamp.
+#[inline]
+#[allow(clippy::cast_possible_truncation)] // keeps the low 32 bits on purpose: the depth
+pub(crate) fn stamp_depth(s: u64) -> u32 {
+    s as u32
+}
+
+/// Per-node state of one search side. `seen[v]` is `stamp(generation, depth)` for nodes
+/// reached in the current query; `link[v]` is meaningful only for those.
 #[derive(Debug, Default)]
 pub(crate) struct Side {
-    pub(crate) mark: Vec<u32>,
-    pub(crate) depth: Vec<u32>,
+    pub(crate) seen: Vec<u64>,
     pub(crate) link: Vec<Link>,
-    pub(crate) seed: Vec<u32>,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
 }
 
 impl Side {
     fn grow(&mut self, bound: usize) {
-        if self.mark.len() < bound {
-            self.mark.resize(bound, 0);
-            self.depth.resize(bound, 0);
+        if self.seen.len() < bound {
+            self.seen.resize(bound, 0);
             self.link.resize(bound, Link::default());
-            self.seed.resize(bound, 0);
         }
     }
 
     /// Marks `v` (which must be below the scratch bound) as reached at `depth`.
     #[inline]
-    pub(crate) fn reach(&mut self, generation: u32, v: NodeId, depth: u32, link: Link, seed: u32) {
+    pub(crate) fn reach(&mut self, generation: u32, v: NodeId, depth: u32, link: Link) {
         let i = v.index();
-        self.mark[i] = generation;
-        self.depth[i] = depth;
+        self.seen[i] = stamp(generation, depth);
         self.link[i] = link;
-        self.seed[i] = seed;
     }
 
     /// The depth of `v` on this side, if reached in this generation.
     #[inline]
     pub(crate) fn depth_of(&self, generation: u32, v: NodeId) -> Option<u32> {
-        let i = v.index();
-        match self.mark.get(i) {
-            Some(&m) if m == generation => self.depth.get(i).copied(),
+        match self.seen.get(v.index()) {
+            Some(&s) if stamp_generation(s) == generation => Some(stamp_depth(s)),
             _ => None,
         }
     }
@@ -93,7 +110,7 @@ impl Scratch {
 
     /// Number of nodes the arrays currently cover.
     pub fn capacity_nodes(&self) -> usize {
-        self.sides[0].mark.len()
+        self.sides[0].seen.len()
     }
 
     /// Starts a query on a graph with `bound` node ids: grows the arrays if needed, bumps
@@ -110,7 +127,7 @@ impl Scratch {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             for side in &mut self.sides {
-                side.mark.fill(0);
+                side.seen.fill(0);
             }
             self.generation = 1;
         }
@@ -146,7 +163,7 @@ pub(crate) fn degree_sum<G: Adjacency>(graph: &G, nodes: &[NodeId], dirs: &[Edge
 
 /// Expands every node of `side.frontier` (all at depth `level`) one hop along `dirs` into
 /// `side.next` (depth `level + 1`). A node reached from several frontier nodes keeps the
-/// candidate link with the least `key(link, seeds)`, so the choice does not depend on the
+/// candidate link with the least `key(link)`, so the choice does not depend on the
 /// order edges are yielded. `forward_on_out` says whether an edge found in `EdgeDir::Out` is
 /// walked source-to-target from this side's point of view (true for a forward side).
 ///
@@ -167,22 +184,22 @@ pub(crate) fn expand_level<G, K, F>(
 where
     G: Adjacency,
     K: Ord,
-    F: Fn(&Link, &[u32]) -> K,
+    F: Fn(&Link) -> K,
 {
     if !meter.check_deadline() {
         return Err(meter.exhausted());
     }
     let Side {
-        mark,
-        depth,
+        seen,
         link,
-        seed,
         frontier,
         next,
     } = side;
     next.clear();
+    let current = stamp(generation, level + 1);
     let mut stopped = false;
     for &u in frontier.iter() {
+        let seed = link[u.index()].seed;
         for &d in dirs {
             let forward = (d == EdgeDir::Out) == forward_on_out;
             graph.for_each_edge(u, d, types, |e| {
@@ -192,23 +209,22 @@ where
                 }
                 let cand = Link {
                     parent: u,
+                    seed,
                     edge: e.edge,
                     edge_type: e.edge_type,
                     forward,
                 };
-                if mark[v] != generation {
+                let s = seen[v];
+                if stamp_generation(s) != generation {
                     if !meter.visit() {
                         stopped = true;
                         return;
                     }
-                    mark[v] = generation;
-                    depth[v] = level + 1;
+                    seen[v] = current;
                     link[v] = cand;
-                    seed[v] = seed[u.index()];
                     next.push(e.neighbor);
-                } else if depth[v] == level + 1 && key(&cand, seed) < key(&link[v], seed) {
+                } else if s == current && key(&cand) < key(&link[v]) {
                     link[v] = cand;
-                    seed[v] = seed[u.index()];
                 }
             });
             if stopped {
@@ -242,7 +258,7 @@ impl ScratchPool {
         ScratchPool::with_keep_max(ScratchPool::KEEP_MAX_DEFAULT)
     }
 
-    /// A pool keeping at most `keep_max` idle scratches (each holds ~56 bytes per node).
+    /// A pool keeping at most `keep_max` idle scratches (each holds 64 bytes per node).
     pub fn with_keep_max(keep_max: usize) -> ScratchPool {
         ScratchPool {
             free: Mutex::new(Vec::new()),

@@ -43,7 +43,7 @@ pub struct TraverseOutcome {
 pub type NeighborStep = (NodeId, EdgeId, TypeId, bool);
 
 #[inline]
-fn walk_key(link: &Link, _seeds: &[u32]) -> (NodeId, TypeId, EdgeId, bool) {
+fn walk_key(link: &Link) -> (NodeId, TypeId, EdgeId, bool) {
     (link.parent, link.edge_type, link.edge, !link.forward)
 }
 
@@ -86,7 +86,6 @@ pub fn traverse<G: Adjacency>(
             parent: start,
             ..Link::default()
         },
-        0,
     );
     side.frontier.push(start);
     let dirs = direction.dirs();

@@ -126,7 +126,7 @@ pub fn bfs_levels<G: Adjacency>(
             });
             let mut scan = |v: u32, side: &mut Side, stats: &mut BfsStats| -> bool {
                 let vi = v as usize;
-                if vi >= bound_us || stamp_generation(side.seen[vi]) == generation {
+                if vi >= bound_us || stamp_generation(side.node[vi].stamp) == generation {
                     return true;
                 }
                 let mut found = false;
@@ -134,7 +134,7 @@ pub fn bfs_levels<G: Adjacency>(
                     let flow = graph.try_for_each_edge(NodeId(v), d, types, |e| {
                         stats.edges_examined += 1;
                         let u = e.neighbor.index();
-                        if u < bound_us && side.seen[u] == in_frontier {
+                        if u < bound_us && side.node[u].stamp == in_frontier {
                             ControlFlow::Break(())
                         } else {
                             ControlFlow::Continue(())
@@ -149,7 +149,7 @@ pub fn bfs_levels<G: Adjacency>(
                     if !meter.visit() {
                         return false;
                     }
-                    side.seen[vi] = stamp(generation, level + 1);
+                    side.node[vi].stamp = stamp(generation, level + 1);
                     side.next.push(NodeId(v));
                 }
                 true
@@ -174,7 +174,7 @@ pub fn bfs_levels<G: Adjacency>(
             }
         } else {
             let Side {
-                seen,
+                node,
                 frontier,
                 next,
                 ..
@@ -184,14 +184,15 @@ pub fn bfs_levels<G: Adjacency>(
                     graph.for_each_edge(u, d, types, |e| {
                         stats.edges_examined += 1;
                         let v = e.neighbor.index();
-                        if stopped || v >= bound_us || stamp_generation(seen[v]) == generation {
+                        if stopped || v >= bound_us || stamp_generation(node[v].stamp) == generation
+                        {
                             return;
                         }
                         if !meter.visit() {
                             stopped = true;
                             return;
                         }
-                        seen[v] = next_stamp;
+                        node[v].stamp = next_stamp;
                         next.push(e.neighbor);
                     });
                 }

@@ -226,7 +226,7 @@ pub fn expand<G: Adjacency>(
                         Some(_) if k == 1 => continue,
                         Some(_) => {
                             let i = v.index();
-                            if key(&other.link[i]) < key(&this.link[i]) {
+                            if key(&other.node[i].link) < key(&this.node[i].link) {
                                 winner = 1 - k;
                             }
                         }
@@ -234,7 +234,7 @@ pub fn expand<G: Adjacency>(
                     }
                 }
                 if (query.filter)(v) {
-                    found.push((sides[winner].link[v.index()].seed, v, winner));
+                    found.push((sides[winner].node[v.index()].link.seed, v, winner));
                 }
             }
         }
@@ -245,7 +245,7 @@ pub fn expand<G: Adjacency>(
                 return out;
             }
             let side = &sides[k];
-            let link = side.link[v.index()];
+            let link = side.node[v.index()].link;
             let route = query.include_route.then(|| route(side, generation, v));
             out.results.push(Reached {
                 node: v,
@@ -270,7 +270,7 @@ fn route(side: &Side, generation: u32, v: NodeId) -> Vec<RouteStep> {
     let mut route = Vec::with_capacity(steps as usize);
     let mut cur = v;
     for _ in 0..steps {
-        let l = side.link[cur.index()];
+        let l = side.node[cur.index()].link;
         route.push((cur, l.edge, l.edge_type, l.forward));
         cur = l.parent;
     }

@@ -207,7 +207,6 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 }
             }
         }
-        cost[s] = degree_sum(graph, &this.next, dirs[s]);
         this.advance();
         if let Some((total, node)) = best {
             return Ok(Some(Meet {
@@ -217,6 +216,8 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 last: s,
             }));
         }
+        // Only a level that may be expanded later needs its cost.
+        cost[s] = degree_sum(graph, &this.frontier, dirs[s]);
     }
 }
 
@@ -232,7 +233,7 @@ fn chain(
     let steps = side.depth_of(generation, v).unwrap_or(0);
     let mut cur = v;
     for _ in 0..steps {
-        let link = side.link[cur.index()];
+        let link = side.node[cur.index()].link;
         hops.push(PathHop {
             edge: link.edge,
             edge_type: link.edge_type,

@@ -51,21 +51,28 @@ pub(crate) fn stamp_depth(s: u64) -> u32 {
     s as u32
 }
 
-/// Per-node state of one search side. `seen[v]` is `stamp(generation, depth)` for nodes
-/// reached in the current query; `link[v]` is meaningful only for those.
+/// One node's state on one side: 32 bytes, so the "seen?" test and the tie-break read of
+/// the link touch one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NodeState {
+    /// `stamp(generation, depth)` when reached in the current query.
+    pub(crate) stamp: u64,
+    /// Meaningful only when `stamp` carries the current generation.
+    pub(crate) link: Link,
+}
+
+/// Per-node state of one search side, plus its frontiers.
 #[derive(Debug, Default)]
 pub(crate) struct Side {
-    pub(crate) seen: Vec<u64>,
-    pub(crate) link: Vec<Link>,
+    pub(crate) node: Vec<NodeState>,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
 }
 
 impl Side {
     fn grow(&mut self, bound: usize) {
-        if self.seen.len() < bound {
-            self.seen.resize(bound, 0);
-            self.link.resize(bound, Link::default());
+        if self.node.len() < bound {
+            self.node.resize(bound, NodeState::default());
         }
     }
 
@@ -73,15 +80,17 @@ impl Side {
     #[inline]
     pub(crate) fn reach(&mut self, generation: u32, v: NodeId, depth: u32, link: Link) {
         let i = v.index();
-        self.seen[i] = stamp(generation, depth);
-        self.link[i] = link;
+        self.node[i] = NodeState {
+            stamp: stamp(generation, depth),
+            link,
+        };
     }
 
     /// The depth of `v` on this side, if reached in this generation.
     #[inline]
     pub(crate) fn depth_of(&self, generation: u32, v: NodeId) -> Option<u32> {
-        match self.seen.get(v.index()) {
-            Some(&s) if stamp_generation(s) == generation => Some(stamp_depth(s)),
+        match self.node.get(v.index()) {
+            Some(n) if stamp_generation(n.stamp) == generation => Some(stamp_depth(n.stamp)),
             _ => None,
         }
     }
@@ -110,7 +119,7 @@ impl Scratch {
 
     /// Number of nodes the arrays currently cover.
     pub fn capacity_nodes(&self) -> usize {
-        self.sides[0].seen.len()
+        self.sides[0].node.len()
     }
 
     /// Starts a query on a graph with `bound` node ids: grows the arrays if needed, bumps
@@ -127,7 +136,9 @@ impl Scratch {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             for side in &mut self.sides {
-                side.seen.fill(0);
+                for n in &mut side.node {
+                    n.stamp = 0;
+                }
             }
             self.generation = 1;
         }
@@ -190,8 +201,7 @@ where
         return Err(meter.exhausted());
     }
     let Side {
-        seen,
-        link,
+        node,
         frontier,
         next,
     } = side;
@@ -199,7 +209,7 @@ where
     let current = stamp(generation, level + 1);
     let mut stopped = false;
     for &u in frontier.iter() {
-        let seed = link[u.index()].seed;
+        let seed = node[u.index()].link.seed;
         for &d in dirs {
             let forward = (d == EdgeDir::Out) == forward_on_out;
             graph.for_each_edge(u, d, types, |e| {
@@ -214,17 +224,20 @@ where
                     edge_type: e.edge_type,
                     forward,
                 };
-                let s = seen[v];
+                let state = &mut node[v];
+                let s = state.stamp;
                 if stamp_generation(s) != generation {
                     if !meter.visit() {
                         stopped = true;
                         return;
                     }
-                    seen[v] = current;
-                    link[v] = cand;
+                    *state = NodeState {
+                        stamp: current,
+                        link: cand,
+                    };
                     next.push(e.neighbor);
-                } else if s == current && key(&cand) < key(&link[v]) {
-                    link[v] = cand;
+                } else if s == current && key(&cand) < key(&state.link) {
+                    state.link = cand;
                 }
             });
             if stopped {

@@ -118,7 +118,7 @@ pub fn traverse<G: Adjacency>(
             let mut path = Vec::with_capacity(level as usize + 1);
             let mut cur = v;
             for _ in 0..=level {
-                let l = side.link[cur.index()];
+                let l = side.node[cur.index()].link;
                 path.push((l.edge, l.edge_type, l.forward));
                 cur = l.parent;
             }

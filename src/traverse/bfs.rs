@@ -19,7 +19,7 @@ use std::ops::ControlFlow;
 
 use super::Adjacency;
 use super::budget::{Budget, Completion, Meter};
-use super::scratch::{Link, Scratch, Side, degree_sum, stamp, stamp_generation};
+use super::scratch::{Link, Scratch, Side, degree_sum};
 use crate::graph::{Direction, NodeId, TypeFilter};
 
 /// Beamer et al.'s α: go bottom-up when the frontier's edges exceed 1/α of the unexplored.
@@ -65,7 +65,7 @@ pub fn bfs_levels<G: Adjacency>(
         return stats;
     }
     let mut meter = Meter::new(budget);
-    let (generation, sides) = scratch.begin(bound);
+    let (base, sides) = scratch.begin(bound, u32::MAX);
     let side = &mut sides[0];
     let dirs = direction.dirs();
     let back_dirs = direction.reverse().dirs();
@@ -74,7 +74,7 @@ pub fn bfs_levels<G: Adjacency>(
         stats.completion = Completion::LimitReached { visited: 0 };
         return stats;
     }
-    side.reach(generation, source, 0, Link::default());
+    side.reach(base, source, 0, Link::default());
     side.frontier.push(source);
     stats.reached = 1;
 
@@ -108,8 +108,8 @@ pub fn bfs_levels<G: Adjacency>(
             }
         }
         previous_len = side.frontier.len();
-        let in_frontier = stamp(generation, level);
-        let next_stamp = stamp(generation, level + 1);
+        let in_frontier = base.saturating_add(level);
+        let next_stamp = base.saturating_add(level + 1);
         side.next.clear();
         let mut stopped = false;
         if bottom_up {
@@ -126,7 +126,7 @@ pub fn bfs_levels<G: Adjacency>(
             });
             let mut scan = |v: u32, side: &mut Side, stats: &mut BfsStats| -> bool {
                 let vi = v as usize;
-                if vi >= bound_us || stamp_generation(side.node[vi].stamp) == generation {
+                if vi >= bound_us || side.seen[vi] >= base {
                     return true;
                 }
                 let mut found = false;
@@ -134,7 +134,7 @@ pub fn bfs_levels<G: Adjacency>(
                     let flow = graph.try_for_each_edge(NodeId(v), d, types, |e| {
                         stats.edges_examined += 1;
                         let u = e.neighbor.index();
-                        if u < bound_us && side.node[u].stamp == in_frontier {
+                        if u < bound_us && side.seen[u] == in_frontier {
                             ControlFlow::Break(())
                         } else {
                             ControlFlow::Continue(())
@@ -149,7 +149,7 @@ pub fn bfs_levels<G: Adjacency>(
                     if !meter.visit() {
                         return false;
                     }
-                    side.node[vi].stamp = stamp(generation, level + 1);
+                    side.seen[vi] = base.saturating_add(level + 1);
                     side.next.push(NodeId(v));
                 }
                 true
@@ -174,7 +174,7 @@ pub fn bfs_levels<G: Adjacency>(
             }
         } else {
             let Side {
-                node,
+                seen,
                 frontier,
                 next,
                 ..
@@ -184,15 +184,14 @@ pub fn bfs_levels<G: Adjacency>(
                     graph.for_each_edge(u, d, types, |e| {
                         stats.edges_examined += 1;
                         let v = e.neighbor.index();
-                        if stopped || v >= bound_us || stamp_generation(node[v].stamp) == generation
-                        {
+                        if stopped || v >= bound_us || seen[v] >= base {
                             return;
                         }
                         if !meter.visit() {
                             stopped = true;
                             return;
                         }
-                        node[v].stamp = next_stamp;
+                        seen[v] = next_stamp;
                         next.push(e.neighbor);
                     });
                 }
@@ -213,6 +212,7 @@ pub fn bfs_levels<G: Adjacency>(
             break;
         }
     }
+    scratch.end(base, stats.max_depth);
     if meter.status().is_err() {
         stats.completion = Completion::LimitReached {
             visited: meter.visited(),

@@ -151,12 +151,12 @@ pub fn expand<G: Adjacency>(
         ExpandDirection::Any => &[&[EdgeDir::Out, EdgeDir::In]],
         ExpandDirection::Both => &[&[EdgeDir::Out], &[EdgeDir::In]],
     };
-    let (generation, sides) = scratch.begin(bound);
+    let (base, sides) = scratch.begin(bound, query.hops);
     let bound = bound as usize;
     for (rank, &s) in query.seeds.iter().enumerate() {
         let rank = u32::try_from(rank).unwrap_or(u32::MAX);
         for side in sides.iter_mut().take(sweeps.len()) {
-            if s.index() >= bound || side.depth_of(generation, s).is_some() {
+            if s.index() >= bound || side.depth_of(base, s).is_some() {
                 continue;
             }
             if !meter.visit() {
@@ -166,7 +166,7 @@ pub fn expand<G: Adjacency>(
                 return out;
             }
             side.reach(
-                generation,
+                base,
                 s,
                 0,
                 Link {
@@ -196,14 +196,14 @@ pub fn expand<G: Adjacency>(
             let step = expand_level(
                 graph,
                 side,
-                generation,
+                base,
                 bound,
                 level,
                 dirs,
                 true,
                 query.types,
                 &mut meter,
-                key,
+                Some(key),
             );
             if let Err(e) = step {
                 out.completion = Completion::LimitReached { visited: e.visited };
@@ -219,14 +219,14 @@ pub fn expand<G: Adjacency>(
             for &v in &this.next {
                 let mut winner = k;
                 if both {
-                    match other.depth_of(generation, v) {
+                    match other.depth_of(base, v) {
                         // Reported at an earlier level by the other sweep.
                         Some(d) if d < depth => continue,
                         // Same level: decided when sweep 0 saw it.
                         Some(_) if k == 1 => continue,
                         Some(_) => {
                             let i = v.index();
-                            if key(&other.node[i].link) < key(&this.node[i].link) {
+                            if key(&other.link[i]) < key(&this.link[i]) {
                                 winner = 1 - k;
                             }
                         }
@@ -234,7 +234,7 @@ pub fn expand<G: Adjacency>(
                     }
                 }
                 if (query.filter)(v) {
-                    found.push((sides[winner].node[v.index()].link.seed, v, winner));
+                    found.push((sides[winner].link[v.index()].seed, v, winner));
                 }
             }
         }
@@ -245,8 +245,8 @@ pub fn expand<G: Adjacency>(
                 return out;
             }
             let side = &sides[k];
-            let link = side.node[v.index()].link;
-            let route = query.include_route.then(|| route(side, generation, v));
+            let link = side.link[v.index()];
+            let route = query.include_route.then(|| route(side, base, v));
             out.results.push(Reached {
                 node: v,
                 seed: seed as usize,
@@ -265,12 +265,12 @@ pub fn expand<G: Adjacency>(
 }
 
 /// The route from the sweep's seed to `v`, in walking order.
-fn route(side: &Side, generation: u32, v: NodeId) -> Vec<RouteStep> {
-    let steps = side.depth_of(generation, v).unwrap_or(0);
+fn route(side: &Side, base: u32, v: NodeId) -> Vec<RouteStep> {
+    let steps = side.depth_of(base, v).unwrap_or(0);
     let mut route = Vec::with_capacity(steps as usize);
     let mut cur = v;
     for _ in 0..steps {
-        let l = side.node[cur.index()].link;
+        let l = side.link[cur.index()];
         route.push((cur, l.edge, l.edge_type, l.forward));
         cur = l.parent;
     }

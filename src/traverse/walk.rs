@@ -72,14 +72,14 @@ pub fn traverse<G: Adjacency>(
         return out;
     }
     let mut meter = Meter::new(budget);
-    let (generation, sides) = scratch.begin(bound);
+    let (base, sides) = scratch.begin(bound, depth_max);
     let side = &mut sides[0];
     if !meter.visit() {
         out.completion = Completion::LimitReached { visited: 0 };
         return out;
     }
     side.reach(
-        generation,
+        base,
         start,
         0,
         Link {
@@ -96,14 +96,14 @@ pub fn traverse<G: Adjacency>(
         let step = expand_level(
             graph,
             side,
-            generation,
+            base,
             bound as usize,
             level,
             dirs,
             true,
             types,
             &mut meter,
-            walk_key,
+            Some(walk_key),
         );
         if let Err(e) = step {
             out.completion = Completion::LimitReached { visited: e.visited };
@@ -118,7 +118,7 @@ pub fn traverse<G: Adjacency>(
             let mut path = Vec::with_capacity(level as usize + 1);
             let mut cur = v;
             for _ in 0..=level {
-                let l = side.node[cur.index()].link;
+                let l = side.link[cur.index()];
                 path.push((l.edge, l.edge_type, l.forward));
                 cur = l.parent;
             }

@@ -25,7 +25,7 @@
 //!    meeting node followed by the backward side's chain to `to`.
 //!
 //! The side that gets expanded depends only on degree estimates, so answers are stable for
-//! a given graph value. [`all_shortest_paths`] orders paths lexicographically by their hop
+//! a given graph value. [`all_shortest_paths`](super::all_shortest_paths) orders paths lexicographically by their hop
 //! sequence, each hop compared by (next `NodeId`, `TypeId`, `EdgeId`, forward first).
 //!
 //! A path of exactly `max_hops` hops is found; a longer one is not. `from == to` yields the
@@ -95,7 +95,7 @@ pub enum PathOutcome {
     },
 }
 
-/// Result of [`all_shortest_paths`] and [`k_shortest_simple_paths`](super::k_shortest_simple_paths).
+/// Result of [`all_shortest_paths`](super::all_shortest_paths) and [`k_shortest_simple_paths`](super::k_shortest_simple_paths).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct PathsOutcome {
     /// The paths, in the documented order; empty when none exists.

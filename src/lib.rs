@@ -31,6 +31,10 @@ pub mod db;
 
 pub mod traverse;
 
+pub mod memory;
+#[cfg(feature = "mcp")]
+pub mod mcp;
+
 pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
     WriteBatch,

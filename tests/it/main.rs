@@ -10,3 +10,4 @@ mod common;
 mod design_doc;
 mod engine;
 mod model;
+mod mcp;

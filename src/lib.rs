@@ -31,9 +31,9 @@ pub mod db;
 
 pub mod traverse;
 
-pub mod memory;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod memory;
 
 pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,

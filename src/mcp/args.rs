@@ -282,9 +282,7 @@ pub fn item_obj<'v>(name: &str, v: &'v Value) -> Result<Args<'v>, ToolError> {
 /// Prefixes argument names in an error from an item's [`Args`] with the item's path:
 /// ``Invalid argument `name` `` becomes ``Invalid argument `relations[2].name` ``.
 pub fn in_item(prefix: &str, e: ToolError) -> ToolError {
-    ToolError(
-        e.0.replacen("argument `", &format!("argument `{prefix}."), 1),
-    )
+    ToolError(e.0.replacen("argument `", &format!("argument `{prefix}."), 1))
 }
 
 #[cfg(test)]

@@ -56,7 +56,11 @@ fn nullable(t: &str) -> Value {
 fn object(props: Value, optional: &[&str]) -> Value {
     let required: Vec<&String> = props
         .as_object()
-        .map(|m| m.keys().filter(|k| !optional.contains(&k.as_str())).collect())
+        .map(|m| {
+            m.keys()
+                .filter(|k| !optional.contains(&k.as_str()))
+                .collect()
+        })
         .unwrap_or_default();
     json!({"type": "object", "properties": props, "required": required})
 }
@@ -142,7 +146,10 @@ pub fn tool_defs() -> Vec<ToolDef> {
             name: "get_memory",
             title: "Get a memory",
             description: "Read one memory by id: its type, title, content, importance, metadata, status, timestamps and the number of outgoing and incoming edges. Read-only.",
-            input: input(json!({"memory_id": id("The memory to read.")}), &["memory_id"]),
+            input: input(
+                json!({"memory_id": id("The memory to read.")}),
+                &["memory_id"],
+            ),
             output: memory_view(json!({
                 "updated_at": {"type": "string", "description": "RFC 3339 timestamp."},
                 "edges": object(json!({"outgoing": {"type": "integer", "minimum": 0}, "incoming": {"type": "integer", "minimum": 0}}), &[])
@@ -184,7 +191,10 @@ pub fn tool_defs() -> Vec<ToolDef> {
             name: "delete_memory",
             title: "Delete a memory",
             description: "Delete a memory and every edge that touches it. Returns the number of edges removed.",
-            input: input(json!({"memory_id": id("The memory to delete.")}), &["memory_id"]),
+            input: input(
+                json!({"memory_id": id("The memory to delete.")}),
+                &["memory_id"],
+            ),
             output: object(
                 json!({
                     "id": {"type": "string"},
@@ -231,7 +241,10 @@ pub fn tool_defs() -> Vec<ToolDef> {
             name: "unlink",
             title: "Remove an edge",
             description: "Remove an edge by its ID (the `id` returned by link, or an `edge_id` from related/traverse).",
-            input: input(json!({"edge_id": id("The edge ID to remove")}), &["edge_id"]),
+            input: input(
+                json!({"edge_id": id("The edge ID to remove")}),
+                &["edge_id"],
+            ),
             output: object(
                 json!({"edge_id": {"type": "string"}, "removed": {"type": "boolean"}}),
                 &[],
@@ -271,7 +284,9 @@ pub fn tool_defs() -> Vec<ToolDef> {
                     }),
                     &["entities"],
                 );
-                s["properties"]["context"]["description"] = json!("Optional memory context. Entities will be created in the specified context's knowledge graph.");
+                s["properties"]["context"]["description"] = json!(
+                    "Optional memory context. Entities will be created in the specified context's knowledge graph."
+                );
                 s
             },
             output: results_of(entity()),
@@ -291,7 +306,9 @@ pub fn tool_defs() -> Vec<ToolDef> {
                     }),
                     &["relations"],
                 );
-                s["properties"]["context"]["description"] = json!("Optional memory context. Relations will be created in the specified context's knowledge graph.");
+                s["properties"]["context"]["description"] = json!(
+                    "Optional memory context. Relations will be created in the specified context's knowledge graph."
+                );
                 s
             },
             output: results_of(relation()),

@@ -20,9 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ClientRequest,
-    ContentBlock,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -217,7 +216,11 @@ fn classify(line: &[u8], initialized: bool) -> Action {
         } else {
             "a message must be a JSON object"
         };
-        return Action::Reply(error_line(None, -32600, &format!("Invalid Request: {what}")));
+        return Action::Reply(error_line(
+            None,
+            -32600,
+            &format!("Invalid Request: {what}"),
+        ));
     };
     let id = obj.get("id");
     if let Some(id) = id
@@ -229,7 +232,8 @@ fn classify(line: &[u8], initialized: bool) -> Action {
             "Invalid Request: id must be a string or an integer",
         ));
     }
-    let invalid = |why: &str| Action::Reply(error_line(id, -32600, &format!("Invalid Request: {why}")));
+    let invalid =
+        |why: &str| Action::Reply(error_line(id, -32600, &format!("Invalid Request: {why}")));
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return invalid("jsonrpc must be \"2.0\"");
     }
@@ -254,8 +258,13 @@ fn classify(line: &[u8], initialized: bool) -> Action {
             Action::Drop
         };
     };
-    let invalid_params =
-        |why: &str| Action::Reply(error_line(Some(id), -32602, &format!("Invalid params: {why}")));
+    let invalid_params = |why: &str| {
+        Action::Reply(error_line(
+            Some(id),
+            -32602,
+            &format!("Invalid params: {why}"),
+        ))
+    };
     match obj.get("params") {
         None | Some(Value::Object(_)) => {}
         Some(_) => return invalid_params("params must be an object"),
@@ -292,7 +301,9 @@ fn classify(line: &[u8], initialized: bool) -> Action {
         }
     }
     match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
-        Ok(ClientJsonRpcMessage::Request(r)) if matches!(r.request, ClientRequest::CustomRequest(_)) => {
+        Ok(ClientJsonRpcMessage::Request(r))
+            if matches!(r.request, ClientRequest::CustomRequest(_)) =>
+        {
             return Action::Reply(error_line(
                 Some(id),
                 -32601,
@@ -426,7 +437,11 @@ where
 }
 
 /// Copies rmcp's output lines to the writer, noting a successful `initialize` reply.
-async fn pump<R: AsyncRead + Unpin>(from_rmcp: R, gate: Arc<Gate>, tx: mpsc::UnboundedSender<Vec<u8>>) {
+async fn pump<R: AsyncRead + Unpin>(
+    from_rmcp: R,
+    gate: Arc<Gate>,
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+) {
     let mut lines = BufReader::new(from_rmcp);
     let mut buf = Vec::new();
     loop {
@@ -458,7 +473,10 @@ async fn pump<R: AsyncRead + Unpin>(from_rmcp: R, gate: Arc<Gate>, tx: mpsc::Unb
     }
 }
 
-async fn write_lines<W: AsyncWrite + Unpin>(mut output: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut output: W,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
     while let Some(line) = rx.recv().await {
         if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
             // The client is gone; keep draining so that senders never block.
@@ -493,10 +511,22 @@ mod tests {
         assert_eq!(e["error"]["code"], -32700);
         let e = reply(classify(b"[1,2]", true));
         assert_eq!(e["error"]["code"], -32600);
-        let e = reply(classify(br#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, true));
-        assert_eq!((e["error"]["code"].clone(), e["id"].clone()), (json!(-32600), json!(3)));
-        let e = reply(classify(br#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#, false));
-        assert_eq!((e["error"]["code"].clone(), e["id"].clone()), (json!(-32600), json!(4)));
+        let e = reply(classify(
+            br#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#,
+            true,
+        ));
+        assert_eq!(
+            (e["error"]["code"].clone(), e["id"].clone()),
+            (json!(-32600), json!(3))
+        );
+        let e = reply(classify(
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#,
+            false,
+        ));
+        assert_eq!(
+            (e["error"]["code"].clone(), e["id"].clone()),
+            (json!(-32600), json!(4))
+        );
         let e = reply(classify(
             br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#,
             true,
@@ -511,15 +541,24 @@ mod tests {
     fn gate_forwards_and_drops() {
         assert_eq!(classify(b"   ", true), Action::Drop);
         assert_eq!(
-            classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false),
+            classify(
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                false
+            ),
             Action::Drop
         );
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#, false),
             Action::Forward { init_id: Some(json!(1)) }
         );
-        let e = reply(classify(br#"{"jsonrpc":"2.0","id":"a","method":"no/such"}"#, true));
-        assert_eq!((e["error"]["code"].clone(), e["id"].clone()), (json!(-32601), json!("a")));
+        let e = reply(classify(
+            br#"{"jsonrpc":"2.0","id":"a","method":"no/such"}"#,
+            true,
+        ));
+        assert_eq!(
+            (e["error"]["code"].clone(), e["id"].clone()),
+            (json!(-32601), json!("a"))
+        );
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#, true),
             Action::Forward { init_id: None }

@@ -18,7 +18,13 @@ pub const DEFAULT_CONTEXT: &str = "default";
 /// Most databases one server keeps open.
 pub const OPEN_DATABASES_MAX: usize = 256;
 /// Files whose presence marks a project root for `location: project`.
-pub const PROJECT_MARKERS: [&str; 5] = [".git", "Cargo.toml", "package.json", "pyproject.toml", "go.mod"];
+pub const PROJECT_MARKERS: [&str; 5] = [
+    ".git",
+    "Cargo.toml",
+    "package.json",
+    "pyproject.toml",
+    "go.mod",
+];
 
 /// Where a server keeps its databases.
 #[derive(Clone, Debug)]
@@ -82,21 +88,25 @@ impl Stores {
     ///
     /// # Errors
     /// An invalid context name; no project root for `location: project`.
-    pub fn dir(&self, context: Option<&str>, location: Option<Location>) -> Result<PathBuf, ToolError> {
+    pub fn dir(
+        &self,
+        context: Option<&str>,
+        location: Option<Location>,
+    ) -> Result<PathBuf, ToolError> {
         let context = context.unwrap_or(&self.config.default_context);
         check_context_name(context)?;
         let base = match location {
-            Some(Location::Project) if !self.config.explicit => {
-                project_root(&self.config.project_start)
-                    .map(|root| root.join(".hopgraph"))
-                    .ok_or_else(|| {
-                        ToolError(one_line(&format!(
-                            "No project root found above {} (looked for {}); use location \"global\"",
-                            self.config.project_start.display(),
-                            PROJECT_MARKERS.join(", ")
-                        )))
-                    })?
-            }
+            Some(Location::Project) if !self.config.explicit => project_root(
+                &self.config.project_start,
+            )
+            .map(|root| root.join(".hopgraph"))
+            .ok_or_else(|| {
+                ToolError(one_line(&format!(
+                    "No project root found above {} (looked for {}); use location \"global\"",
+                    self.config.project_start.display(),
+                    PROJECT_MARKERS.join(", ")
+                )))
+            })?,
             _ => self.config.data_dir.clone(),
         };
         Ok(base.join(context))
@@ -106,7 +116,11 @@ impl Stores {
     ///
     /// # Errors
     /// See [`Stores::dir`]; the database cannot be opened; too many open databases.
-    pub fn database(&self, context: Option<&str>, location: Option<Location>) -> Result<Database, ToolError> {
+    pub fn database(
+        &self,
+        context: Option<&str>,
+        location: Option<Location>,
+    ) -> Result<Database, ToolError> {
         let dir = self.dir(context, location)?;
         let mut open = self.open.lock();
         if let Some(db) = open.get(&dir) {

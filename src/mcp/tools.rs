@@ -201,7 +201,10 @@ pub fn call(
 
 fn location(args: &Args<'_>) -> Result<Option<Location>, ToolError> {
     Ok(
-        match args.opt_enum("location", &["project", "global"])?.as_deref() {
+        match args
+            .opt_enum("location", &["project", "global"])?
+            .as_deref()
+        {
             Some("project") => Some(Location::Project),
             Some(_) => Some(Location::Global),
             None => None,

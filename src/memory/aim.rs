@@ -10,11 +10,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{ToolError, check_edge_type, check_key, engine_error};
+use crate::Database;
 use crate::db::{OpResult, WriteBatch};
 use crate::error::Error;
 use crate::graph::limits;
 use crate::model::{EdgeProps, NodeProps, Props};
-use crate::Database;
 
 /// Most entities or relations in one call.
 pub const AIM_BATCH_MAX: usize = 1000;
@@ -155,7 +155,9 @@ pub fn link_relations(db: &Database, relations: &[Relation]) -> Result<Vec<Relat
     }
     let info = match db.commit(batch) {
         Ok(info) => info,
-        Err(Error::NodeNotFound { key }) => return Err(entities_missing([key.as_str()].into_iter())),
+        Err(Error::NodeNotFound { key }) => {
+            return Err(entities_missing([key.as_str()].into_iter()));
+        }
         Err(e) => return Err(engine_error(&e)),
     };
     // A repeat within the batch sees the edge its first occurrence created, so only first
@@ -170,7 +172,11 @@ pub fn link_relations(db: &Database, relations: &[Relation]) -> Result<Vec<Relat
 
 fn entities_missing<'a>(names: impl Iterator<Item = &'a str>) -> ToolError {
     let names: Vec<&str> = names.collect();
-    let noun = if names.len() == 1 { "Entity" } else { "Entities" };
+    let noun = if names.len() == 1 {
+        "Entity"
+    } else {
+        "Entities"
+    };
     ToolError(super::one_line(&format!(
         "{noun} not found: {}",
         names.join(", ")

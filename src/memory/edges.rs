@@ -4,11 +4,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{ToolError, check_edge_type, check_metadata, engine_error, number_f32, rfc3339_ms};
+use crate::Database;
 use crate::db::{OpResult, Snapshot, WriteBatch};
 use crate::error::Error;
 use crate::graph::{EdgeId, limits};
 use crate::model::{Edge, EdgeProps, Props};
-use crate::Database;
 
 /// A `link` request.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -115,7 +115,11 @@ pub fn quote_short(s: &str) -> String {
 
 /// `None` for an empty string: result fields without a value are `null`.
 pub fn non_empty(s: &str) -> Option<String> {
-    if s.is_empty() { None } else { Some(s.to_owned()) }
+    if s.is_empty() {
+        None
+    } else {
+        Some(s.to_owned())
+    }
 }
 
 /// What a list shows for a node: its title, or else the start of its content, or else its
@@ -353,7 +357,10 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
         assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"));
-        assert!(a.bytes().all(|c| c == b'-' || c.is_ascii_digit() || c.is_ascii_lowercase()));
+        assert!(
+            a.bytes()
+                .all(|c| c == b'-' || c.is_ascii_digit() || c.is_ascii_lowercase())
+        );
     }
 
     #[test]

@@ -7,11 +7,11 @@ use super::{
     MEMORY_TYPES, ToolError, check_key, check_metadata, check_range, engine_error, f32_to_f64,
     new_uuid_v4, non_empty, number_f32, rfc3339_ms, status,
 };
+use crate::Database;
 use crate::db::{OpResult, Snapshot, WriteBatch};
 use crate::error::Error;
 use crate::graph::{Direction, TypeFilter, limits};
 use crate::model::{Node, NodeProps, Props};
-use crate::Database;
 
 /// The `Memory not found.` error of every tool that takes a `memory_id`.
 pub fn memory_not_found() -> ToolError {

@@ -85,7 +85,12 @@ pub fn graph_stats(db: &Database) -> Result<GraphStats, ToolError> {
     Ok(GraphStats {
         nodes: s.nodes,
         edges: s.edges,
-        edge_types: s.edge_types.iter().filter(|(_, c)| *c > 0).cloned().collect(),
+        edge_types: s
+            .edge_types
+            .iter()
+            .filter(|(_, c)| *c > 0)
+            .cloned()
+            .collect(),
         storage: StorageStats {
             path: db.path().display().to_string(),
             segments: s
@@ -101,7 +106,8 @@ pub fn graph_stats(db: &Database) -> Result<GraphStats, ToolError> {
             disk_bytes: s.disk_bytes,
             lsn: s.lsn,
             checkpoint_lsn: s.checkpoint_lsn,
-            last_checkpoint_at: (s.last_checkpoint_ms > 0).then(|| rfc3339_ms(s.last_checkpoint_ms)),
+            last_checkpoint_at: (s.last_checkpoint_ms > 0)
+                .then(|| rfc3339_ms(s.last_checkpoint_ms)),
             generation: s.generation,
             maintenance_error: s.maintenance_error.clone(),
         },

@@ -9,5 +9,5 @@
 mod common;
 mod design_doc;
 mod engine;
-mod model;
 mod mcp;
+mod model;

@@ -10,13 +10,13 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use hopgraph::Database;
 use hopgraph::mcp::{StoreConfig, Stores, tools};
 use hopgraph::memory::aim::{self, Entity, Relation};
 use hopgraph::memory::edges::{self, LinkRequest};
 use hopgraph::memory::nodes::{self, CreateMemoryRequest};
 use hopgraph::memory::search::{self, SearchRequest};
 use hopgraph::memory::{ToolError, stats};
-use hopgraph::Database;
 use serde_json::{Value, json};
 
 use crate::common::tempdir;
@@ -51,16 +51,31 @@ fn create_get_delete_memory() {
     req.title = Some("Cold cache".into());
     req.importance = Some(0.7);
     req.embedding = Some(vec![1.0, 0.0]);
-    req.metadata = Some(json!({"status": "superseded", "source": "log"}).as_object().unwrap().clone());
+    req.metadata = Some(
+        json!({"status": "superseded", "source": "log"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
     let m = nodes::create_memory(&db, &req).unwrap();
     assert_eq!(m.id, "m1");
     assert_eq!(m.memory_type.as_deref(), Some("semantic"));
     assert_eq!(m.importance, json!(0.7));
     assert_eq!(m.status.as_deref(), Some("superseded"));
-    assert!(m.embedding.is_none(), "the embedding is not echoed by default");
-    assert!(m.created_at.ends_with('Z') && m.created_at.len() == 24, "{}", m.created_at);
+    assert!(
+        m.embedding.is_none(),
+        "the embedding is not echoed by default"
+    );
+    assert!(
+        m.created_at.ends_with('Z') && m.created_at.len() == 24,
+        "{}",
+        m.created_at
+    );
 
-    assert_eq!(err(nodes::create_memory(&db, &req)), "Memory m1 already exists.");
+    assert_eq!(
+        err(nodes::create_memory(&db, &req)),
+        "Memory m1 already exists."
+    );
 
     // Without an id: a lowercase hyphenated UUID.
     let anon = nodes::create_memory(
@@ -81,12 +96,18 @@ fn create_get_delete_memory() {
     let got = nodes::get_memory(&db.snapshot(), "m1").unwrap();
     assert_eq!((got.edges.outgoing, got.edges.incoming), (1, 0));
     assert_eq!(got.memory.title.as_deref(), Some("Cold cache"));
-    assert_eq!(err(nodes::get_memory(&db.snapshot(), "nope")), "Memory not found.");
+    assert_eq!(
+        err(nodes::get_memory(&db.snapshot(), "nope")),
+        "Memory not found."
+    );
 
     let d = nodes::delete_memory(&db, "m1").unwrap();
     assert_eq!((d.deleted, d.edges_removed), (true, 1));
     assert_eq!(err(nodes::delete_memory(&db, "m1")), "Memory not found.");
-    assert_eq!(err(nodes::get_memory(&db.snapshot(), "m1")), "Memory not found.");
+    assert_eq!(
+        err(nodes::get_memory(&db.snapshot(), "m1")),
+        "Memory not found."
+    );
 }
 
 #[test]
@@ -110,7 +131,10 @@ fn create_memory_rejects_bad_arguments() {
     assert!(bad(&|r| r.embedding = Some(vec![1e300])).starts_with("Invalid argument `embedding`"));
     assert!(bad(&|r| r.id = Some(String::new())).starts_with("Invalid argument `id`"));
     let big = json!({"blob": "x".repeat(70_000)});
-    assert!(bad(&|r| r.metadata = Some(big.as_object().unwrap().clone())).starts_with("Invalid argument `metadata`"));
+    assert!(
+        bad(&|r| r.metadata = Some(big.as_object().unwrap().clone()))
+            .starts_with("Invalid argument `metadata`")
+    );
     let mut deep = json!(1);
     for _ in 0..40 {
         deep = json!({ "d": deep });
@@ -128,15 +152,28 @@ fn link_and_unlink_errors() {
     let db = Database::open(dir.path()).unwrap();
     nodes::create_memory(&db, &memory("a", "A")).unwrap();
     nodes::create_memory(&db, &memory("b", "B")).unwrap();
-    assert_eq!(err(edges::link(&db, &link_req("zz", "b", "caused_by"))), "Source memory not found.");
-    assert_eq!(err(edges::link(&db, &link_req("a", "zz", "caused_by"))), "Target memory not found.");
-    assert_eq!(err(edges::link(&db, &link_req("zz", "zz", "caused_by"))), "Source memory not found.");
+    assert_eq!(
+        err(edges::link(&db, &link_req("zz", "b", "caused_by"))),
+        "Source memory not found."
+    );
+    assert_eq!(
+        err(edges::link(&db, &link_req("a", "zz", "caused_by"))),
+        "Target memory not found."
+    );
+    assert_eq!(
+        err(edges::link(&db, &link_req("zz", "zz", "caused_by"))),
+        "Source memory not found."
+    );
     let mut req = link_req("a", "b", "supersedes");
     req.metadata = Some(json!({"why": "newer"}).as_object().unwrap().clone());
     req.weight = Some(0.25);
     let e = edges::link(&db, &req).unwrap();
     assert_eq!(
-        (e.source_memory_id.as_str(), e.target_memory_id.as_str(), e.edge_type.as_str()),
+        (
+            e.source_memory_id.as_str(),
+            e.target_memory_id.as_str(),
+            e.edge_type.as_str()
+        ),
         ("a", "b", "supersedes")
     );
     assert_eq!(e.metadata.get("why"), Some(&json!("newer")));
@@ -158,7 +195,10 @@ fn link_and_unlink_errors() {
     assert_eq!((u.edge_id.as_str(), u.removed), (e.id.as_str(), true));
     assert_eq!(err(edges::unlink(&db, &e.id)), "Edge not found.");
     assert_eq!(err(edges::unlink(&db, "not-a-number")), "Edge not found.");
-    assert_eq!(err(edges::unlink(&db, "99999999999999999999999")), "Edge not found.");
+    assert_eq!(
+        err(edges::unlink(&db, "99999999999999999999999")),
+        "Edge not found."
+    );
 }
 
 #[test]
@@ -171,13 +211,22 @@ fn aim_store_and_link() {
         observations: vec![format!("{n} likes graphs")],
     };
     let created = aim::store_entities(&db, &[ent("Alice"), ent("Bob"), ent("Alice")]).unwrap();
-    assert_eq!(created.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["Alice", "Bob"]);
+    assert_eq!(
+        created.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        ["Alice", "Bob"]
+    );
     let again = aim::store_entities(&db, &[ent("Bob"), ent("Carol")]).unwrap();
-    assert_eq!(again.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["Carol"]);
+    assert_eq!(
+        again.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        ["Carol"]
+    );
     let alice = nodes::get_memory(&db.snapshot(), "Alice").unwrap();
     assert_eq!(alice.memory.memory_type.as_deref(), Some("person"));
     assert_eq!(alice.memory.title.as_deref(), Some("Alice"));
-    assert_eq!(alice.memory.metadata["observations"], json!(["Alice likes graphs"]));
+    assert_eq!(
+        alice.memory.metadata["observations"],
+        json!(["Alice likes graphs"])
+    );
 
     let rel = |f: &str, t: &str, r: &str| Relation {
         from: f.into(),
@@ -186,23 +235,44 @@ fn aim_store_and_link() {
     };
     let made = aim::link_relations(
         &db,
-        &[rel("Alice", "Bob", "knows"), rel("Alice", "Bob", "knows"), rel("Bob", "Carol", "manages")],
+        &[
+            rel("Alice", "Bob", "knows"),
+            rel("Alice", "Bob", "knows"),
+            rel("Bob", "Carol", "manages"),
+        ],
     )
     .unwrap();
-    assert_eq!(made, [rel("Alice", "Bob", "knows"), rel("Bob", "Carol", "manages")]);
-    let made = aim::link_relations(&db, &[rel("Alice", "Bob", "knows"), rel("Carol", "Alice", "knows")]).unwrap();
+    assert_eq!(
+        made,
+        [rel("Alice", "Bob", "knows"), rel("Bob", "Carol", "manages")]
+    );
+    let made = aim::link_relations(
+        &db,
+        &[rel("Alice", "Bob", "knows"), rel("Carol", "Alice", "knows")],
+    )
+    .unwrap();
     assert_eq!(made, [rel("Carol", "Alice", "knows")]);
 
     let edges_before = db.snapshot().edge_count();
     assert_eq!(
-        err(aim::link_relations(&db, &[rel("Alice", "Zed", "knows"), rel("Yan", "Bob", "knows")])),
+        err(aim::link_relations(
+            &db,
+            &[rel("Alice", "Zed", "knows"), rel("Yan", "Bob", "knows")]
+        )),
         "Entities not found: Yan, Zed"
     );
     assert_eq!(
-        err(aim::link_relations(&db, &[rel("Alice", "Bob", "likes"), rel("Alice", "Zed", "knows")])),
+        err(aim::link_relations(
+            &db,
+            &[rel("Alice", "Bob", "likes"), rel("Alice", "Zed", "knows")]
+        )),
         "Entity not found: Zed"
     );
-    assert_eq!(db.snapshot().edge_count(), edges_before, "nothing written on error");
+    assert_eq!(
+        db.snapshot().edge_count(),
+        edges_before,
+        "nothing written on error"
+    );
 }
 
 #[test]
@@ -241,10 +311,17 @@ fn search_ranks_text_then_embedding() {
     };
     let r = q("cache", None);
     let ids: Vec<&str> = r.results.iter().map(|h| h.id.as_str()).collect();
-    assert_eq!(ids, ["c", "Redis", "a", "b"], "title match first, then ties by id");
+    assert_eq!(
+        ids,
+        ["c", "Redis", "a", "b"],
+        "title match first, then ties by id"
+    );
     assert_eq!(r.results[1].memory_type.as_deref(), Some("service"));
     let r = q("CACHE deploy", Some(vec![0.0, 2.0]));
-    assert_eq!(r.results[0].id, "b", "the embedding decides between equal text matches");
+    assert_eq!(
+        r.results[0].id, "b",
+        "the embedding decides between equal text matches"
+    );
     let r = q("cache", Some(vec![1.0, 0.0, 0.0]));
     assert_eq!(r.results[2].id, "a", "other dimensions are not compared");
     let r = search::memory_search(
@@ -269,7 +346,10 @@ fn search_ranks_text_then_embedding() {
         )),
         "Invalid argument `limit`: must be between 1 and 50, got 51"
     );
-    assert!(err(search::memory_search(&snap, &SearchRequest::default())).starts_with("Invalid argument `query`"));
+    assert!(
+        err(search::memory_search(&snap, &SearchRequest::default()))
+            .starts_with("Invalid argument `query`")
+    );
 }
 
 #[test]
@@ -292,13 +372,19 @@ fn dispatch_validates_arguments() {
     let stores = Stores::new(StoreConfig::new(dir.path()));
     let call = |name: &str, args: Value| tools::call(&stores, name, args.as_object());
     let e = |name: &str, args: Value| call(name, args).expect_err("expected an error").0;
-    assert_eq!(e("get_memory", json!({})), "Missing required argument `memory_id`");
+    assert_eq!(
+        e("get_memory", json!({})),
+        "Missing required argument `memory_id`"
+    );
     assert_eq!(
         e("get_memory", json!({"memory_id": 5})),
         "Invalid argument `memory_id`: must be a string, got an integer"
     );
     assert_eq!(
-        e("create_memory", json!({"type": "semantic", "content": "x", "importance": "high"})),
+        e(
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "importance": "high"})
+        ),
         "Invalid argument `importance`: must be a number, got a string"
     );
     assert_eq!(
@@ -306,42 +392,89 @@ fn dispatch_validates_arguments() {
         "Invalid argument `limit`: must be an integer, got a number"
     );
     assert_eq!(
-        e("aim_memory_store", json!({"entities": [{"name": "A", "entityType": "t"}]})),
+        e(
+            "aim_memory_store",
+            json!({"entities": [{"name": "A", "entityType": "t"}]})
+        ),
         "Missing required argument `entities[0].observations`"
     );
     assert_eq!(
-        e("aim_memory_link", json!({"relations": [{"from": "A", "to": 1, "relationType": "r"}]})),
+        e(
+            "aim_memory_link",
+            json!({"relations": [{"from": "A", "to": 1, "relationType": "r"}]})
+        ),
         "Invalid argument `relations[0].to`: must be a string, got an integer"
     );
     assert_eq!(
-        e("aim_memory_link", json!({"relations": [{"from": "A", "to": "B", "relationType": "r"}], "location": "moon"})),
+        e(
+            "aim_memory_link",
+            json!({"relations": [{"from": "A", "to": "B", "relationType": "r"}], "location": "moon"})
+        ),
         "Invalid argument `location`: must be one of project, global, got \"moon\""
     );
-    assert!(e("get_memory", json!({"memory_id": "a", "context": "../etc"})).starts_with("Invalid argument `context`"));
-    assert!(e("get_memory", json!({"memory_id": "a", "context": ".."})).starts_with("Invalid argument `context`"));
+    assert!(
+        e("get_memory", json!({"memory_id": "a", "context": "../etc"}))
+            .starts_with("Invalid argument `context`")
+    );
+    assert!(
+        e("get_memory", json!({"memory_id": "a", "context": ".."}))
+            .starts_with("Invalid argument `context`")
+    );
 
     // Contexts are separate databases under the data directory.
-    let made = call("create_memory", json!({"type": "episodic", "content": "x", "id": "k", "context": "work"})).unwrap();
+    let made = call(
+        "create_memory",
+        json!({"type": "episodic", "content": "x", "id": "k", "context": "work"}),
+    )
+    .unwrap();
     assert_eq!(made.structured["id"], "k");
-    assert_eq!(e("get_memory", json!({"memory_id": "k"})), "Memory not found.");
+    assert_eq!(
+        e("get_memory", json!({"memory_id": "k"})),
+        "Memory not found."
+    );
     assert!(call("get_memory", json!({"memory_id": "k", "context": "work"})).is_ok());
     assert!(dir.path().join("work").is_dir());
     // Keys are exact byte strings.
-    assert_eq!(e("get_memory", json!({"memory_id": "K", "context": "work"})), "Memory not found.");
+    assert_eq!(
+        e("get_memory", json!({"memory_id": "K", "context": "work"})),
+        "Memory not found."
+    );
 
     // Bare-list tools: {results: [...]} structured, the bare list as text.
-    let out = call("aim_memory_store", json!({"entities": [{"name": "A", "entityType": "t", "observations": []}]})).unwrap();
-    assert_eq!(out.structured, json!({"results": [{"name": "A", "entityType": "t", "observations": []}]}));
-    assert_eq!(serde_json::from_str::<Value>(&out.text).unwrap(), out.structured["results"]);
+    let out = call(
+        "aim_memory_store",
+        json!({"entities": [{"name": "A", "entityType": "t", "observations": []}]}),
+    )
+    .unwrap();
+    assert_eq!(
+        out.structured,
+        json!({"results": [{"name": "A", "entityType": "t", "observations": []}]})
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&out.text).unwrap(),
+        out.structured["results"]
+    );
 
     // Explicit nulls count as absent for optional arguments.
-    assert!(call("memory_search", json!({"query": "x", "limit": null, "type": null})).is_ok());
+    assert!(
+        call(
+            "memory_search",
+            json!({"query": "x", "limit": null, "type": null})
+        )
+        .is_ok()
+    );
 
     let mut deep = json!(1);
     for _ in 0..60 {
         deep = json!([deep]);
     }
-    assert!(e("create_memory", json!({"type": "semantic", "content": "x", "metadata": {"d": deep}})).starts_with("Arguments are nested"));
+    assert!(
+        e(
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "metadata": {"d": deep}})
+        )
+        .starts_with("Arguments are nested")
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -386,11 +519,14 @@ impl Server {
 
     fn spawn_initialized(data_dir: &std::path::Path) -> Server {
         let mut s = Server::spawn(data_dir);
-        let r = s.request("initialize", json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "it", "version": "1"}
-        }));
+        let r = s.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "it", "version": "1"}
+            }),
+        );
         assert_eq!(r["result"]["serverInfo"]["name"], "hopgraph-mcp", "{r}");
         s.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         s
@@ -404,8 +540,12 @@ impl Server {
     }
 
     fn read(&mut self) -> Value {
-        let line = self.lines.recv_timeout(READ_TIMEOUT).expect("server answered in time");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
+        let line = self
+            .lines
+            .recv_timeout(READ_TIMEOUT)
+            .expect("server answered in time");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
     }
 
     /// Sends a request and returns the response with its id (other lines are not expected).
@@ -433,7 +573,10 @@ impl Server {
     fn call_err(&mut self, tool: &str, args: Value) -> String {
         let r = self.call(tool, args);
         assert_eq!(r["isError"], json!(true), "{tool} should fail: {r}");
-        assert!(r.get("structuredContent").is_none(), "no structuredContent on errors: {r}");
+        assert!(
+            r.get("structuredContent").is_none(),
+            "no structuredContent on errors: {r}"
+        );
         let text = r["content"][0]["text"].as_str().unwrap().to_owned();
         assert!(!text.contains('\n'), "one-line message: {text}");
         text
@@ -471,11 +614,21 @@ fn tool_list(s: &mut Server) -> Vec<Value> {
 }
 
 fn check_output(tools: &[Value], name: &str, result: &Value) {
-    let tool = tools.iter().find(|t| t["name"] == name).expect("tool listed");
-    let validator = jsonschema::validator_for(&tool["outputSchema"]).expect("outputSchema compiles");
+    let tool = tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .expect("tool listed");
+    let validator =
+        jsonschema::validator_for(&tool["outputSchema"]).expect("outputSchema compiles");
     let structured = &result["structuredContent"];
-    let errors: Vec<String> = validator.iter_errors(structured).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{name}: {structured} fails its outputSchema: {errors:?}");
+    let errors: Vec<String> = validator
+        .iter_errors(structured)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name}: {structured} fails its outputSchema: {errors:?}"
+    );
     let text = result["content"][0]["text"].as_str().expect("text block");
     let parsed: Value = serde_json::from_str(text).expect("text block is JSON");
     match structured.get("results") {
@@ -493,24 +646,43 @@ fn e2e_every_tool_over_stdio() {
     let tools = tool_list(&mut s);
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     for want in [
-        "create_memory", "get_memory", "memory_search", "delete_memory", "link", "unlink",
-        "graph_stats", "aim_memory_store", "aim_memory_link",
+        "create_memory",
+        "get_memory",
+        "memory_search",
+        "delete_memory",
+        "link",
+        "unlink",
+        "graph_stats",
+        "aim_memory_store",
+        "aim_memory_link",
     ] {
         assert!(names.contains(&want), "{want} listed in {names:?}");
     }
     for t in &tools {
         let name = t["name"].as_str().unwrap();
         for field in ["title", "description"] {
-            assert!(t[field].as_str().is_some_and(|x| !x.is_empty()), "{name}.{field}");
+            assert!(
+                t[field].as_str().is_some_and(|x| !x.is_empty()),
+                "{name}.{field}"
+            );
         }
         let a = &t["annotations"];
         assert_eq!(a["openWorldHint"], json!(false), "{name}");
         for hint in ["readOnlyHint", "destructiveHint", "idempotentHint"] {
             assert!(a[hint].is_boolean(), "{name}.{hint}");
         }
-        assert!(jsonschema::validator_for(&t["inputSchema"]).is_ok(), "{name} inputSchema");
-        assert!(jsonschema::validator_for(&t["outputSchema"]).is_ok(), "{name} outputSchema");
-        assert!(t["inputSchema"]["properties"]["context"].is_object(), "{name} takes context");
+        assert!(
+            jsonschema::validator_for(&t["inputSchema"]).is_ok(),
+            "{name} inputSchema"
+        );
+        assert!(
+            jsonschema::validator_for(&t["outputSchema"]).is_ok(),
+            "{name} outputSchema"
+        );
+        assert!(
+            t["inputSchema"]["properties"]["context"].is_object(),
+            "{name} takes context"
+        );
     }
 
     let m = s.call_ok("create_memory", json!({"type": "episodic", "content": "Deploy failed", "title": "Deploy", "importance": 0.9, "metadata": {"status": "active"}}));
@@ -523,18 +695,30 @@ fn e2e_every_tool_over_stdio() {
     check_output(&tools, "link", &l);
     let g = s.call_ok("get_memory", json!({"memory_id": a}));
     check_output(&tools, "get_memory", &g);
-    assert_eq!(g["structuredContent"]["edges"], json!({"outgoing": 1, "incoming": 0}));
-    let q = s.call_ok("memory_search", json!({"query": "cache", "embedding": [0.1, 0.2]}));
+    assert_eq!(
+        g["structuredContent"]["edges"],
+        json!({"outgoing": 1, "incoming": 0})
+    );
+    let q = s.call_ok(
+        "memory_search",
+        json!({"query": "cache", "embedding": [0.1, 0.2]}),
+    );
     check_output(&tools, "memory_search", &q);
     assert_eq!(q["structuredContent"]["results"][0]["id"], "cache-cold");
     let st = s.call_ok("graph_stats", json!({}));
     check_output(&tools, "graph_stats", &st);
-    assert_eq!(st["structuredContent"]["edge_types"], json!({"caused_by": 1}));
+    assert_eq!(
+        st["structuredContent"]["edge_types"],
+        json!({"caused_by": 1})
+    );
     let es = s.call_ok("aim_memory_store", json!({"entities": [{"name": "Alice", "entityType": "person", "observations": ["likes graphs"]}, {"name": "Q4", "entityType": "project", "observations": []}]}));
     check_output(&tools, "aim_memory_store", &es);
     let rl = s.call_ok("aim_memory_link", json!({"relations": [{"from": "Alice", "to": "Q4", "relationType": "manages"}], "location": "global"}));
     check_output(&tools, "aim_memory_link", &rl);
-    assert_eq!(rl["structuredContent"]["results"][0]["relationType"], "manages");
+    assert_eq!(
+        rl["structuredContent"]["results"][0]["relationType"],
+        "manages"
+    );
     let edge_id = l["structuredContent"]["id"].as_str().unwrap().to_owned();
     let u = s.call_ok("unlink", json!({"edge_id": edge_id}));
     check_output(&tools, "unlink", &u);
@@ -542,15 +726,57 @@ fn e2e_every_tool_over_stdio() {
     check_output(&tools, "delete_memory", &d);
 
     // The contract's error texts, over the wire.
-    assert_eq!(s.call_err("get_memory", json!({"memory_id": "cache-cold"})), "Memory not found.");
-    assert_eq!(s.call_err("unlink", json!({"edge_id": edge_id})), "Edge not found.");
-    assert_eq!(s.call_err("link", json!({"source_id": "nope", "target_id": a, "edge_type": "x"})), "Source memory not found.");
-    assert_eq!(s.call_err("link", json!({"source_id": a, "target_id": "nope", "edge_type": "x"})), "Target memory not found.");
-    s.call_ok("aim_memory_link", json!({"relations": [{"from": "Alice", "to": "Q4", "relationType": "knows"}]}));
-    s.call_ok("link", json!({"source_id": "Alice", "target_id": "Q4", "edge_type": "likes"}));
-    assert_eq!(s.call_err("link", json!({"source_id": "Alice", "target_id": "Q4", "edge_type": "likes"})), "Edge likes already exists between Alice and Q4");
-    assert_eq!(s.call_err("create_memory", json!({"type": "semantic", "content": "x", "id": "Alice"})), "Memory Alice already exists.");
-    assert_eq!(s.call_err("aim_memory_link", json!({"relations": [{"from": "Alice", "to": "Nobody", "relationType": "knows"}]})), "Entity not found: Nobody");
+    assert_eq!(
+        s.call_err("get_memory", json!({"memory_id": "cache-cold"})),
+        "Memory not found."
+    );
+    assert_eq!(
+        s.call_err("unlink", json!({"edge_id": edge_id})),
+        "Edge not found."
+    );
+    assert_eq!(
+        s.call_err(
+            "link",
+            json!({"source_id": "nope", "target_id": a, "edge_type": "x"})
+        ),
+        "Source memory not found."
+    );
+    assert_eq!(
+        s.call_err(
+            "link",
+            json!({"source_id": a, "target_id": "nope", "edge_type": "x"})
+        ),
+        "Target memory not found."
+    );
+    s.call_ok(
+        "aim_memory_link",
+        json!({"relations": [{"from": "Alice", "to": "Q4", "relationType": "knows"}]}),
+    );
+    s.call_ok(
+        "link",
+        json!({"source_id": "Alice", "target_id": "Q4", "edge_type": "likes"}),
+    );
+    assert_eq!(
+        s.call_err(
+            "link",
+            json!({"source_id": "Alice", "target_id": "Q4", "edge_type": "likes"})
+        ),
+        "Edge likes already exists between Alice and Q4"
+    );
+    assert_eq!(
+        s.call_err(
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "id": "Alice"})
+        ),
+        "Memory Alice already exists."
+    );
+    assert_eq!(
+        s.call_err(
+            "aim_memory_link",
+            json!({"relations": [{"from": "Alice", "to": "Nobody", "relationType": "knows"}]})
+        ),
+        "Entity not found: Nobody"
+    );
 
     assert!(s.close().success(), "clean exit at end of input");
 }
@@ -585,7 +811,12 @@ fn e2e_bad_input_never_kills_the_server() {
     for (line, code) in protocol_errors {
         s.send_raw(line);
         let r = s.read();
-        assert_eq!(r["error"]["code"], json!(code), "{} -> {r}", String::from_utf8_lossy(line));
+        assert_eq!(
+            r["error"]["code"],
+            json!(code),
+            "{} -> {r}",
+            String::from_utf8_lossy(line)
+        );
         s.alive();
     }
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
@@ -593,30 +824,101 @@ fn e2e_bad_input_never_kills_the_server() {
     assert_eq!(s.read()["error"]["code"], -32700);
     s.alive();
     // A message over the line limit.
-    let huge = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":"{}"}}}}"#, "y".repeat(17 << 20));
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":"{}"}}}}"#,
+        "y".repeat(17 << 20)
+    );
     s.send_raw(huge.as_bytes());
     assert_eq!(s.read()["error"]["code"], -32600);
     s.alive();
 
     // Tool execution errors: isError results with a one-line message.
     for (tool, args, starts) in [
-        ("get_memory", json!({}), "Missing required argument `memory_id`"),
-        ("get_memory", json!({"memory_id": ""}), "Invalid argument `memory_id`"),
-        ("get_memory", json!({"memory_id": ["a"]}), "Invalid argument `memory_id`: must be a string"),
-        ("create_memory", json!({"type": "dream", "content": "x"}), "Invalid argument `type`"),
-        ("create_memory", json!({"type": "semantic", "content": 5}), "Invalid argument `content`"),
-        ("create_memory", json!({"type": "semantic", "content": "x", "importance": 2}), "Invalid argument `importance`"),
-        ("create_memory", json!({"type": "semantic", "content": "x", "embedding": ["a"]}), "Invalid argument `embedding[0]`"),
-        ("create_memory", json!({"type": "semantic", "content": "x".repeat(1_100_000)}), "Invalid argument `content`"),
-        ("create_memory", json!({"type": "semantic", "content": "x", "metadata": {"b": "x".repeat(70_000)}}), "Invalid argument `metadata`"),
-        ("memory_search", json!({"query": "x", "limit": 0}), "Invalid argument `limit`"),
-        ("memory_search", json!({"query": "x", "limit": 1e300}), "Invalid argument `limit`"),
-        ("memory_search", json!({"query": "x", "limit": -3}), "Invalid argument `limit`"),
-        ("link", json!({"source_id": "a", "target_id": "b", "edge_type": "x", "metadata": {"b": "x".repeat(5000)}}), "Invalid argument `metadata`"),
-        ("link", json!({"source_id": "a", "target_id": "b", "edge_type": "x", "weight": "heavy"}), "Invalid argument `weight`"),
-        ("aim_memory_store", json!({"entities": "Alice"}), "Invalid argument `entities`"),
-        ("aim_memory_store", json!({"entities": [1]}), "Invalid argument `entities[0]`"),
-        ("graph_stats", json!({"context": "../../etc"}), "Invalid argument `context`"),
+        (
+            "get_memory",
+            json!({}),
+            "Missing required argument `memory_id`",
+        ),
+        (
+            "get_memory",
+            json!({"memory_id": ""}),
+            "Invalid argument `memory_id`",
+        ),
+        (
+            "get_memory",
+            json!({"memory_id": ["a"]}),
+            "Invalid argument `memory_id`: must be a string",
+        ),
+        (
+            "create_memory",
+            json!({"type": "dream", "content": "x"}),
+            "Invalid argument `type`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": 5}),
+            "Invalid argument `content`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "importance": 2}),
+            "Invalid argument `importance`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "embedding": ["a"]}),
+            "Invalid argument `embedding[0]`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": "x".repeat(1_100_000)}),
+            "Invalid argument `content`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "metadata": {"b": "x".repeat(70_000)}}),
+            "Invalid argument `metadata`",
+        ),
+        (
+            "memory_search",
+            json!({"query": "x", "limit": 0}),
+            "Invalid argument `limit`",
+        ),
+        (
+            "memory_search",
+            json!({"query": "x", "limit": 1e300}),
+            "Invalid argument `limit`",
+        ),
+        (
+            "memory_search",
+            json!({"query": "x", "limit": -3}),
+            "Invalid argument `limit`",
+        ),
+        (
+            "link",
+            json!({"source_id": "a", "target_id": "b", "edge_type": "x", "metadata": {"b": "x".repeat(5000)}}),
+            "Invalid argument `metadata`",
+        ),
+        (
+            "link",
+            json!({"source_id": "a", "target_id": "b", "edge_type": "x", "weight": "heavy"}),
+            "Invalid argument `weight`",
+        ),
+        (
+            "aim_memory_store",
+            json!({"entities": "Alice"}),
+            "Invalid argument `entities`",
+        ),
+        (
+            "aim_memory_store",
+            json!({"entities": [1]}),
+            "Invalid argument `entities[0]`",
+        ),
+        (
+            "graph_stats",
+            json!({"context": "../../etc"}),
+            "Invalid argument `context`",
+        ),
     ] {
         let text = s.call_err(tool, args.clone());
         assert!(text.starts_with(starts), "{tool} {args}: {text}");
@@ -626,7 +928,10 @@ fn e2e_bad_input_never_kills_the_server() {
     for _ in 0..100 {
         deep = json!({ "d": deep });
     }
-    let text = s.call_err("create_memory", json!({"type": "semantic", "content": "x", "metadata": deep}));
+    let text = s.call_err(
+        "create_memory",
+        json!({"type": "semantic", "content": "x", "metadata": deep}),
+    );
     assert!(text.starts_with("Arguments are nested"), "{text}");
     s.alive();
     assert_eq!(
@@ -642,15 +947,30 @@ fn e2e_two_servers_share_a_data_dir() {
     let dir = tempdir();
     let mut one = Server::spawn_initialized(dir.path());
     let mut two = Server::spawn_initialized(dir.path());
-    one.call_ok("create_memory", json!({"type": "semantic", "content": "written by one", "id": "shared"}));
+    one.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "content": "written by one", "id": "shared"}),
+    );
     let got = two.call_ok("get_memory", json!({"memory_id": "shared"}));
     assert_eq!(got["structuredContent"]["content"], "written by one");
-    two.call_ok("create_memory", json!({"type": "semantic", "content": "written by two", "id": "other"}));
-    one.call_ok("link", json!({"source_id": "shared", "target_id": "other", "edge_type": "related_to"}));
+    two.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "content": "written by two", "id": "other"}),
+    );
+    one.call_ok(
+        "link",
+        json!({"source_id": "shared", "target_id": "other", "edge_type": "related_to"}),
+    );
     let g = two.call_ok("get_memory", json!({"memory_id": "other"}));
     assert_eq!(g["structuredContent"]["edges"]["incoming"], json!(1));
-    let text = two.call_err("link", json!({"source_id": "shared", "target_id": "other", "edge_type": "related_to"}));
-    assert_eq!(text, "Edge related_to already exists between shared and other");
+    let text = two.call_err(
+        "link",
+        json!({"source_id": "shared", "target_id": "other", "edge_type": "related_to"}),
+    );
+    assert_eq!(
+        text,
+        "Edge related_to already exists between shared and other"
+    );
     assert!(one.close().success());
     assert!(two.close().success());
 }
@@ -659,7 +979,10 @@ fn e2e_two_servers_share_a_data_dir() {
 fn e2e_sigterm_exits_cleanly() {
     let dir = tempdir();
     let mut s = Server::spawn_initialized(dir.path());
-    s.call_ok("create_memory", json!({"type": "semantic", "content": "durable", "id": "d"}));
+    s.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "content": "durable", "id": "d"}),
+    );
     let pid = s.child.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());

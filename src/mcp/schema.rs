@@ -113,6 +113,14 @@ fn relation() -> Value {
     )
 }
 
+/// `{results: [...], truncated}`: the wrapped bare list of `related` and `traverse`.
+fn list_of(item: Value) -> Value {
+    object(
+        json!({"results": {"type": "array", "items": item}, "truncated": {"type": "boolean"}}),
+        &[],
+    )
+}
+
 fn results_of(item: Value) -> Value {
     object(json!({"results": {"type": "array", "items": item}}), &[])
 }
@@ -252,6 +260,168 @@ pub fn tool_defs() -> Vec<ToolDef> {
             read_only: false,
             destructive: true,
             idempotent: false,
+        },
+        ToolDef {
+            name: "related",
+            title: "Direct neighbours of a memory",
+            description: "Find direct neighbors of a memory in the knowledge graph: one entry per edge, with the edge id, its type, whether it is outgoing or incoming as seen from `memory_id`, and a summary (title or the start of the content) of the memory at the other end. The limit applies after the edge_type filter. Read-only.",
+            input: input(
+                json!({
+                    "memory_id": id("The memory to find neighbors for"),
+                    "edge_type": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Filter by edge type (caused_by, contradicts, supersedes, related_to, or any other name)."},
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both", "description": "Filter by direction. Default: \"both\""},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Max results (1-100). Default: 20"}
+                }),
+                &["memory_id"],
+            ),
+            output: list_of(object(
+                json!({
+                    "memory_id": {"type": "string"},
+                    "edge_id": {"type": "string"},
+                    "edge_type": {"type": "string"},
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
+                    "summary": {"type": "string"}
+                }),
+                &[],
+            )),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "traverse",
+            title: "Walk the graph from a memory",
+            description: "Walk the knowledge graph using breadth-first search from `memory_id` (edges treated as undirected unless `direction` says otherwise). Finds causal chains, contradiction clusters, and related memory groups. Returns each memory with its depth and the path taken to reach it (edge ids, types and outgoing/incoming per hop), in breadth-first order, the start excluded; `limit` keeps the first ones. Read-only.",
+            input: input(
+                json!({
+                    "memory_id": id("Starting memory ID"),
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Only follow these edge types (e.g. caused_by, supersedes). Default: all"},
+                    "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3, "description": "How many hops to traverse (1-5). Default: 3"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Max results (1-100). Default: 20"},
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both", "description": "Follow edges outgoing only, incoming only, or both (default)."}
+                }),
+                &["memory_id"],
+            ),
+            output: list_of(object(
+                json!({
+                    "memory_id": {"type": "string"},
+                    "depth": {"type": "integer", "minimum": 1},
+                    "path": {"type": "array", "items": object(json!({
+                        "edge_id": {"type": "string"},
+                        "edge_type": {"type": "string"},
+                        "direction": {"type": "string", "enum": ["outgoing", "incoming"]}
+                    }), &[])},
+                    "summary": {"type": "string"}
+                }),
+                &[],
+            )),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "memory_path",
+            title: "Shortest path between two memories",
+            description: "BFS shortest path between two memories — returns the chain of ids + edge types (with the direction of each edge and its id), or a `no path` message when unreachable within `max_hops`. Read-only. Use after `memory_search` (with both endpoints known) to trace cause-effect chains, supersession history, or dependency lineage. Edges are treated as undirected unless `direction` is `out` (follow edges forward from from_id) or `in` (backward). With all_shortest, `paths` lists every shortest path (at most 16).",
+            input: input(
+                json!({
+                    "from_id": id("Starting memory id."),
+                    "to_id": id("Destination memory id."),
+                    "max_hops": {"type": "integer", "minimum": 1, "maximum": 10, "default": 4, "description": "Maximum BFS depth (1-10). Default 4. Returns `no path` if the destination is further than `max_hops` from the start."},
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Optional whitelist of edge types to follow (caused_by, contradicts, supersedes, related_to, ...). Omit to allow all types."},
+                    "direction": {"type": "string", "enum": ["both", "out", "in"], "default": "both", "description": "both (undirected, default), out (forward from from_id) or in (backward)."},
+                    "all_shortest": {"type": "boolean", "default": false, "description": "Return every shortest path in `paths` (at most 16)."}
+                }),
+                &["from_id", "to_id"],
+            ),
+            output: {
+                let entry = object(
+                    json!({
+                        "id": {"type": "string", "description": "Memory id of this node along the path."},
+                        "title": {"type": ["string", "null"], "description": "Memory title."},
+                        "edge_type_to_next": {"type": "string", "description": "The edge type linking this node to the next one in the path. Absent on the final node."},
+                        "direction_to_next": {"type": "string", "enum": ["forward", "backward"], "description": "forward when the edge runs from this node to the next."},
+                        "edge_id": {"type": "string", "description": "The id of that edge."}
+                    }),
+                    &["edge_type_to_next", "direction_to_next", "edge_id"],
+                );
+                object(
+                    json!({
+                        "found": {"type": "boolean"},
+                        "hops": {"type": "integer", "minimum": 0},
+                        "path": {"type": "array", "items": entry.clone()},
+                        "message": {"type": "string", "description": "Why found is false."},
+                        "paths": {"type": "array", "maxItems": 16, "items": {"type": "array", "items": entry}},
+                        "truncated": {"type": "boolean"},
+                        "limit_reached": {"type": "boolean"}
+                    }),
+                    &["message", "paths", "truncated", "limit_reached"],
+                )
+            },
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "expand",
+            title: "Typed-edge neighbourhood of seed memories",
+            description: "Typed-edge BFS retrieval. Returns the typed-edge neighborhood of one or more seed documents as a flat array of citation packets, each carrying via: {seed_doc_id, hop, edge_type, direction} provenance (with include_route, every hop from the seed). Default direction = 'both' (the union of a forward-only and a backward-only sweep); 'any' allows mixed-direction routes. Filterable by edge_type and by document properties (strict equality, no operators); filters drop results but do not stop the walk. include_superseded defaults to false (documents whose status is superseded are dropped). Unknown seed_doc_ids do not throw — they are returned in a warnings: [{seed_doc_id, reason: 'unknown_doc'}] array. Shortest path wins on dedup; ties broken by (seed_doc_id, edge_type, direction). Seeds are never results. Read-only.",
+            input: input(
+                json!({
+                    "seed_doc_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 1000, "description": "1+ memory ids — seeds of the BFS."},
+                    "hops": {"type": "integer", "minimum": 1, "maximum": 5, "description": "Hop cap (1-5)."},
+                    "direction": {"type": "string", "enum": ["both", "forward", "backward", "outgoing", "incoming", "any"], "default": "both", "description": "Edge traversal direction; default 'both'. outgoing/incoming are aliases of forward/backward; any = mixed-direction routes."},
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Optional filter on edge types; default = all types."},
+                    "filter_properties": {"type": "object", "description": "Strict-equality predicate on document properties (metadata keys plus type, title, importance), e.g. {type: 'semantic'}."},
+                    "include_superseded": {"type": "boolean", "default": false, "description": "When false (default), docs whose status === 'superseded' are dropped."},
+                    "include_route": {"type": "boolean", "default": false, "description": "Add via.route: every hop from the seed."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100, "description": "Max documents (1-1000). Default 100."}
+                }),
+                &["seed_doc_ids", "hops"],
+            ),
+            output: {
+                let hop = object(
+                    json!({
+                        "node": {"type": "string"},
+                        "edge_id": {"type": "string"},
+                        "edge_type": {"type": "string"},
+                        "direction": {"type": "string", "enum": ["forward", "backward"]}
+                    }),
+                    &[],
+                );
+                let via = object(
+                    json!({
+                        "seed_doc_id": {"type": "string"},
+                        "hop": {"type": "integer", "minimum": 1},
+                        "edge_type": {"type": "string"},
+                        "direction": {"type": "string", "enum": ["forward", "backward"]},
+                        "route": {"type": "array", "items": hop}
+                    }),
+                    &["route"],
+                );
+                object(
+                    json!({
+                        "documents": {"type": "array", "items": object(json!({
+                            "doc_id": {"type": "string"},
+                            "title": {"type": ["string", "null"]},
+                            "properties": {"type": "object"},
+                            "mtime": {"type": "string", "description": "Last change, RFC 3339."},
+                            "hash": {"type": "string", "description": "Content hash."},
+                            "via": via
+                        }), &[])},
+                        "warnings": {"type": "array", "items": object(json!({
+                            "seed_doc_id": {"type": "string"},
+                            "reason": {"type": "string"}
+                        }), &[])},
+                        "truncated": {"type": "boolean"},
+                        "limit_reached": {"type": "boolean"}
+                    }),
+                    &["limit_reached"],
+                )
+            },
+            read_only: true,
+            destructive: false,
+            idempotent: true,
         },
         ToolDef {
             name: "graph_stats",

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use parking_lot::Mutex;
 
 use crate::memory::{ToolError, check_context_name, one_line};
+use crate::traverse::{PooledScratch, ScratchPool};
 use crate::{Database, Options};
 
 /// The context used when a call names none.
@@ -68,6 +69,7 @@ pub enum Location {
 pub struct Stores {
     config: StoreConfig,
     open: Mutex<HashMap<PathBuf, Database>>,
+    scratches: ScratchPool,
 }
 
 impl Stores {
@@ -76,6 +78,8 @@ impl Stores {
         Stores {
             config,
             open: Mutex::new(HashMap::new()),
+            // Two blocking-pool threads run most queries; a few idle scratches suffice.
+            scratches: ScratchPool::with_keep_max(4),
         }
     }
 
@@ -141,6 +145,11 @@ impl Stores {
         })?;
         open.insert(dir, db.clone());
         Ok(db)
+    }
+
+    /// A traversal scratch for one query (returned to the pool on drop).
+    pub fn scratch(&self) -> PooledScratch<'_> {
+        self.scratches.get()
     }
 
     /// Closes every open database (they reopen on next use).

@@ -13,7 +13,14 @@ use crate::memory::aim::{self, Entity, Relation};
 use crate::memory::edges::{self, LinkRequest};
 use crate::memory::nodes::{self, CreateMemoryRequest};
 use crate::memory::search::{self, SearchRequest};
+use crate::memory::path::{self, PathRequest};
+use crate::memory::walk::{self, ExpandRequest, ListResult, RelatedRequest, TraverseRequest};
 use crate::memory::{ToolError, stats};
+use crate::traverse::{Budget, ExpandDirection};
+use crate::Direction;
+
+/// Wall-clock limit of one traversal; running out is an answer (`limit_reached`).
+pub const QUERY_TIME_MAX: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Longest `arguments` object accepted, in bytes of compact JSON (content may be 1 MiB).
 pub const ARGUMENTS_BYTES_MAX: usize = 2 << 20;
@@ -52,6 +59,38 @@ impl ToolOutput {
             text,
         })
     }
+}
+
+/// A wrapped bare list: `{results, truncated}` structured, the bare list as text.
+fn wrapped<T: Serialize>(list: &ListResult<T>) -> Result<ToolOutput, ToolError> {
+    let mut out = ToolOutput::json(list)?;
+    out.text = out.structured["results"].to_string();
+    Ok(out)
+}
+
+fn budget() -> Budget {
+    Budget {
+        deadline: Some(std::time::Instant::now() + QUERY_TIME_MAX),
+        ..Budget::default()
+    }
+}
+
+fn husk_direction(args: &Args<'_>) -> Result<Direction, ToolError> {
+    Ok(
+        match args.opt_enum("direction", &["outgoing", "incoming", "both"])?.as_deref() {
+            Some("outgoing") => Direction::Out,
+            Some("incoming") => Direction::In,
+            _ => Direction::Both,
+        },
+    )
+}
+
+fn usize_of(x: i64) -> usize {
+    usize::try_from(x).unwrap_or(0)
+}
+
+fn u32_of(x: i64) -> u32 {
+    u32::try_from(x).unwrap_or(0)
 }
 
 /// Whether `name` is a tool this server implements.
@@ -149,6 +188,80 @@ pub fn call(
         "unlink" => {
             let id = args.req_id("edge_id")?;
             ToolOutput::json(&edges::unlink(&db(None)?, &id)?)
+        }
+        "related" => {
+            let req = RelatedRequest {
+                memory_id: args.req_id("memory_id")?,
+                edge_type: args.opt_str("edge_type")?,
+                direction: husk_direction(&args)?,
+                limit: usize_of(args.opt_int("limit", 1, 100)?.unwrap_or(20)),
+            };
+            wrapped(&walk::related(&db(None)?.snapshot(), &req)?)
+        }
+        "traverse" => {
+            let req = TraverseRequest {
+                memory_id: args.req_id("memory_id")?,
+                edge_types: args.opt_str_list("edge_types")?,
+                max_depth: u32_of(args.opt_int("max_depth", 1, 5)?.unwrap_or(3)),
+                limit: usize_of(args.opt_int("limit", 1, 100)?.unwrap_or(20)),
+                direction: husk_direction(&args)?,
+                budget: budget(),
+            };
+            let snap = db(None)?.snapshot();
+            wrapped(&walk::traverse(&snap, &mut stores.scratch(), &req)?)
+        }
+        "memory_path" => {
+            let req = PathRequest {
+                from: args.req_id("from_id")?,
+                to: args.req_id("to_id")?,
+                max_hops: u32_of(args.opt_int("max_hops", 1, 10)?.unwrap_or(4)),
+                edge_types: args.opt_str_list("edge_types")?,
+                direction: match args.opt_enum("direction", &["both", "out", "in"])?.as_deref() {
+                    Some("out") => Direction::Out,
+                    Some("in") => Direction::In,
+                    _ => Direction::Both,
+                },
+                all_shortest: args.opt_bool("all_shortest")?.unwrap_or(false),
+                budget: budget(),
+            };
+            let snap = db(None)?.snapshot();
+            let result = path::memory_path(&snap, &mut stores.scratch(), &req)?;
+            let mut out = ToolOutput::json(&result)?;
+            out.text = result.text();
+            Ok(out)
+        }
+        "expand" => {
+            let seeds = args
+                .opt_str_list("seed_doc_ids")?
+                .ok_or_else(|| ToolError("Missing required argument `seed_doc_ids`".into()))?;
+            if seeds.is_empty() {
+                return Err(ToolError::invalid_arg("seed_doc_ids", "must hold at least one id"));
+            }
+            let direction = match args
+                .opt_enum(
+                    "direction",
+                    &["both", "forward", "backward", "outgoing", "incoming", "any"],
+                )?
+                .as_deref()
+            {
+                Some("forward" | "outgoing") => ExpandDirection::Forward,
+                Some("backward" | "incoming") => ExpandDirection::Backward,
+                Some("any") => ExpandDirection::Any,
+                _ => ExpandDirection::Both,
+            };
+            let req = ExpandRequest {
+                seed_doc_ids: seeds,
+                hops: u32_of(args.req_int("hops", 1, 5)?),
+                direction,
+                edge_types: args.opt_str_list("edge_types")?,
+                filter_properties: args.opt_obj("filter_properties")?,
+                include_superseded: args.opt_bool("include_superseded")?.unwrap_or(false),
+                include_route: args.opt_bool("include_route")?.unwrap_or(false),
+                limit: usize_of(args.opt_int("limit", 1, 1000)?.unwrap_or(100)),
+                budget: budget(),
+            };
+            let snap = db(None)?.snapshot();
+            ToolOutput::json(&walk::expand(&snap, &mut stores.scratch(), &req)?)
         }
         "graph_stats" => ToolOutput::json(&stats::graph_stats(&db(None)?)?),
         "aim_memory_store" => {

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ToolError, check_edge_type, check_metadata, engine_error, number_f32, rfc3339_ms};
+use super::{ToolError, check_edge_type, check_metadata, engine_error, number_f32, rfc3339};
 use crate::Database;
 use crate::db::{OpResult, Snapshot, WriteBatch};
 use crate::error::Error;
@@ -65,7 +65,7 @@ impl EdgeView {
             edge_type: snap.type_name(edge.edge_type).unwrap_or("").to_owned(),
             metadata: edge.props.clone(),
             weight: number_f32(edge.weight),
-            created_at: rfc3339_ms(edge.created_at),
+            created_at: rfc3339(edge.created_at),
         })
     }
 }

@@ -21,12 +21,14 @@
 pub mod aim;
 pub mod edges;
 pub mod nodes;
+pub mod path;
 pub mod search;
 pub mod stats;
+pub mod walk;
 
 use std::fmt;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::Error;
 use crate::model::{Node, Props};
@@ -56,6 +58,12 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+impl From<crate::Error> for ToolError {
+    fn from(e: crate::Error) -> ToolError {
+        ToolError(e.to_string())
+    }
+}
+
 /// Turns an engine error that no tool maps to a contract message into a one-line tool
 /// error. Bad input keeps the engine's explanation; anything else is reported as a storage
 /// problem (the call may be retried; the database is never left half-written).
@@ -75,8 +83,6 @@ pub fn one_line(text: &str) -> String {
 /// The memory types of agi-mcp-server, the only values `create_memory` accepts as `type`.
 pub const MEMORY_TYPES: [&str; 4] = ["episodic", "semantic", "procedural", "strategic"];
 
-/// Characters of content shown as a `summary` when a memory has no title.
-pub const SUMMARY_CHARS_MAX: usize = 120;
 
 /// Checks a context name: `^[A-Za-z0-9_.-]{1,64}$` and neither `.` nor `..`.
 ///
@@ -113,57 +119,44 @@ pub fn quote_short(s: &str) -> String {
     q
 }
 
-/// `None` for an empty string: result fields without a value are `null`.
+/// `Some(s)` for a non-empty string, `None` (rendered `null`) for an empty one.
 pub fn non_empty(s: &str) -> Option<String> {
-    if s.is_empty() {
-        None
-    } else {
-        Some(s.to_owned())
+    (!s.is_empty()).then(|| s.to_owned())
+}
+
+/// A node's properties as tools show and filter them: its metadata's top-level keys plus
+/// `type`, `title` and `importance`, which win over metadata keys of the same name.
+pub fn node_properties(node: &Node) -> Map<String, Value> {
+    let mut m = node.props.props.clone();
+    m.insert("type".into(), Value::String(node.props.kind.clone()));
+    m.insert("title".into(), Value::String(node.props.title.clone()));
+    m.insert(
+        "importance".into(),
+        serde_json::json!(node.props.importance),
+    );
+    m
+}
+
+/// A node's status: `metadata.status` when it is a string, else the status field.
+pub fn node_status(node: &Node) -> &str {
+    match node.props.props.get("status") {
+        Some(Value::String(s)) => s,
+        _ => &node.props.status,
     }
 }
 
-/// What a list shows for a node: its title, or else the start of its content, or else its
-/// key.
+/// Characters of content shown when a node has no title.
+pub const SUMMARY_CHARS: usize = 120;
+
+/// A short description of a node: its title, or the start of its content.
 pub fn summary(node: &Node) -> String {
     if !node.props.title.is_empty() {
         return node.props.title.clone();
     }
-    let content = node.props.content.trim();
-    if content.is_empty() {
-        return node.key.clone();
-    }
-    let mut out: String = content.chars().take(SUMMARY_CHARS_MAX).collect();
-    if out.len() < content.len() {
-        out.push('…');
-    }
-    out
-}
-
-/// A node's properties as `filter_properties` matches them and `get_memory` shows them:
-/// the metadata keys at top level plus `type`, `title` and `importance`, which win over
-/// metadata keys of the same name.
-pub fn properties(node: &Node) -> Props {
-    let mut p = node.props.props.clone();
-    p.insert("type".into(), opt_string(&node.props.kind));
-    p.insert("title".into(), opt_string(&node.props.title));
-    p.insert("importance".into(), number_f32(node.props.importance));
-    p
-}
-
-/// A node's status: `metadata.status` when it is a string, else `NodeProps::status`, else
-/// `None`.
-pub fn status(node: &Node) -> Option<String> {
-    match node.props.props.get("status") {
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => non_empty(&node.props.status),
-    }
-}
-
-fn opt_string(s: &str) -> Value {
-    if s.is_empty() {
-        Value::Null
-    } else {
-        Value::String(s.to_owned())
+    let c = &node.props.content;
+    match c.char_indices().nth(SUMMARY_CHARS) {
+        Some((i, _)) => format!("{}…", &c[..i]),
+        None => c.clone(),
     }
 }
 
@@ -178,31 +171,10 @@ pub fn f32_to_f64(x: f32) -> f64 {
     x.to_string().parse::<f64>().unwrap_or(f64::from(x))
 }
 
-/// Milliseconds since the Unix epoch as an RFC 3339 UTC timestamp with milliseconds,
-/// e.g. `2025-01-31T12:00:00.000Z`.
-pub fn rfc3339_ms(ms: u64) -> String {
-    let secs = ms / 1000;
-    let millis = ms % 1000;
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
-    let (y, mo, d) = civil_from_days(days);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's `civil_from_days`, restricted to dates after the epoch).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
+/// An RFC 3339 UTC timestamp (millisecond precision) from milliseconds since the epoch.
+pub fn rfc3339(ms: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    humantime::format_rfc3339_millis(t).to_string()
 }
 
 /// A random (version 4, RFC 9562) UUID in its 36-character lowercase hyphenated form.
@@ -344,9 +316,9 @@ mod tests {
 
     #[test]
     fn rfc3339_known_dates() {
-        assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339_ms(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(rfc3339_ms(1_735_689_599_999), "2024-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339(1_735_689_599_999), "2024-12-31T23:59:59.999Z");
     }
 
     #[test]

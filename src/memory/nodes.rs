@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{
     MEMORY_TYPES, ToolError, check_key, check_metadata, check_range, engine_error, f32_to_f64,
-    new_uuid_v4, non_empty, number_f32, rfc3339_ms, status,
+    new_uuid_v4, non_empty, node_status, number_f32, rfc3339,
 };
 use crate::Database;
 use crate::db::{OpResult, Snapshot, WriteBatch};
@@ -74,8 +74,8 @@ impl MemoryView {
             content: node.props.content.clone(),
             importance: number_f32(node.props.importance),
             metadata: node.props.props.clone(),
-            status: status(node),
-            created_at: rfc3339_ms(node.created_at),
+            status: non_empty(node_status(node)),
+            created_at: rfc3339(node.created_at),
             embedding: if with_embedding {
                 node.props
                     .embedding
@@ -232,7 +232,7 @@ pub fn get_memory(snap: &Snapshot, memory_id: &str) -> Result<GetMemoryResult, T
     let node = read_node(snap, memory_id)?.ok_or_else(memory_not_found)?;
     Ok(GetMemoryResult {
         memory: MemoryView::of(&node, false),
-        updated_at: rfc3339_ms(node.updated_at),
+        updated_at: rfc3339(node.updated_at),
         edges: EdgeCounts {
             outgoing: snap.degree(node.id, Direction::Out, &TypeFilter::All),
             incoming: snap.degree(node.id, Direction::In, &TypeFilter::All),

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{ToolError, engine_error, rfc3339_ms};
+use super::{ToolError, engine_error, rfc3339};
 use crate::Database;
 
 /// One segment file.
@@ -107,7 +107,7 @@ pub fn graph_stats(db: &Database) -> Result<GraphStats, ToolError> {
             lsn: s.lsn,
             checkpoint_lsn: s.checkpoint_lsn,
             last_checkpoint_at: (s.last_checkpoint_ms > 0)
-                .then(|| rfc3339_ms(s.last_checkpoint_ms)),
+                .then(|| rfc3339(s.last_checkpoint_ms)),
             generation: s.generation,
             maintenance_error: s.maintenance_error.clone(),
         },

@@ -10,4 +10,7 @@ mod common;
 mod design_doc;
 mod engine;
 mod mcp;
+mod memory_tools;
 mod model;
+mod paths;
+mod processes;

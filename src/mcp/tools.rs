@@ -9,15 +9,15 @@ use serde_json::{Map, Value};
 
 use super::args::{Args, check_id, in_item, item_obj};
 use super::store::{Location, Stores};
+use crate::Direction;
 use crate::memory::aim::{self, Entity, Relation};
 use crate::memory::edges::{self, LinkRequest};
 use crate::memory::nodes::{self, CreateMemoryRequest};
-use crate::memory::search::{self, SearchRequest};
 use crate::memory::path::{self, PathRequest};
+use crate::memory::search::{self, SearchRequest};
 use crate::memory::walk::{self, ExpandRequest, ListResult, RelatedRequest, TraverseRequest};
 use crate::memory::{ToolError, stats};
 use crate::traverse::{Budget, ExpandDirection};
-use crate::Direction;
 
 /// Wall-clock limit of one traversal; running out is an answer (`limit_reached`).
 pub const QUERY_TIME_MAX: std::time::Duration = std::time::Duration::from_secs(10);
@@ -77,7 +77,10 @@ fn budget() -> Budget {
 
 fn husk_direction(args: &Args<'_>) -> Result<Direction, ToolError> {
     Ok(
-        match args.opt_enum("direction", &["outgoing", "incoming", "both"])?.as_deref() {
+        match args
+            .opt_enum("direction", &["outgoing", "incoming", "both"])?
+            .as_deref()
+        {
             Some("outgoing") => Direction::Out,
             Some("incoming") => Direction::In,
             _ => Direction::Both,
@@ -216,7 +219,10 @@ pub fn call(
                 to: args.req_id("to_id")?,
                 max_hops: u32_of(args.opt_int("max_hops", 1, 10)?.unwrap_or(4)),
                 edge_types: args.opt_str_list("edge_types")?,
-                direction: match args.opt_enum("direction", &["both", "out", "in"])?.as_deref() {
+                direction: match args
+                    .opt_enum("direction", &["both", "out", "in"])?
+                    .as_deref()
+                {
                     Some("out") => Direction::Out,
                     Some("in") => Direction::In,
                     _ => Direction::Both,
@@ -235,7 +241,10 @@ pub fn call(
                 .opt_str_list("seed_doc_ids")?
                 .ok_or_else(|| ToolError("Missing required argument `seed_doc_ids`".into()))?;
             if seeds.is_empty() {
-                return Err(ToolError::invalid_arg("seed_doc_ids", "must hold at least one id"));
+                return Err(ToolError::invalid_arg(
+                    "seed_doc_ids",
+                    "must hold at least one id",
+                ));
             }
             let direction = match args
                 .opt_enum(

@@ -83,7 +83,6 @@ pub fn one_line(text: &str) -> String {
 /// The memory types of agi-mcp-server, the only values `create_memory` accepts as `type`.
 pub const MEMORY_TYPES: [&str; 4] = ["episodic", "semantic", "procedural", "strategic"];
 
-
 /// Checks a context name: `^[A-Za-z0-9_.-]{1,64}$` and neither `.` nor `..`.
 ///
 /// # Errors

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{
     MEMORY_TYPES, ToolError, check_key, check_metadata, check_range, engine_error, f32_to_f64,
-    new_uuid_v4, non_empty, node_status, number_f32, rfc3339,
+    new_uuid_v4, node_status, non_empty, number_f32, rfc3339,
 };
 use crate::Database;
 use crate::db::{OpResult, Snapshot, WriteBatch};

@@ -106,8 +106,7 @@ pub fn graph_stats(db: &Database) -> Result<GraphStats, ToolError> {
             disk_bytes: s.disk_bytes,
             lsn: s.lsn,
             checkpoint_lsn: s.checkpoint_lsn,
-            last_checkpoint_at: (s.last_checkpoint_ms > 0)
-                .then(|| rfc3339(s.last_checkpoint_ms)),
+            last_checkpoint_at: (s.last_checkpoint_ms > 0).then(|| rfc3339(s.last_checkpoint_ms)),
             generation: s.generation,
             maintenance_error: s.maintenance_error.clone(),
         },

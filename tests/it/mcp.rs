@@ -635,7 +635,10 @@ fn check_output(tools: &[Value], name: &str, result: &Value) {
     }
     let parsed: Value = serde_json::from_str(text).expect("text block is JSON");
     if ["related", "traverse", "aim_memory_store", "aim_memory_link"].contains(&name) {
-        assert_eq!(parsed, structured["results"], "{name}: text carries the bare list");
+        assert_eq!(
+            parsed, structured["results"],
+            "{name}: text carries the bare list"
+        );
     } else {
         assert_eq!(&parsed, structured, "{name}: text is the compact JSON");
     }
@@ -722,11 +725,22 @@ fn e2e_every_tool_over_stdio() {
         "manages"
     );
     // The traversal tools over a -caused_by-> cache-cold <-supersedes- newer.
-    s.call_ok("create_memory", json!({"type": "semantic", "content": "Cache is warm now", "id": "newer", "title": "Warm"}));
-    s.call_ok("link", json!({"source_id": "newer", "target_id": "cache-cold", "edge_type": "supersedes"}));
+    s.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "content": "Cache is warm now", "id": "newer", "title": "Warm"}),
+    );
+    s.call_ok(
+        "link",
+        json!({"source_id": "newer", "target_id": "cache-cold", "edge_type": "supersedes"}),
+    );
     let r = s.call_ok("related", json!({"memory_id": "cache-cold"}));
     check_output(&tools, "related", &r);
-    let dirs: Vec<&str> = r["structuredContent"]["results"].as_array().unwrap().iter().map(|e| e["direction"].as_str().unwrap()).collect();
+    let dirs: Vec<&str> = r["structuredContent"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["direction"].as_str().unwrap())
+        .collect();
     assert_eq!(dirs, ["incoming", "incoming"]);
     let t = s.call_ok("traverse", json!({"memory_id": a, "max_depth": 2}));
     check_output(&tools, "traverse", &t);
@@ -736,29 +750,82 @@ fn e2e_every_tool_over_stdio() {
     check_output(&tools, "memory_path", &p);
     assert_eq!(p["structuredContent"]["hops"], 2);
     let text = p["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("→ caused_by →") && text.contains("← supersedes ←"), "{text}");
-    let p = s.call_ok("memory_path", json!({"from_id": a, "to_id": "newer", "direction": "out", "all_shortest": true}));
+    assert!(
+        text.contains("→ caused_by →") && text.contains("← supersedes ←"),
+        "{text}"
+    );
+    let p = s.call_ok(
+        "memory_path",
+        json!({"from_id": a, "to_id": "newer", "direction": "out", "all_shortest": true}),
+    );
     check_output(&tools, "memory_path", &p);
     assert_eq!(p["structuredContent"]["found"], false);
-    assert_eq!(p["structuredContent"]["message"], format!("No path from {a} to newer within 4 hops"));
+    assert_eq!(
+        p["structuredContent"]["message"],
+        format!("No path from {a} to newer within 4 hops")
+    );
     assert_eq!(p["content"][0]["text"], p["structuredContent"]["message"]);
     let p = s.call_ok("memory_path", json!({"from_id": "ghost", "to_id": "ghost"}));
-    assert_eq!(p["structuredContent"]["message"], "Unknown memory id: ghost");
-    let x = s.call_ok("expand", json!({"seed_doc_ids": [a, "ghost"], "hops": 2, "include_route": true}));
+    assert_eq!(
+        p["structuredContent"]["message"],
+        "Unknown memory id: ghost"
+    );
+    let x = s.call_ok(
+        "expand",
+        json!({"seed_doc_ids": [a, "ghost"], "hops": 2, "include_route": true}),
+    );
     check_output(&tools, "expand", &x);
-    assert_eq!(x["structuredContent"]["warnings"], json!([{"seed_doc_id": "ghost", "reason": "unknown_doc"}]));
+    assert_eq!(
+        x["structuredContent"]["warnings"],
+        json!([{"seed_doc_id": "ghost", "reason": "unknown_doc"}])
+    );
     let x = s.call_ok("expand", json!({"seed_doc_ids": ["cache-cold"], "hops": 1, "direction": "incoming", "filter_properties": {"title": "Warm"}}));
     check_output(&tools, "expand", &x);
-    let docs: Vec<&str> = x["structuredContent"]["documents"].as_array().unwrap().iter().map(|d| d["doc_id"].as_str().unwrap()).collect();
+    let docs: Vec<&str> = x["structuredContent"]["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["doc_id"].as_str().unwrap())
+        .collect();
     assert_eq!(docs, ["newer"]);
-    assert_eq!(s.call_err("related", json!({"memory_id": "ghost"})), "Memory not found.");
-    assert_eq!(s.call_err("traverse", json!({"memory_id": "ghost"})), "Memory not found.");
-    assert!(s.call_err("traverse", json!({"memory_id": a, "max_depth": 6})).starts_with("Invalid argument `max_depth`"));
-    assert!(s.call_err("memory_path", json!({"from_id": a, "to_id": "newer", "max_hops": 0})).starts_with("Invalid argument `max_hops`"));
-    assert!(s.call_err("memory_path", json!({"from_id": a, "to_id": "newer", "direction": "sideways"})).starts_with("Invalid argument `direction`"));
-    assert!(s.call_err("expand", json!({"seed_doc_ids": [], "hops": 1})).starts_with("Invalid argument `seed_doc_ids`"));
-    assert_eq!(s.call_err("expand", json!({"seed_doc_ids": [a]})), "Missing required argument `hops`");
-    assert!(s.call_err("related", json!({"memory_id": a, "limit": 101})).starts_with("Invalid argument `limit`"));
+    assert_eq!(
+        s.call_err("related", json!({"memory_id": "ghost"})),
+        "Memory not found."
+    );
+    assert_eq!(
+        s.call_err("traverse", json!({"memory_id": "ghost"})),
+        "Memory not found."
+    );
+    assert!(
+        s.call_err("traverse", json!({"memory_id": a, "max_depth": 6}))
+            .starts_with("Invalid argument `max_depth`")
+    );
+    assert!(
+        s.call_err(
+            "memory_path",
+            json!({"from_id": a, "to_id": "newer", "max_hops": 0})
+        )
+        .starts_with("Invalid argument `max_hops`")
+    );
+    assert!(
+        s.call_err(
+            "memory_path",
+            json!({"from_id": a, "to_id": "newer", "direction": "sideways"})
+        )
+        .starts_with("Invalid argument `direction`")
+    );
+    assert!(
+        s.call_err("expand", json!({"seed_doc_ids": [], "hops": 1}))
+            .starts_with("Invalid argument `seed_doc_ids`")
+    );
+    assert_eq!(
+        s.call_err("expand", json!({"seed_doc_ids": [a]})),
+        "Missing required argument `hops`"
+    );
+    assert!(
+        s.call_err("related", json!({"memory_id": a, "limit": 101}))
+            .starts_with("Invalid argument `limit`")
+    );
 
     let edge_id = l["structuredContent"]["id"].as_str().unwrap().to_owned();
     let u = s.call_ok("unlink", json!({"edge_id": edge_id}));

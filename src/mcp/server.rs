@@ -34,7 +34,9 @@ use super::store::Stores;
 use super::tools;
 
 /// Longest input line accepted (a message larger than this is answered -32600 and dropped).
-pub const LINE_BYTES_MAX: usize = 16 << 20;
+/// Below rmcp's own 16 MiB line limit, so that rmcp never drops a line silently; tool
+/// arguments are capped far lower anyway (`tools::ARGUMENTS_BYTES_MAX`).
+pub const LINE_BYTES_MAX: usize = 8 << 20;
 
 /// The rmcp handler: lists the tools and runs calls on the blocking pool.
 #[derive(Clone, Debug)]
@@ -301,23 +303,52 @@ fn classify(line: &[u8], initialized: bool) -> Action {
         }
     }
     match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+        // rmcp decodes a known method with malformed params as a custom request too.
         Ok(ClientJsonRpcMessage::Request(r))
             if matches!(r.request, ClientRequest::CustomRequest(_)) =>
         {
-            return Action::Reply(error_line(
-                Some(id),
-                -32601,
-                &format!("Method not found: {}", crate::memory::quote_short(method)),
-            ));
+            return if MCP_METHODS.contains(&method) {
+                invalid_params(&format!("malformed {method} request"))
+            } else {
+                Action::Reply(error_line(
+                    Some(id),
+                    -32601,
+                    &format!("Method not found: {}", crate::memory::quote_short(method)),
+                ))
+            };
         }
         Ok(_) => {}
-        // A known method whose params do not have the shape the protocol defines.
         Err(e) => return invalid_params(&format!("malformed {method} request: {e}")),
     }
     Action::Forward {
         init_id: (method == "initialize").then(|| id.clone()),
     }
 }
+
+/// The request methods of MCP that a client may send (rmcp's `ClientRequest`).
+const MCP_METHODS: [&str; 21] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/directory/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+];
 
 /// Whether rmcp can decode `value` as a client message.
 fn rmcp_accepts(value: &Value) -> bool {

@@ -477,6 +477,37 @@ fn dispatch_validates_arguments() {
     );
 }
 
+#[test]
+fn contexts_and_locations_resolve_to_directories() {
+    let data = tempdir();
+    let project = tempdir();
+    std::fs::write(project.path().join("Cargo.toml"), "").unwrap();
+    let nested = project.path().join("src/deep");
+    std::fs::create_dir_all(&nested).unwrap();
+    let mut config = StoreConfig::new(data.path());
+    config.project_start = nested.clone();
+    config.explicit = false;
+    let stores = Stores::new(config.clone());
+    use hopgraph::mcp::Location;
+    assert_eq!(stores.dir(None, None).unwrap(), data.path().join("default"));
+    assert_eq!(
+        stores.dir(Some("work"), Some(Location::Global)).unwrap(),
+        data.path().join("work")
+    );
+    assert_eq!(
+        stores.dir(Some("work"), Some(Location::Project)).unwrap(),
+        project.path().join(".hopgraph/work")
+    );
+    // An explicit data directory is always honoured.
+    config.explicit = true;
+    let stores = Stores::new(config);
+    assert_eq!(
+        stores.dir(Some("work"), Some(Location::Project)).unwrap(),
+        data.path().join("work")
+    );
+    assert!(stores.dir(Some("."), None).is_err());
+}
+
 // ---------------------------------------------------------------------------------------
 // End to end: the binary over stdio.
 
@@ -899,6 +930,17 @@ fn e2e_bad_input_never_kills_the_server() {
     assert_eq!(r["error"]["code"], -32600, "{r}");
     s.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     s.alive();
+    let r = s.request("initialize", json!({"protocolVersion": 7}));
+    assert_eq!(r["error"]["code"], -32602, "a malformed initialize: {r}");
+    let r = s.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "it", "version": "1"}
+        }),
+    );
+    assert!(r["result"]["capabilities"]["tools"].is_object(), "{r}");
     drop(s);
     let mut s = Server::spawn_initialized(dir.path());
 
@@ -934,7 +976,7 @@ fn e2e_bad_input_never_kills_the_server() {
     // A message over the line limit.
     let huge = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":"{}"}}}}"#,
-        "y".repeat(17 << 20)
+        "y".repeat(9 << 20)
     );
     s.send_raw(huge.as_bytes());
     assert_eq!(s.read()["error"]["code"], -32600);

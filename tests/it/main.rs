@@ -9,6 +9,7 @@
 mod common;
 mod design_doc;
 mod engine;
+mod mcp;
 mod memory_tools;
 mod model;
 mod paths;

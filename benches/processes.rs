@@ -4,12 +4,14 @@
 //!
 //! Children are this bench binary re-executed with `HOPGRAPH_BENCH_CHILD` set.
 
+#![allow(clippy::expect_used, reason = "a bench aborts on setup failure")]
+
 use std::hint::black_box;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group};
 use hopgraph::{Database, EdgeProps, WriteBatch};
 
 const COMMITS_PER_PROCESS: u32 = 200;
@@ -20,7 +22,9 @@ fn child(spec: &str) {
     for i in 0..COMMITS_PER_PROCESS {
         let mut b = WriteBatch::new();
         let (a, t) = (format!("p{id}-{i}"), format!("hub{}", i % 16));
-        b.ensure_node(&a).ensure_node(&t).link(&a, "about", &t, EdgeProps::default());
+        b.ensure_node(&a)
+            .ensure_node(&t)
+            .link(&a, "about", &t, EdgeProps::default());
         db.commit(b).expect("commit");
     }
 }
@@ -29,7 +33,9 @@ fn commit_throughput(c: &mut Criterion) {
     let mut g = c.benchmark_group("multiprocess_commits");
     g.sample_size(10).measurement_time(Duration::from_secs(8));
     for writers in [1u32, 2, 4] {
-        g.throughput(Throughput::Elements(u64::from(writers * COMMITS_PER_PROCESS)));
+        g.throughput(Throughput::Elements(u64::from(
+            writers * COMMITS_PER_PROCESS,
+        )));
         g.bench_function(format!("{writers}_writer_processes"), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
@@ -40,7 +46,10 @@ fn commit_throughput(c: &mut Criterion) {
                     let kids: Vec<_> = (0..writers)
                         .map(|w| {
                             Command::new(std::env::current_exe().expect("exe"))
-                                .env("HOPGRAPH_BENCH_CHILD", format!("{}|{w}", dir.path().display()))
+                                .env(
+                                    "HOPGRAPH_BENCH_CHILD",
+                                    format!("{}|{w}", dir.path().display()),
+                                )
                                 .spawn()
                                 .expect("spawn")
                         })
@@ -61,7 +70,9 @@ fn snapshot_refresh(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = Database::open(dir.path()).expect("open");
     let mut b = WriteBatch::new();
-    b.ensure_node("a").ensure_node("b").link("a", "t", "b", EdgeProps::default());
+    b.ensure_node("a")
+        .ensure_node("b")
+        .link("a", "t", "b", EdgeProps::default());
     db.commit(b).expect("commit");
     let mut g = c.benchmark_group("snapshot_unchanged");
     g.bench_function("db_snapshot", |b| b.iter(|| black_box(db.snapshot())));

@@ -47,11 +47,11 @@ fn oracle(
                 Direction::In => (t == u).then_some(s),
                 Direction::Both => (s == u).then_some(t).or((t == u).then_some(s)),
             };
-            if let Some(v) = next {
-                if dist[v as usize] == u32::MAX {
-                    dist[v as usize] = dist[u as usize] + 1;
-                    q.push_back(v);
-                }
+            if let Some(v) = next
+                && dist[v as usize] == u32::MAX
+            {
+                dist[v as usize] = dist[u as usize] + 1;
+                q.push_back(v);
             }
         }
     }
@@ -93,7 +93,7 @@ fn kernel(
                 assert!(names.contains(&snap.type_name(e.edge_type).unwrap()));
                 assert!(dir == Direction::Both || (dir == Direction::Out) == h.forward);
             }
-            Some(p.hops.len() as u32)
+            Some(u32::try_from(p.hops.len()).unwrap())
         }
         PathOutcome::NotFound => None,
         PathOutcome::LimitReached { .. } => panic!("budget hit on a tiny graph"),

@@ -201,6 +201,17 @@ impl Adjacency for Snapshot {
     }
 
     #[inline]
+    fn try_for_each_edge<F: FnMut(EdgeRef) -> std::ops::ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) -> std::ops::ControlFlow<()> {
+        self.state.try_for_each_edge(node, dir, types, f)
+    }
+
+    #[inline]
     fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {
         self.state.degree_estimate(node, dir)
     }

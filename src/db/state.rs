@@ -7,6 +7,7 @@
 //! [`State::apply`] is the single place where a resolved operation changes state, used
 //! alike by commits, by recovery and by processes catching up with another's commits.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use imbl::{HashMap as PMap, HashSet as PSet, Vector as PVec};
@@ -328,8 +329,7 @@ impl State {
 
     /// Calls `f` for every live edge at `node` in `dir` whose type passes `types`: segment
     /// edges oldest segment first, each run in (type, neighbour) order, then delta edges in
-    /// commit order. Neighbour ids beyond the node bound (possible only in a damaged
-    /// segment that passed structural checks) are skipped, never indexed.
+    /// commit order.
     #[inline]
     pub fn for_each_edge<F: FnMut(EdgeRef)>(
         &self,
@@ -338,6 +338,23 @@ impl State {
         types: &TypeFilter,
         mut f: F,
     ) {
+        let _ = self.try_for_each_edge(node, dir, types, |e| {
+            f(e);
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Like [`State::for_each_edge`], stopping as soon as `f` breaks. Neighbour ids beyond
+    /// the node bound (possible only in a damaged segment that passed structural checks)
+    /// are skipped, never indexed.
+    #[inline]
+    pub fn try_for_each_edge<F: FnMut(EdgeRef) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) -> ControlFlow<()> {
         let check_dead =
             !self.segs.edge_tombstones.is_empty() || !self.delta.deleted_edges.is_empty();
         let bound = self.node_bound;
@@ -349,10 +366,10 @@ impl State {
             }
             let nbrs = v.neighbors(dir);
             let tys = v.types(dir);
-            let mut emit = |range: std::ops::Range<usize>| {
+            let mut emit = |range: std::ops::Range<usize>| -> ControlFlow<()> {
                 for i in range {
                     let (Some(&n), Some(&t)) = (nbrs.get(i), tys.get(i)) else {
-                        return;
+                        return ControlFlow::Continue(());
                     };
                     let edge = v.edge_id(dir, i);
                     if n >= bound || (check_dead && !self.segment_edge_live(edge.0)) {
@@ -362,14 +379,15 @@ impl State {
                         neighbor: NodeId(n),
                         edge,
                         edge_type: TypeId(t),
-                    });
+                    })?;
                 }
+                ControlFlow::Continue(())
             };
             match types {
-                TypeFilter::All => emit(run),
+                TypeFilter::All => emit(run)?,
                 TypeFilter::Only(list) => {
                     for t in list {
-                        emit(v.type_run(run.clone(), dir, *t));
+                        emit(v.type_run(run.clone(), dir, *t))?;
                     }
                 }
             }
@@ -381,10 +399,11 @@ impl State {
                         neighbor: NodeId(e.neighbor),
                         edge: EdgeId(e.edge),
                         edge_type: TypeId(e.edge_type),
-                    });
+                    })?;
                 }
             }
         }
+        ControlFlow::Continue(())
     }
 
     /// Stored edges at `node` in `dir` (tombstoned ones included): a cheap upper bound.

@@ -129,10 +129,7 @@ pub fn node_properties(node: &Node) -> Map<String, Value> {
     let mut m = node.props.props.clone();
     m.insert("type".into(), Value::String(node.props.kind.clone()));
     m.insert("title".into(), Value::String(node.props.title.clone()));
-    m.insert(
-        "importance".into(),
-        serde_json::json!(node.props.importance),
-    );
+    m.insert("importance".into(), number_f32(node.props.importance));
     m
 }
 

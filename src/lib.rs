@@ -31,6 +31,9 @@ pub mod db;
 
 pub mod traverse;
 
+#[cfg(feature = "cli")]
+pub mod cli;
+
 pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
     WriteBatch,

@@ -319,7 +319,7 @@ fn human_bytes(n: u64) -> String {
         x /= 1024.0;
         unit = u;
     }
-    format!("{x:.1} {unit} ({n} bytes)")
+    format!("{x:.1} {unit}")
 }
 
 /// Milliseconds since the epoch as an ISO 8601 UTC time (proleptic Gregorian calendar).

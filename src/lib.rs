@@ -41,3 +41,7 @@ pub use db::{
 pub use error::{Error, Result};
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId};
 pub use model::{Edge, EdgeProps, Node, NodeProps, Props};
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

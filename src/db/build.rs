@@ -37,6 +37,7 @@ impl EdgeRows {
         self.ids.len()
     }
 
+    #[allow(clippy::too_many_arguments, reason = "one argument per column")]
     pub fn push(
         &mut self,
         id: u64,
@@ -147,14 +148,14 @@ fn build_csr(node_bound: u32, own: &[u32], other: &[u32], rows: &EdgeRows) -> Re
 
 fn type_bitmaps(dir: u8, csr: &Csr, ntypes: usize) -> Vec<(u8, u16, RoaringBitmap)> {
     let mut bms = vec![RoaringBitmap::new(); ntypes];
-    for node in 0..csr.offsets.len().saturating_sub(1) {
-        let run = csr.offsets[node] as usize..csr.offsets[node + 1] as usize;
+    for (node, w) in (0u32..).zip(csr.offsets.windows(2)) {
+        let run = w[0] as usize..w[1] as usize;
         let mut last = None;
         for &t in &csr.types[run] {
             if last != Some(t) {
                 if let Some(b) = bms.get_mut(t as usize) {
                     // Node ids ascend, so this appends.
-                    b.insert(node as u32);
+                    b.insert(node);
                 }
                 last = Some(t);
             }
@@ -163,7 +164,7 @@ fn type_bitmaps(dir: u8, csr: &Csr, ntypes: usize) -> Vec<(u8, u16, RoaringBitma
     bms.into_iter()
         .enumerate()
         .filter(|(_, b)| !b.is_empty())
-        .map(|(t, b)| (dir, t as u16, b))
+        .filter_map(|(t, b)| Some((dir, u16::try_from(t).ok()?, b)))
         .collect()
 }
 
@@ -242,7 +243,9 @@ pub(crate) fn write_segment(
             .unwrap_or_default()
     };
     let keys: Vec<Vec<u8>> = content.nodes.iter().map(|(_, rec)| key_of(rec)).collect();
-    let mut order: Vec<u32> = (0..content.nodes.len() as u32).collect();
+    let records = u32::try_from(content.nodes.len())
+        .map_err(|_| Error::invalid("too many node records for one segment"))?;
+    let mut order: Vec<u32> = (0..records).collect();
     order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
 
     let has_props = rows.props.iter().any(|p| !p.is_empty());

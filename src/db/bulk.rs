@@ -223,7 +223,9 @@ impl Database {
             type_map.push(id);
         }
         // Dedup: first occurrence of each triple wins; then drop triples that exist.
-        let mut order: Vec<u32> = (0..load.edges.len() as u32).collect();
+        // `edge` keeps the count below SEGMENT_EDGES_MAX, which fits in u32.
+        let mut order: Vec<u32> =
+            (0..u32::try_from(load.edges.len()).unwrap_or(u32::MAX)).collect();
         let key_of = |i: u32| {
             let (s, t, ty, _) = load.edges[i as usize];
             (ids[s as usize], type_map[ty as usize], ids[t as usize])

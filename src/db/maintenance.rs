@@ -149,10 +149,10 @@ impl Database {
     pub(super) fn checkpoint_locked(&self, w: &mut Writer) -> Result<CheckpointReport> {
         let _g = self.maintenance_guard(w)?;
         let r = self.checkpoint_held(w)?;
-        if w.state.segs.segments.len() > self.shared.options.compaction_segments_max {
-            if let Err(e) = self.compact_held(w) {
-                w.last_maintenance_error = Some(format!("automatic compaction failed: {e}"));
-            }
+        if w.state.segs.segments.len() > self.shared.options.compaction_segments_max
+            && let Err(e) = self.compact_held(w)
+        {
+            w.last_maintenance_error = Some(format!("automatic compaction failed: {e}"));
         }
         Ok(r)
     }
@@ -287,7 +287,7 @@ impl Database {
         };
         let mut dropped = 0u64;
         for s in &segs.segments {
-            for row in 0..s.edge_rows() as usize {
+            for row in 0..usize::try_from(s.edge_rows()).unwrap_or(0) {
                 let Some(e) = s.edge_at(row)? else { continue };
                 if segs.edge_tombstones.contains(e.id.0) {
                     dropped += 1;

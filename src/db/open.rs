@@ -143,17 +143,17 @@ fn load(dir: &Path, m: &Manifest, old: Option<&State>) -> Result<(State, WalFile
             None => Segment::open(dir, id, m.db_id)?,
         });
     }
-    if let Some(last) = segments.last() {
-        if last.file.layout.lsn != m.checkpoint_lsn {
-            return Err(Error::corrupt(
-                last.file.path(),
-                0,
-                format!(
-                    "segment covers LSN {}, the manifest says {}",
-                    last.file.layout.lsn, m.checkpoint_lsn
-                ),
-            ));
-        }
+    if let Some(last) = segments.last()
+        && last.file.layout.lsn != m.checkpoint_lsn
+    {
+        return Err(Error::corrupt(
+            last.file.path(),
+            0,
+            format!(
+                "segment covers LSN {}, the manifest says {}",
+                last.file.layout.lsn, m.checkpoint_lsn
+            ),
+        ));
     }
     let state = State::from_segments(SegmentSet::new(segments), m.generation, m.checkpoint_lsn);
     let wal_path = dir.join(wal_file_name(m.wal_seq));
@@ -200,12 +200,12 @@ fn replay_tail(w: &mut Writer, may_truncate: bool, report: &mut RecoveryReport) 
         w.state = Arc::new(st);
         w.wal_end = scan.end;
     }
-    if let Some(reason) = scan.torn {
-        if may_truncate {
-            report.torn_tail_bytes += scan.trailing_bytes;
-            report.torn_tail_reason = Some(reason);
-            w.wal.truncate(w.wal_end)?;
-        }
+    if let Some(reason) = scan.torn
+        && may_truncate
+    {
+        report.torn_tail_bytes += scan.trailing_bytes;
+        report.torn_tail_reason = Some(reason);
+        w.wal.truncate(w.wal_end)?;
     }
     Ok(())
 }
@@ -274,12 +274,12 @@ pub(super) fn open(dir: &Path, options: Options) -> Result<Database> {
     } else {
         Some(WriterLock::open(&dir)?)
     };
-    if let Some(lock) = &lock {
+    if let Some(lock) = &lock
+        && !dir.join(MANIFEST_FILE).exists()
+    {
+        let _g = lock.lock()?;
         if !dir.join(MANIFEST_FILE).exists() {
-            let _g = lock.lock()?;
-            if !dir.join(MANIFEST_FILE).exists() {
-                create(&dir, &mut report)?;
-            }
+            create(&dir, &mut report)?;
         }
     }
     // A compaction elsewhere can delete a segment between our reading the manifest and

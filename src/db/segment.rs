@@ -180,7 +180,11 @@ impl Segment {
     pub fn edge_row(&self, id: EdgeId) -> Option<usize> {
         let rows = self.edge_rows();
         match self.summary().dense_edge_base {
-            Some(base) => (id.0 >= base && id.0 - base < rows).then(|| (id.0 - base) as usize),
+            Some(base) => {
+                id.0.checked_sub(base)
+                    .filter(|&r| r < rows)
+                    .and_then(|r| usize::try_from(r).ok())
+            }
             None => self.view().edge_ids.binary_search(&id.0).ok(),
         }
     }
@@ -300,6 +304,6 @@ impl<'a> SegView<'a> {
     #[inline]
     pub fn degree(&self, node: NodeId, dir: EdgeDir) -> u32 {
         let r = self.run(node, dir);
-        (r.end - r.start) as u32
+        u32::try_from(r.end - r.start).unwrap_or(u32::MAX)
     }
 }

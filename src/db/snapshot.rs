@@ -101,7 +101,13 @@ impl Snapshot {
             .iter()
             .zip(self.state.type_counts.iter())
             .enumerate()
-            .map(|(i, (n, c))| (TypeId(i as u16), n.to_string(), *c))
+            .map(|(i, (n, c))| {
+                (
+                    TypeId(u16::try_from(i).unwrap_or(u16::MAX)),
+                    n.to_string(),
+                    *c,
+                )
+            })
             .collect()
     }
 

@@ -127,7 +127,8 @@ impl State {
             for (i, (name, count)) in s.types.iter().enumerate() {
                 let name: Arc<str> = Arc::from(name.as_str());
                 // Summaries hold at most EDGE_TYPES_MAX (u16) types: checked on decode.
-                st.type_ids.insert(name.clone(), i as u16);
+                st.type_ids
+                    .insert(name.clone(), u16::try_from(i).unwrap_or(u16::MAX));
                 st.types.push_back(name);
                 st.type_counts.push_back(*count);
             }
@@ -224,7 +225,7 @@ impl State {
                             list.retain(|x| x.edge != id.0);
                         }
                     }
-                } else if !d.deleted_edges.insert(id.0).is_none() {
+                } else if d.deleted_edges.insert(id.0).is_some() {
                     return Err(format!("edge {} removed twice", id.0));
                 }
                 if let Some(c) = self.type_counts.get_mut(edge_type.0 as usize) {
@@ -312,8 +313,8 @@ impl State {
             let run = v.type_run(v.run(source, EdgeDir::Out), EdgeDir::Out, t);
             let nbrs = &v.neighbors(EdgeDir::Out)[run.clone()];
             let lo = nbrs.partition_point(|&x| x < target.0);
-            for i in lo..nbrs.len() {
-                if nbrs[i] != target.0 {
+            for (i, &n) in nbrs.iter().enumerate().skip(lo) {
+                if n != target.0 {
                     break;
                 }
                 let eid = v.edge_id(EdgeDir::Out, run.start + i);

@@ -421,8 +421,14 @@ impl SegmentLayout {
                 ));
             }
             // Both bounds are <= table_offset <= bytes.len(), so they fit in usize.
+            let (Ok(start), Ok(end)) = (usize::try_from(offset), usize::try_from(end)) else {
+                return Err(DecodeError::new(
+                    at,
+                    format!("section {kind:?} offset overflows"),
+                ));
+            };
             *slot = Some(SectionEntry {
-                range: offset as usize..end as usize,
+                range: start..end,
                 crc,
             });
         }
@@ -739,10 +745,9 @@ impl SegmentLayout {
             .map(|b| b + rows as u64)
             .filter(|_| rows > 0)
             .map(|e| e - 1))
+            && last >= s.next_edge_id
         {
-            if last >= s.next_edge_id {
-                return Err(self.err_at(K::Summary, "an edge id is not below next_edge_id".into()));
-            }
+            return Err(self.err_at(K::Summary, "an edge id is not below next_edge_id".into()));
         }
         for (offs, nbrs, types, pos, own_is_source) in [
             (
@@ -765,8 +770,9 @@ impl SegmentLayout {
             let t = self.u16s(bytes, types);
             let p = self.u32s(bytes, pos);
             let mut seen = vec![false; rows];
-            for node in 0..bound as usize {
-                let run = o[node] as usize..o[node + 1] as usize;
+            for node in 0..bound {
+                let at = node as usize;
+                let run = o[at] as usize..o[at + 1] as usize;
                 for i in run.clone() {
                     let row = p[i] as usize;
                     let ok_row = row < rows && !std::mem::replace(&mut seen[row], true);
@@ -776,7 +782,7 @@ impl SegmentLayout {
                         (targets.get(row), sources.get(row))
                     };
                     if !ok_row
-                        || own != Some(&(node as u32))
+                        || own != Some(&node)
                         || other != Some(&n[i])
                         || etypes.get(row) != Some(&t[i])
                     {
@@ -809,7 +815,13 @@ impl SegmentLayout {
         let mut keys: Vec<&[u8]> = Vec::with_capacity(node_ids.len());
         for (i, id) in node_ids.iter().enumerate() {
             // parse() checked the offsets are monotone and end at the blob length.
-            let rec = &blob[offs[i] as usize..offs[i + 1] as usize];
+            let rec = usize::try_from(offs[i])
+                .ok()
+                .zip(usize::try_from(offs[i + 1]).ok())
+                .and_then(|(a, z)| blob.get(a..z))
+                .ok_or_else(|| {
+                    self.err_at(K::NodeOffsets, format!("node record {i} is out of bounds"))
+                })?;
             let mut rd = ByteReader::new(rec);
             super::record::decode_node(&mut rd, crate::graph::NodeId(*id))
                 .map_err(|e| self.err_at(K::NodeBlob, format!("node record {i}: {}", e.what)))?;
@@ -841,13 +853,22 @@ impl SegmentLayout {
             let offs = self.u64s(bytes, K::EdgePropsOffsets);
             let blob = self.bytes(bytes, K::EdgePropsBlob);
             for r in 0..rows {
-                let text = std::str::from_utf8(&blob[offs[r] as usize..offs[r + 1] as usize])
-                    .map_err(|_| {
+                let bytes = usize::try_from(offs[r])
+                    .ok()
+                    .zip(usize::try_from(offs[r + 1]).ok())
+                    .and_then(|(a, z)| blob.get(a..z))
+                    .ok_or_else(|| {
                         self.err_at(
-                            K::EdgePropsBlob,
-                            format!("edge row {r} props are not UTF-8"),
+                            K::EdgePropsOffsets,
+                            format!("edge row {r} props are out of bounds"),
                         )
                     })?;
+                let text = std::str::from_utf8(bytes).map_err(|_| {
+                    self.err_at(
+                        K::EdgePropsBlob,
+                        format!("edge row {r} props are not UTF-8"),
+                    )
+                })?;
                 super::record::decode_edge_props(text).map_err(|e| {
                     self.err_at(K::EdgePropsBlob, format!("edge row {r}: {}", e.what))
                 })?;

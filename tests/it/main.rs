@@ -1,4 +1,12 @@
 //! Integration tests of hopgraph, one binary with a module per area.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly by design"
+)]
+
 mod common;
+mod design_doc;
 mod engine;
+mod model;

@@ -178,7 +178,8 @@ pub(crate) fn stats(args: StatsArgs) -> CliResult {
 
 pub(crate) fn check(args: CheckArgs) -> CliResult {
     let failed = |e: crate::Error| CliError::new(format!("check failed: {}", CliError::from(e)));
-    let db = open_read_only(&args.db.db).map_err(|e| CliError::new(format!("check failed: {e}")))?;
+    let db =
+        open_read_only(&args.db.db).map_err(|e| CliError::new(format!("check failed: {e}")))?;
     let r = db.verify().map_err(failed)?;
     let mut out = io::stdout().lock();
     write!(

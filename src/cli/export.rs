@@ -144,9 +144,9 @@ fn write(snap: &Snapshot, format: ExportFormat, out: &mut impl Write) -> CliResu
                 continue;
             };
             let (source, target) = (n.key.as_str(), key(nb.node)?);
-            let edge_type = snap.type_name(nb.edge_type).ok_or_else(|| {
-                CliError::new(format!("edge {} has an unknown type id", nb.edge))
-            })?;
+            let edge_type = snap
+                .type_name(nb.edge_type)
+                .ok_or_else(|| CliError::new(format!("edge {} has an unknown type id", nb.edge)))?;
             edges += 1;
             match format {
                 ExportFormat::Jsonl => json(

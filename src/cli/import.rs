@@ -131,7 +131,11 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
     writeln!(out, "nodes created: {}", report.nodes_created)?;
     writeln!(out, "nodes updated: {}", report.nodes_updated)?;
     writeln!(out, "edges created: {}", report.edges_created)?;
-    writeln!(out, "duplicate edges skipped: {}", report.duplicates_skipped)?;
+    writeln!(
+        out,
+        "duplicate edges skipped: {}",
+        report.duplicates_skipped
+    )?;
     writeln!(out, "invalid lines skipped: {}", invalid.total)?;
     Ok(())
 }
@@ -212,7 +216,7 @@ const PROGRESS_LINES: u64 = 8192;
 
 impl Reader<'_> {
     fn tick(&self, line_no: u64, lines: &LineReader) {
-        if line_no % PROGRESS_LINES == 0 {
+        if line_no.is_multiple_of(PROGRESS_LINES) {
             self.progress.set_position(self.done_bytes + lines.bytes);
         }
     }

@@ -233,7 +233,10 @@ fn is_header(fields: &[Cow<'_, str>]) -> bool {
     (3..=4).contains(&fields.len())
         && is(0, &["source", "src", "from", "subject"])
         && is(1, &["target", "dst", "to", "object"])
-        && is(2, &["type", "edge_type", "relation", "relationtype", "label"])
+        && is(
+            2,
+            &["type", "edge_type", "relation", "relationtype", "label"],
+        )
 }
 
 /// Splits a CSV line (RFC 4180 quoting within one line: `"a,b"`, `"say ""hi"""`).
@@ -319,7 +322,10 @@ mod tests {
     #[test]
     fn tsv_keeps_exact_bytes() {
         let e = edge(Delimited::Tsv, " 007\t7 \tcaused_by\t0.5");
-        assert_eq!(e, (" 007".into(), "7 ".into(), "caused_by".into(), Some(0.5)));
+        assert_eq!(
+            e,
+            (" 007".into(), "7 ".into(), "caused_by".into(), Some(0.5))
+        );
         assert!(Delimited::Tsv.parse("a\tb", false).is_err());
         assert!(Delimited::Tsv.parse("a\tb\tt\tNaN", false).is_err());
         assert!(Delimited::Tsv.parse("a\t\tt", false).is_err());

@@ -6,10 +6,16 @@ fn text_block(path: &str) -> String {
     let doc: Vec<&str> = src
         .lines()
         .filter(|l| l.starts_with("//!"))
-        .map(|l| l.strip_prefix("//! ").unwrap_or(l.trim_start_matches("//!")))
+        .map(|l| {
+            l.strip_prefix("//! ")
+                .unwrap_or(l.trim_start_matches("//!"))
+        })
         .collect();
     let doc = doc.join("\n");
-    let start = doc.find("```text\n").unwrap_or_else(|| panic!("{path} has no ```text block")) + 8;
+    let start = doc
+        .find("```text\n")
+        .unwrap_or_else(|| panic!("{path} has no ```text block"))
+        + 8;
     let end = start + doc[start..].find("```").unwrap();
     doc[start..end].to_owned()
 }
@@ -21,6 +27,9 @@ fn design_doc_holds_every_format_diagram() {
     for file in ["wal", "manifest", "segment"] {
         let block = text_block(&format!("{root}/src/format/{file}.rs"));
         assert!(block.lines().count() > 5, "{file}: diagram too short");
-        assert!(design.contains(&block), "DESIGN.md lacks the current byte diagram of src/format/{file}.rs");
+        assert!(
+            design.contains(&block),
+            "DESIGN.md lacks the current byte diagram of src/format/{file}.rs"
+        );
     }
 }

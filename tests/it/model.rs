@@ -56,10 +56,12 @@ impl Model {
                     if !m.nodes.contains_key(&key(*s)) || !m.nodes.contains_key(&key(*t)) {
                         return Err(());
                     }
-                    m.edges.insert((key(*s), TYPES[*ty as usize].to_owned(), key(*t)));
+                    m.edges
+                        .insert((key(*s), TYPES[*ty as usize].to_owned(), key(*t)));
                 }
                 Req::Unlink(s, t, ty) => {
-                    m.edges.remove(&(key(*s), TYPES[*ty as usize].to_owned(), key(*t)));
+                    m.edges
+                        .remove(&(key(*s), TYPES[*ty as usize].to_owned(), key(*t)));
                 }
             }
         }
@@ -98,12 +100,20 @@ fn check(db: &Database, model: &Model) -> Result<(), TestCaseError> {
         // Type filters select exactly the edges of those types.
         for t in TYPES {
             let f = snap.type_filter(&[t]);
-            let want = snap.neighbors(id, Direction::Both, &TypeFilter::All).iter().filter(|n| snap.type_name(n.edge_type) == Some(t)).count();
+            let want = snap
+                .neighbors(id, Direction::Both, &TypeFilter::All)
+                .iter()
+                .filter(|n| snap.type_name(n.edge_type) == Some(t))
+                .count();
             prop_assert_eq!(snap.neighbors(id, Direction::Both, &f).len(), want);
         }
     }
     prop_assert_eq!(&out, &model.edges, "out-adjacency differs from the model");
-    prop_assert_eq!(&inn, &out, "in-adjacency is not the transpose of out-adjacency");
+    prop_assert_eq!(
+        &inn,
+        &out,
+        "in-adjacency is not the transpose of out-adjacency"
+    );
     prop_assert_eq!(snap.edge_count(), model.edges.len() as u64);
     let per_type: u64 = snap.edge_types().iter().map(|(_, _, c)| c).sum();
     prop_assert_eq!(per_type, model.edges.len() as u64);

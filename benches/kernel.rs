@@ -1,1 +1,492 @@
-fn main() {}
+//! Traversal-kernel benchmarks against straightforward baselines in the same run.
+//!
+//! The graph is a Graph500 Kronecker graph (A, B, C, D = 0.57, 0.19, 0.19, 0.05, edge
+//! factor 16, random node permutation and edge order), scale 16, with edge types drawn as
+//! caused_by 0.15, contradicts 0.05, supersedes 0.10, related_to 0.70, self loops and
+//! duplicate (source, target, type) triples removed: a port of the `kron` family of
+//! `gen_graph.py` with a seeded splitmix64 instead of numpy (same distribution, not the same
+//! bytes). It is stored as a typed CSR (each node's edges sorted by (type, neighbour), as the
+//! database's segments are) implementing `Adjacency`.
+//!
+//! Baselines: a plain BFS over `Vec<Vec<u32>>` with a `Vec<bool>` allocated per query, and a
+//! plain bidirectional BFS over `u32` CSR arrays (distance arrays allocated per query,
+//! expanding the smaller frontier). Compare the `kernel` and `baseline` lines of a group.
+//!
+//! Run: `cargo bench --no-default-features --bench kernel`.
+
+use std::hint::black_box;
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hopgraph::traverse::{
+    Adjacency, Budget, PathOutcome, PathQuery, Scratch, bfs_levels, shortest_path,
+};
+use hopgraph::{Direction, EdgeDir, EdgeId, EdgeRef, NodeId, TypeFilter, TypeId};
+use roaring::RoaringBitmap;
+
+const SCALE: u32 = 16;
+const EDGE_FACTOR: u64 = 16;
+const SEED: u64 = 1;
+const PAIRS: usize = 200;
+const TYPE_P: [f64; 4] = [0.15, 0.05, 0.10, 0.70];
+const CAUSED_BY: TypeId = TypeId(0);
+
+/// splitmix64 (Steele, Lea, Flood 2014): small, seeded, good enough for workloads.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    /// Uniform in [0, n).
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+/// (source, target, type) triples of the Kronecker graph, deduplicated in generator order.
+fn kronecker(scale: u32, rng: &mut SplitMix64) -> (u32, Vec<(u32, u32, u16)>) {
+    let n = 1u64 << scale;
+    let m = EDGE_FACTOR * n;
+    let (a, b, c) = (0.57, 0.19, 0.19);
+    let ab = a + b;
+    let c_norm = c / (1.0 - ab);
+    let a_norm = a / ab;
+    let mut edges: Vec<(u64, u64)> = (0..m)
+        .map(|_| {
+            let (mut i, mut j) = (0u64, 0u64);
+            for bit in 0..scale {
+                let ii = rng.next_f64() > ab;
+                let jj = rng.next_f64() > if ii { c_norm } else { a_norm };
+                i |= u64::from(ii) << bit;
+                j |= u64::from(jj) << bit;
+            }
+            (i, j)
+        })
+        .collect();
+    let mut perm: Vec<u64> = (0..n).collect();
+    shuffle(&mut perm, rng);
+    for e in &mut edges {
+        *e = (perm[e.0 as usize], perm[e.1 as usize]);
+    }
+    shuffle(&mut edges, rng);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(edges.len());
+    for (s, t) in edges {
+        let u = rng.next_f64();
+        let mut ty = 3u16;
+        let mut acc = 0.0;
+        for (k, p) in TYPE_P.iter().enumerate() {
+            acc += p;
+            if u < acc {
+                ty = k as u16;
+                break;
+            }
+        }
+        if s != t && seen.insert((s, t, ty)) {
+            out.push((s as u32, t as u32, ty));
+        }
+    }
+    (n as u32, out)
+}
+
+fn shuffle<T>(v: &mut [T], rng: &mut SplitMix64) {
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+}
+
+/// One direction of a typed CSR.
+struct Csr {
+    offsets: Vec<u32>,
+    edges: Vec<EdgeRef>,
+    /// Nodes with at least one edge of each type.
+    by_type: Vec<RoaringBitmap>,
+}
+
+impl Csr {
+    fn build(n: u32, edges: &[(u32, u32, u16)], reverse: bool) -> Csr {
+        let mut lists: Vec<Vec<EdgeRef>> = vec![Vec::new(); n as usize];
+        let mut by_type = vec![RoaringBitmap::new(); 4];
+        for (id, &(s, t, ty)) in edges.iter().enumerate() {
+            let (at, other) = if reverse { (t, s) } else { (s, t) };
+            lists[at as usize].push(EdgeRef {
+                neighbor: NodeId(other),
+                edge: EdgeId(id as u64),
+                edge_type: TypeId(ty),
+            });
+            by_type[usize::from(ty)].insert(at);
+        }
+        let mut offsets = vec![0u32];
+        let mut flat = Vec::with_capacity(edges.len());
+        for mut l in lists {
+            l.sort_unstable_by_key(|e| (e.edge_type, e.neighbor, e.edge));
+            flat.extend(l);
+            offsets.push(flat.len() as u32);
+        }
+        Csr {
+            offsets,
+            edges: flat,
+            by_type,
+        }
+    }
+
+    #[inline]
+    fn slice(&self, node: NodeId, types: &TypeFilter) -> &[EdgeRef] {
+        let i = node.index();
+        let (Some(&lo), Some(&hi)) = (self.offsets.get(i), self.offsets.get(i + 1)) else {
+            return &[];
+        };
+        let all = &self.edges[lo as usize..hi as usize];
+        match types {
+            // Edges are sorted by type: one type is one contiguous run.
+            TypeFilter::Only(v) if v.len() == 1 => {
+                let lo = all.partition_point(|e| e.edge_type < v[0]);
+                let hi = all.partition_point(|e| e.edge_type <= v[0]);
+                &all[lo..hi]
+            }
+            _ => all,
+        }
+    }
+}
+
+/// The benchmark graph: out- and in-CSR.
+struct CsrGraph {
+    n: u32,
+    dirs: [Csr; 2],
+}
+
+impl Adjacency for CsrGraph {
+    fn node_bound(&self) -> u32 {
+        self.n
+    }
+    #[inline]
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
+        for e in self.dirs[dir.index()].slice(node, types) {
+            if types.allows(e.edge_type) {
+                f(*e);
+            }
+        }
+    }
+    #[inline]
+    fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {
+        let o = &self.dirs[dir.index()].offsets;
+        let i = node.index();
+        match (o.get(i), o.get(i + 1)) {
+            (Some(lo), Some(hi)) => hi - lo,
+            _ => 0,
+        }
+    }
+    fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<RoaringBitmap> {
+        let mut b = RoaringBitmap::new();
+        for (t, bm) in self.dirs[dir.index()].by_type.iter().enumerate() {
+            if types.allows(TypeId(t as u16)) {
+                b |= bm;
+            }
+        }
+        Some(b)
+    }
+    #[inline]
+    fn try_for_each_edge<F: FnMut(EdgeRef) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) -> ControlFlow<()> {
+        for e in self.dirs[dir.index()].slice(node, types) {
+            if types.allows(e.edge_type) {
+                f(*e)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Untyped `u32` CSR (out and in) for the baselines, with a parallel type array.
+struct PlainCsr {
+    offsets: [Vec<u32>; 2],
+    targets: [Vec<u32>; 2],
+    types: [Vec<u8>; 2],
+}
+
+impl PlainCsr {
+    fn from(g: &CsrGraph) -> PlainCsr {
+        let conv = |c: &Csr| {
+            (
+                c.offsets.clone(),
+                c.edges.iter().map(|e| e.neighbor.0).collect::<Vec<_>>(),
+                c.edges
+                    .iter()
+                    .map(|e| e.edge_type.0 as u8)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let (o0, t0, y0) = conv(&g.dirs[0]);
+        let (o1, t1, y1) = conv(&g.dirs[1]);
+        PlainCsr {
+            offsets: [o0, o1],
+            targets: [t0, t1],
+            types: [y0, y1],
+        }
+    }
+}
+
+/// Baseline: plain bidirectional BFS (undirected), fresh distance arrays per query, expands
+/// the smaller frontier; returns the hop count.
+fn baseline_bidir(
+    g: &PlainCsr,
+    from: u32,
+    to: u32,
+    only: Option<u8>,
+    max_hops: u32,
+) -> Option<u32> {
+    if from == to {
+        return Some(0);
+    }
+    let n = g.offsets[0].len() - 1;
+    let mut dist = [vec![u32::MAX; n], vec![u32::MAX; n]];
+    dist[0][from as usize] = 0;
+    dist[1][to as usize] = 0;
+    let mut frontier = [vec![from], vec![to]];
+    let mut depth = [0u32, 0u32];
+    while depth[0] + depth[1] < max_hops && !frontier[0].is_empty() && !frontier[1].is_empty() {
+        let s = if frontier[0].len() <= frontier[1].len() {
+            0
+        } else {
+            1
+        };
+        let mut next = Vec::new();
+        let mut best = u32::MAX;
+        for &u in &frontier[s] {
+            for d in 0..2 {
+                let (lo, hi) = (
+                    g.offsets[d][u as usize] as usize,
+                    g.offsets[d][u as usize + 1] as usize,
+                );
+                for k in lo..hi {
+                    if only.is_some_and(|t| g.types[d][k] != t) {
+                        continue;
+                    }
+                    let v = g.targets[d][k] as usize;
+                    if dist[s][v] == u32::MAX {
+                        dist[s][v] = depth[s] + 1;
+                        next.push(v as u32);
+                        if dist[1 - s][v] != u32::MAX {
+                            best = best.min(depth[s] + 1 + dist[1 - s][v]);
+                        }
+                    }
+                }
+            }
+        }
+        depth[s] += 1;
+        frontier[s] = next;
+        if best != u32::MAX {
+            return Some(best);
+        }
+    }
+    None
+}
+
+/// Baseline: plain BFS over adjacency lists with a fresh visited vector; returns reached.
+fn baseline_bfs(adj: &[Vec<u32>], source: u32) -> u64 {
+    let mut visited = vec![false; adj.len()];
+    let mut queue = std::collections::VecDeque::from([source]);
+    visited[source as usize] = true;
+    let mut reached = 1;
+    while let Some(u) = queue.pop_front() {
+        for &v in &adj[u as usize] {
+            if !visited[v as usize] {
+                visited[v as usize] = true;
+                reached += 1;
+                queue.push_back(v);
+            }
+        }
+    }
+    reached
+}
+
+struct Fixture {
+    graph: CsrGraph,
+    plain: PlainCsr,
+    lists_both: Vec<Vec<u32>>,
+    lists_out: Vec<Vec<u32>>,
+    pairs: Vec<(u32, u32)>,
+    sources: Vec<u32>,
+}
+
+fn fixture() -> Fixture {
+    let mut rng = SplitMix64(SEED);
+    let (n, edges) = kronecker(SCALE, &mut rng);
+    let graph = CsrGraph {
+        n,
+        dirs: [Csr::build(n, &edges, false), Csr::build(n, &edges, true)],
+    };
+    let plain = PlainCsr::from(&graph);
+    let mut lists_both = vec![Vec::new(); n as usize];
+    let mut lists_out = vec![Vec::new(); n as usize];
+    for &(s, t, _) in &edges {
+        lists_both[s as usize].push(t);
+        lists_both[t as usize].push(s);
+        lists_out[s as usize].push(t);
+    }
+    let live: Vec<u32> = (0..n)
+        .filter(|&v| !lists_both[v as usize].is_empty())
+        .collect();
+    let mut pick = || live[rng.below(live.len() as u64) as usize];
+    let mut pairs = Vec::with_capacity(PAIRS);
+    while pairs.len() < PAIRS {
+        let (a, b) = (pick(), pick());
+        if a != b {
+            pairs.push((a, b));
+        }
+    }
+    let sources = (0..4).map(|_| pick()).collect();
+    eprintln!(
+        "kron{SCALE}: {n} nodes, {} edges after dedupe, {} with edges",
+        edges.len(),
+        live.len()
+    );
+    Fixture {
+        graph,
+        plain,
+        lists_both,
+        lists_out,
+        pairs,
+        sources,
+    }
+}
+
+fn path_query(types: TypeFilter) -> PathQuery {
+    PathQuery {
+        direction: Direction::Both,
+        types,
+        max_hops: 10,
+        budget: Budget::default(),
+    }
+}
+
+fn kernel_paths(f: &Fixture, scratch: &mut Scratch, q: &PathQuery) -> u64 {
+    let mut hops = 0u64;
+    for &(a, b) in &f.pairs {
+        if let PathOutcome::Found(p) = shortest_path(&f.graph, scratch, NodeId(a), NodeId(b), q) {
+            hops += p.len() as u64;
+        }
+    }
+    hops
+}
+
+fn baseline_paths(f: &Fixture, only: Option<u8>) -> u64 {
+    f.pairs
+        .iter()
+        .filter_map(|&(a, b)| baseline_bidir(&f.plain, a, b, only, 10))
+        .map(u64::from)
+        .sum()
+}
+
+fn benches(c: &mut Criterion) {
+    let f = fixture();
+    let mut scratch = Scratch::new();
+    for (name, types, only) in [
+        ("all_types", TypeFilter::All, None),
+        (
+            "caused_by",
+            TypeFilter::only([CAUSED_BY]),
+            Some(CAUSED_BY.0 as u8),
+        ),
+    ] {
+        let q = path_query(types);
+        // The two implementations must agree on every hop count before they are compared.
+        let (k, b) = (kernel_paths(&f, &mut scratch, &q), baseline_paths(&f, only));
+        assert_eq!(k, b, "kernel and baseline disagree on total hops ({name})");
+        let found = f
+            .pairs
+            .iter()
+            .filter(|&&(a, b)| baseline_bidir(&f.plain, a, b, only, 10).is_some())
+            .count();
+        eprintln!("shortest_path/{name}: {found}/{PAIRS} pairs connected, {k} hops in total");
+        let mut g = c.benchmark_group(format!("shortest_path_{PAIRS}_pairs/{name}"));
+        g.bench_function("kernel", |bench| {
+            bench.iter(|| black_box(kernel_paths(&f, &mut scratch, &q)))
+        });
+        g.bench_function("baseline", |bench| {
+            bench.iter(|| black_box(baseline_paths(&f, only)))
+        });
+        g.finish();
+    }
+    for (name, direction, lists) in [
+        ("both", Direction::Both, &f.lists_both),
+        ("out", Direction::Out, &f.lists_out),
+    ] {
+        let all = TypeFilter::All;
+        let budget = Budget::unlimited();
+        let stats: Vec<_> = f
+            .sources
+            .iter()
+            .map(|&s| bfs_levels(&f.graph, &mut scratch, NodeId(s), direction, &all, &budget))
+            .collect();
+        for (st, &s) in stats.iter().zip(&f.sources) {
+            assert_eq!(
+                st.reached,
+                baseline_bfs(lists, s),
+                "bfs reached differs ({name})"
+            );
+        }
+        let edges: u64 = stats.iter().map(|s| s.edges_examined).sum();
+        let bottom_up: u32 = stats.iter().map(|s| s.bottom_up_levels).sum();
+        eprintln!(
+            "bfs_levels/{name}: {} sources, {edges} edge entries examined, {bottom_up} bottom-up levels, reached {:?}",
+            f.sources.len(),
+            stats.iter().map(|s| s.reached).collect::<Vec<_>>()
+        );
+        let mut g = c.benchmark_group(format!("bfs_levels_{}_sources/{name}", f.sources.len()));
+        g.bench_function("kernel", |bench| {
+            bench.iter(|| {
+                for &s in &f.sources {
+                    black_box(bfs_levels(
+                        &f.graph,
+                        &mut scratch,
+                        NodeId(s),
+                        direction,
+                        &all,
+                        &budget,
+                    ));
+                }
+            })
+        });
+        g.bench_function("baseline", |bench| {
+            bench.iter(|| {
+                for &s in &f.sources {
+                    black_box(baseline_bfs(lists, s));
+                }
+            })
+        });
+        g.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+}
+
+criterion_group! { name = kernel; config = config(); targets = benches }
+criterion_main!(kernel);

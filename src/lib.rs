@@ -31,6 +31,8 @@ pub mod db;
 
 pub mod traverse;
 
+pub mod memory;
+
 #[cfg(feature = "cli")]
 pub mod cli;
 

@@ -7,7 +7,7 @@
 //! always sees a complete state and never goes back in time.
 
 #[cfg(not(loom))]
-pub(crate) use parking_lot::{Mutex, RwLock};
+pub(crate) use parking_lot::{Mutex, MutexGuard, RwLock};
 
 #[cfg(loom)]
 mod loom_wrappers {
@@ -37,6 +37,8 @@ mod loom_wrappers {
         }
     }
 }
+#[cfg(loom)]
+pub(crate) use loom::sync::MutexGuard;
 #[cfg(loom)]
 pub(crate) use loom_wrappers::{Mutex, RwLock};
 

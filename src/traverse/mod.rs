@@ -1,12 +1,63 @@
 //! The traversal kernel: breadth-first searches over a narrow adjacency trait.
 //!
 //! The kernels here are pure compute. They read a graph only through [`Adjacency`], which a
-//! database [`Snapshot`](crate::Snapshot) implements over its memory-mapped segments plus the
-//! in-memory delta, and which a ten-line `Vec<Vec<_>>` graph implements in tests and benches.
-//! Per-query memory lives in a reusable `Scratch` whose marks are generation-stamped, so no
-//! query clears O(nodes) state.
+//! database snapshot implements over its memory-mapped segments plus the in-memory delta,
+//! and which a ten-line `Vec<Vec<_>>` graph implements in tests and benches. Per-query memory
+//! lives in a reusable [`Scratch`] whose marks are generation-stamped, so no query clears
+//! O(nodes) state; a [`ScratchPool`] hands one scratch to each concurrent query.
+//!
+//! | function | what it answers |
+//! |---|---|
+//! | [`shortest_path`] | one shortest path, bidirectional BFS, deterministic tie-breaks |
+//! | [`all_shortest_paths`] | every shortest path up to a cap, in a deterministic order |
+//! | [`k_shortest_simple_paths`] | Yen's k shortest loopless paths (small k) |
+//! | [`bfs_levels`] | full single-source BFS, direction-optimizing (Beamer et al.) |
+//! | [`expand`] | multi-seed expansion with provenance, filter, limit |
+//! | [`traverse`] / [`neighbors`] | depth-limited BFS with paths; one hop, sorted |
+//!
+//! Every kernel takes a [`Budget`]; running out of it is an answer
+//! ([`Completion::LimitReached`] / [`PathOutcome::LimitReached`]), never an error. No kernel
+//! recurses, and no input panics: node ids at or above [`Adjacency::node_bound`] are treated
+//! as nodes that do not exist (no edges, never found).
+//!
+//! # Determinism
+//!
+//! Every answer is a function of the graph's edge *set*, never of the order in which
+//! [`Adjacency::for_each_edge`] yields edges: whenever several candidates tie, the kernels
+//! pick a minimum under a total order stated in each module's docs (see [`path`] for the
+//! path tie-break rules, [`expand`](mod@expand) for expansion provenance and [`walk`] for
+//! `traverse` / `neighbors`).
+
+use std::ops::ControlFlow;
 
 use crate::graph::{EdgeDir, EdgeRef, NodeId, TypeFilter};
+
+mod allpaths;
+mod bfs;
+mod budget;
+pub mod expand;
+pub mod path;
+mod scratch;
+pub mod walk;
+mod yen;
+
+#[cfg(test)]
+mod expand_tests;
+#[cfg(test)]
+mod path_tests;
+#[cfg(test)]
+mod testgraph;
+
+pub use bfs::{BfsStats, bfs_levels};
+pub use budget::{Budget, Completion};
+pub use expand::{ExpandDirection, ExpandOutcome, ExpandQuery, Reached, RouteStep, expand};
+
+pub use allpaths::all_shortest_paths;
+pub use path::{Path, PathHop, PathOutcome, PathQuery, PathsOutcome, shortest_path};
+pub use scratch::{PooledScratch, Scratch, ScratchPool};
+pub use walk::{NeighborStep, TraverseOutcome, Visit, WalkStep, neighbors, traverse};
+
+pub use yen::k_shortest_simple_paths;
 
 /// Read access to a typed, directed multigraph, as the kernels need it.
 ///
@@ -40,6 +91,29 @@ pub trait Adjacency {
         let _ = (dir, types);
         None
     }
+
+    /// Like [`for_each_edge`](Adjacency::for_each_edge), but stops as soon as `f` returns
+    /// `ControlFlow::Break`, and returns `Break` if it did. Bottom-up BFS steps use it to
+    /// stop scanning a node once a parent is found (the point of the bottom-up step).
+    ///
+    /// The default implementation forwards to `for_each_edge` and ignores the remaining
+    /// edges after a break (correct, but the graph still walks them); graphs that can stop
+    /// early should override it.
+    fn try_for_each_edge<F: FnMut(EdgeRef) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) -> ControlFlow<()> {
+        let mut flow = ControlFlow::Continue(());
+        self.for_each_edge(node, dir, types, |e| {
+            if flow.is_continue() {
+                flow = f(e);
+            }
+        });
+        flow
+    }
 }
 
 /// An `Adjacency` held by reference is an `Adjacency` too.
@@ -61,5 +135,14 @@ impl<A: Adjacency> Adjacency for &A {
     }
     fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {
         (**self).nodes_with_edges(dir, types)
+    }
+    fn try_for_each_edge<F: FnMut(EdgeRef) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) -> ControlFlow<()> {
+        (**self).try_for_each_edge(node, dir, types, f)
     }
 }

@@ -10,4 +10,7 @@ mod cli;
 mod common;
 mod design_doc;
 mod engine;
+mod memory_tools;
 mod model;
+mod paths;
+mod processes;

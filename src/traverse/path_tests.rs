@@ -1,0 +1,418 @@
+//! Property tests of the path kernels and `bfs_levels` against a plain BFS oracle.
+
+// Test code: small graphs (ids and lengths far below u32::MAX), oracle loops over indices.
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::needless_range_loop,
+    clippy::too_many_arguments
+)]
+
+use proptest::prelude::*;
+
+use super::testgraph::{EdgeSpec, VecGraph, arb_direction, arb_graph, arb_types, reordered};
+use super::*;
+use crate::graph::{Direction, NodeId, TypeFilter, TypeId};
+
+fn query(direction: Direction, types: &TypeFilter, max_hops: u32) -> PathQuery {
+    PathQuery {
+        direction,
+        types: types.clone(),
+        max_hops,
+        budget: Budget::default(),
+    }
+}
+
+fn assert_valid(g: &VecGraph, p: &Path, from: NodeId, to: NodeId, q: &PathQuery) {
+    assert_eq!(p.nodes.len(), p.hops.len() + 1, "{p:?}");
+    assert_eq!(p.nodes.first(), Some(&from));
+    assert_eq!(p.nodes.last(), Some(&to));
+    for (i, h) in p.hops.iter().enumerate() {
+        let ok = g.valid_hop(
+            p.nodes[i],
+            p.nodes[i + 1],
+            h.edge,
+            h.edge_type,
+            h.forward,
+            q.direction,
+            &q.types,
+        );
+        assert!(ok, "hop {i} of {p:?} is not an allowed edge");
+    }
+}
+
+/// Number of shortest paths from `s` to `t` (saturating), by DP over the oracle's BFS DAG.
+fn count_shortest(
+    g: &VecGraph,
+    s: NodeId,
+    t: NodeId,
+    direction: Direction,
+    types: &TypeFilter,
+) -> u128 {
+    let dist = g.distances(s, direction, types);
+    let mut order: Vec<usize> = (0..dist.len()).filter(|&v| dist[v].is_some()).collect();
+    order.sort_by_key(|&v| dist[v]);
+    let mut count = vec![0u128; dist.len()];
+    count[s.index()] = 1;
+    for u in order {
+        for (v, _, _) in g.steps(NodeId(u as u32), direction, types) {
+            if dist[v.index()] == dist[u].map(|d| d + 1) {
+                count[v.index()] = count[v.index()].saturating_add(count[u]);
+            }
+        }
+    }
+    count[t.index()]
+}
+
+/// Lengths of all simple paths from `s` to `t` of at most `max_hops`, by explicit-stack DFS.
+fn simple_path_lengths(
+    g: &VecGraph,
+    s: NodeId,
+    t: NodeId,
+    direction: Direction,
+    types: &TypeFilter,
+    max_hops: usize,
+) -> Vec<usize> {
+    let mut lengths = Vec::new();
+    if s == t {
+        return vec![0];
+    }
+    let mut stack = vec![(vec![s], 0usize)];
+    while let Some((path, _)) = stack.pop() {
+        let u = *path.last().unwrap_or(&s);
+        if u == t {
+            lengths.push(path.len() - 1);
+            continue;
+        }
+        if path.len() > max_hops {
+            continue;
+        }
+        for (v, _, _) in g.steps(u, direction, types) {
+            if !path.contains(&v) {
+                let mut p = path.clone();
+                p.push(v);
+                stack.push((p, 0));
+            }
+        }
+    }
+    lengths.sort_unstable();
+    lengths
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn shortest_path_matches_oracle(
+        (n, edges) in arb_graph(12, 30), dir in arb_direction(), types in arb_types(),
+        max_hops in 0u32..7, a in 0u32..14, b in 0u32..14,
+    ) {
+        let g = VecGraph::new(n, &edges);
+        let q = query(dir, &types, max_hops);
+        let mut scratch = Scratch::new();
+        let (from, to) = (NodeId(a), NodeId(b));
+        let got = shortest_path(&g, &mut scratch, from, to, &q);
+        let want = if a < n && b < n { g.distances(from, dir, &types)[b as usize] } else { None };
+        let want = want.filter(|&d| d <= max_hops);
+        match (&got, want) {
+            (PathOutcome::Found(p), Some(d)) => {
+                prop_assert_eq!(p.len() as u32, d);
+                assert_valid(&g, p, from, to, &q);
+            }
+            (PathOutcome::NotFound, None) => {}
+            _ => prop_assert!(false, "got {:?}, oracle {:?}", got, want),
+        }
+        // Determinism: same query again, and the same edge set inserted in another order.
+        prop_assert_eq!(&shortest_path(&g, &mut scratch, from, to, &q), &got);
+        let g2 = VecGraph::new(n, &reordered(&edges));
+        prop_assert_eq!(&shortest_path(&g2, &mut Scratch::new(), from, to, &q), &got);
+
+        // All shortest paths: same length, distinct, valid, count as the oracle (capped).
+        let cap = 5;
+        let all = all_shortest_paths(&g, &mut scratch, from, to, &q, cap);
+        let all2 = all_shortest_paths(&g2, &mut Scratch::new(), from, to, &q, cap);
+        prop_assert_eq!(&all, &all2);
+        let count = match want { Some(_) => count_shortest(&g, from, to, dir, &types), None => 0 };
+        prop_assert_eq!(all.paths.len() as u128, count.min(cap as u128));
+        prop_assert_eq!(all.truncated, count > cap as u128);
+        for (i, p) in all.paths.iter().enumerate() {
+            prop_assert_eq!(Some(p.len() as u32), want);
+            assert_valid(&g, p, from, to, &q);
+            if i > 0 { prop_assert!(all.paths[i - 1] < *p || all.paths[i - 1] != *p); }
+        }
+        let mut dedup = all.paths.clone();
+        dedup.sort();
+        dedup.dedup();
+        prop_assert_eq!(dedup.len(), all.paths.len());
+    }
+
+    #[test]
+    fn yen_matches_brute_force(
+        (n, edges) in arb_graph(7, 12), dir in arb_direction(), types in arb_types(),
+        max_hops in 0u32..5, a in 0u32..7, b in 0u32..7, k in 1usize..6,
+    ) {
+        prop_assume!(a < n && b < n);
+        let g = VecGraph::new(n, &edges);
+        let q = query(dir, &types, max_hops);
+        let (from, to) = (NodeId(a), NodeId(b));
+        let got = k_shortest_simple_paths(&g, &mut Scratch::new(), from, to, &q, k);
+        let want = simple_path_lengths(&g, from, to, dir, &types, max_hops as usize);
+        let lengths: Vec<usize> = got.paths.iter().map(Path::len).collect();
+        let expect: Vec<usize> = want.iter().copied().take(k).collect();
+        prop_assert_eq!(lengths, expect);
+        for p in &got.paths {
+            assert_valid(&g, p, from, to, &q);
+            let mut nodes = p.nodes.clone();
+            nodes.sort();
+            nodes.dedup();
+            prop_assert_eq!(nodes.len(), p.nodes.len(), "not simple: {:?}", p);
+        }
+        let mut dedup = got.paths.clone();
+        dedup.sort();
+        dedup.dedup();
+        prop_assert_eq!(dedup.len(), got.paths.len());
+        let g2 = VecGraph::new(n, &reordered(&edges));
+        prop_assert_eq!(k_shortest_simple_paths(&g2, &mut Scratch::new(), from, to, &q, k), got);
+    }
+
+    #[test]
+    fn bfs_levels_matches_oracle(
+        (n, edges) in arb_graph(40, 120), dir in arb_direction(), types in arb_types(), s in 0u32..40,
+    ) {
+        let g = VecGraph::new(n, &edges);
+        let stats = bfs_levels(&g, &mut Scratch::new(), NodeId(s), dir, &types, &Budget::default());
+        if s >= n {
+            prop_assert_eq!(stats.reached, 0);
+        } else {
+            let dist = g.distances(NodeId(s), dir, &types);
+            prop_assert_eq!(stats.reached, dist.iter().flatten().count() as u64);
+            prop_assert_eq!(stats.max_depth, dist.iter().flatten().copied().max().unwrap_or(0));
+            prop_assert_eq!(stats.completion, Completion::Complete);
+        }
+    }
+
+    /// One scratch reused across many queries on graphs of different sizes answers exactly
+    /// as a fresh scratch does.
+    #[test]
+    fn scratch_reuse_matches_fresh(
+        graphs in proptest::collection::vec(arb_graph(20, 40), 1..5),
+        queries in proptest::collection::vec((0u32..20, 0u32..20, arb_direction(), 0u32..6), 1..10),
+    ) {
+        let mut shared = Scratch::new();
+        for (n, edges) in &graphs {
+            let g = VecGraph::new(*n, edges);
+            for &(a, b, dir, hops) in &queries {
+                let q = query(dir, &TypeFilter::All, hops);
+                let reused = shortest_path(&g, &mut shared, NodeId(a), NodeId(b), &q);
+                let fresh = shortest_path(&g, &mut Scratch::new(), NodeId(a), NodeId(b), &q);
+                prop_assert_eq!(reused, fresh);
+            }
+        }
+    }
+}
+
+/// A long path graph: 0 -> 1 -> ... -> n-1.
+fn chain(n: u32) -> VecGraph {
+    let edges: Vec<EdgeSpec> = (0..n - 1).map(|i| (i, i + 1, 0, u64::from(i))).collect();
+    VecGraph::new(n, &edges)
+}
+
+#[test]
+fn tiny_budget_yields_limit_reached() {
+    let g = chain(10_000);
+    let mut q = query(Direction::Out, &TypeFilter::All, 100_000);
+    q.budget.visited_max = 50;
+    let got = shortest_path(&g, &mut Scratch::new(), NodeId(0), NodeId(9_999), &q);
+    assert_eq!(got, PathOutcome::LimitReached { visited: 50 });
+    let stats = bfs_levels(
+        &g,
+        &mut Scratch::new(),
+        NodeId(0),
+        Direction::Out,
+        &TypeFilter::All,
+        &q.budget,
+    );
+    assert_eq!(stats.completion, Completion::LimitReached { visited: 50 });
+    assert_eq!(stats.reached, 50);
+    q.budget = Budget {
+        visited_max: u64::MAX,
+        deadline: Some(std::time::Instant::now()),
+    };
+    let got = shortest_path(&g, &mut Scratch::new(), NodeId(0), NodeId(9_999), &q);
+    assert!(matches!(got, PathOutcome::LimitReached { .. }), "{got:?}");
+}
+
+#[test]
+fn exact_max_hops_is_found_and_one_less_is_not() {
+    let g = chain(8);
+    let mut scratch = Scratch::new();
+    let q = query(Direction::Out, &TypeFilter::All, 7);
+    assert!(
+        matches!(shortest_path(&g, &mut scratch, NodeId(0), NodeId(7), &q), PathOutcome::Found(p) if p.len() == 7)
+    );
+    let q = query(Direction::Out, &TypeFilter::All, 6);
+    assert_eq!(
+        shortest_path(&g, &mut scratch, NodeId(0), NodeId(7), &q),
+        PathOutcome::NotFound
+    );
+    let q = query(Direction::In, &TypeFilter::All, 7);
+    assert!(
+        matches!(shortest_path(&g, &mut scratch, NodeId(7), NodeId(0), &q), PathOutcome::Found(p) if p.hops.iter().all(|h| !h.forward))
+    );
+    let q = query(Direction::Out, &TypeFilter::All, 0);
+    assert_eq!(
+        shortest_path(&g, &mut scratch, NodeId(3), NodeId(3), &q),
+        PathOutcome::Found(Path {
+            nodes: vec![NodeId(3)],
+            hops: vec![]
+        })
+    );
+    assert_eq!(
+        shortest_path(&g, &mut scratch, NodeId(3), NodeId(4), &q),
+        PathOutcome::NotFound
+    );
+    assert_eq!(
+        shortest_path(&g, &mut scratch, NodeId(3), NodeId(99), &q),
+        PathOutcome::NotFound
+    );
+}
+
+#[test]
+fn generation_wrap_around_clears_marks() {
+    let g = chain(6);
+    let mut scratch = Scratch::new();
+    let q = query(Direction::Both, &TypeFilter::All, 10);
+    let want = shortest_path(&g, &mut scratch, NodeId(0), NodeId(5), &q);
+    scratch.force_generation(u32::MAX - 1);
+    for _ in 0..4 {
+        assert_eq!(
+            shortest_path(&g, &mut scratch, NodeId(0), NodeId(5), &q),
+            want
+        );
+        assert_eq!(
+            shortest_path(&g, &mut scratch, NodeId(5), NodeId(0), &q).clone(),
+            shortest_path(&g, &mut Scratch::new(), NodeId(5), NodeId(0), &q)
+        );
+    }
+}
+
+#[test]
+fn pool_hands_out_separate_scratches_across_threads() {
+    let g = chain(500);
+    let pool = ScratchPool::new();
+    let q = query(Direction::Both, &TypeFilter::All, 1000);
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let (g, pool, q) = (&g, &pool, &q);
+            s.spawn(move || {
+                for i in 0..50u32 {
+                    let mut scratch = pool.get();
+                    let (a, b) = ((i * 7 + t) % 500, (i * 13 + 3 * t) % 500);
+                    let got = shortest_path(g, &mut scratch, NodeId(a), NodeId(b), q);
+                    assert!(
+                        matches!(got, PathOutcome::Found(p) if p.len() == a.abs_diff(b) as usize)
+                    );
+                }
+            });
+        }
+    });
+    assert!(pool.idle() >= 1 && pool.idle() <= 4);
+}
+
+/// A graph that implements only the required methods: no bitmaps, no early exit.
+struct NoHints<'a>(&'a VecGraph);
+
+impl Adjacency for NoHints<'_> {
+    fn node_bound(&self) -> u32 {
+        self.0.node_bound()
+    }
+    fn for_each_edge<F: FnMut(crate::graph::EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: crate::graph::EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
+        self.0.for_each_edge(node, dir, types, f)
+    }
+    fn degree_estimate(&self, node: NodeId, dir: crate::graph::EdgeDir) -> u32 {
+        self.0.degree_estimate(node, dir)
+    }
+}
+
+/// A seeded random graph big enough for the direction-optimizing switch to fire.
+fn random_graph(n: u32, m: usize, seed: u64) -> VecGraph {
+    let mut x = seed;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) as u32
+    };
+    let edges: Vec<EdgeSpec> = (0..m)
+        .map(|i| (next() % n, next() % n, (next() % 4) as u16, i as u64))
+        .collect();
+    VecGraph::new(n, &edges)
+}
+
+#[test]
+fn bfs_bottom_up_steps_agree_with_oracle() {
+    let g = random_graph(3000, 24_000, 7);
+    let mut scratch = Scratch::new();
+    let mut bottom_up_total = 0;
+    for dir in [Direction::Out, Direction::In, Direction::Both] {
+        for types in [
+            TypeFilter::All,
+            TypeFilter::only([TypeId(0), TypeId(2)]),
+            TypeFilter::only([TypeId(3)]),
+        ] {
+            for s in [0u32, 17, 2999] {
+                let dist = g.distances(NodeId(s), dir, &types);
+                let stats =
+                    bfs_levels(&g, &mut scratch, NodeId(s), dir, &types, &Budget::default());
+                assert_eq!(
+                    stats.reached,
+                    dist.iter().flatten().count() as u64,
+                    "{dir:?} {types:?} {s}"
+                );
+                assert_eq!(
+                    stats.max_depth,
+                    dist.iter().flatten().copied().max().unwrap_or(0)
+                );
+                let plain = bfs_levels(
+                    &NoHints(&g),
+                    &mut scratch,
+                    NodeId(s),
+                    dir,
+                    &types,
+                    &Budget::default(),
+                );
+                assert_eq!(
+                    (plain.reached, plain.max_depth),
+                    (stats.reached, stats.max_depth)
+                );
+                bottom_up_total += stats.bottom_up_levels;
+            }
+        }
+    }
+    assert!(bottom_up_total > 0, "the bottom-up step never ran");
+}
+
+#[test]
+fn paths_on_a_larger_graph_match_oracle() {
+    let g = random_graph(2000, 5000, 11);
+    let mut scratch = Scratch::new();
+    for dir in [Direction::Out, Direction::In, Direction::Both] {
+        for i in 0..40u32 {
+            let (a, b) = ((i * 97) % 2000, (i * 389 + 5) % 2000);
+            let q = query(dir, &TypeFilter::only([TypeId(1), TypeId(3)]), 12);
+            let want = g.distances(NodeId(a), dir, &q.types)[b as usize].filter(|&d| d <= 12);
+            match shortest_path(&g, &mut scratch, NodeId(a), NodeId(b), &q) {
+                PathOutcome::Found(p) => {
+                    assert_eq!(Some(p.len() as u32), want);
+                    assert_valid(&g, &p, NodeId(a), NodeId(b), &q);
+                }
+                other => assert_eq!((other, want), (PathOutcome::NotFound, None)),
+            }
+        }
+    }
+}

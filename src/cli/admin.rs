@@ -147,7 +147,7 @@ pub(crate) fn stats(args: StatsArgs) -> CliResult {
     let last = if s.last_checkpoint_ms == 0 {
         "never".to_owned()
     } else {
-        utc(s.last_checkpoint_ms)
+        crate::memory::rfc3339(s.last_checkpoint_ms)
     };
     writeln!(out, "last checkpoint  {last}")?;
     let mut rec = format!(
@@ -321,38 +321,4 @@ fn human_bytes(n: u64) -> String {
         unit = u;
     }
     format!("{x:.1} {unit}")
-}
-
-/// Milliseconds since the epoch as an ISO 8601 UTC time (proleptic Gregorian calendar).
-fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01 (non-negative here).
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc(951_782_400_000), "2000-02-29T00:00:00Z");
-        assert_eq!(utc(1_700_000_000_123), "2023-11-14T22:13:20Z");
-    }
 }

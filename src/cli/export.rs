@@ -11,7 +11,7 @@ use super::input::csv_field;
 use super::records::{
     EdgeRecord, EntityOut, JSONL_VERSION, Line, NodeRecord, RelationOut, observations,
 };
-use super::{CliError, CliResult, DbArg, open_read_only};
+use super::{CliError, CliResult, DbArg, json_line as json, open_read_only};
 use crate::{Direction, Node, Snapshot, TypeFilter};
 
 const LONG_ABOUT: &str = "\
@@ -226,11 +226,4 @@ fn nodes(snap: &Snapshot) -> CliResult<Vec<std::sync::Arc<Node>>> {
         }
     }
     Ok(v)
-}
-
-/// Writes `value` as one line of compact JSON.
-fn json(out: &mut impl Write, value: &impl serde::Serialize) -> CliResult {
-    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
-    out.write_all(b"\n")?;
-    Ok(())
 }

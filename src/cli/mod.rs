@@ -11,6 +11,7 @@ mod admin;
 mod export;
 mod import;
 mod input;
+mod query;
 mod records;
 
 use std::fmt;
@@ -56,6 +57,10 @@ enum Command {
     Check(admin::CheckArgs),
     Checkpoint(admin::CheckpointArgs),
     Compact(admin::CompactArgs),
+    Path(query::PathArgs),
+    Neighbors(query::NeighborsArgs),
+    Expand(query::ExpandArgs),
+    Traverse(query::TraverseArgs),
 }
 
 /// The database directory option shared by every command.
@@ -141,6 +146,10 @@ where
         Command::Check(a) => admin::check(a),
         Command::Checkpoint(a) => admin::checkpoint(a),
         Command::Compact(a) => admin::compact(a),
+        Command::Path(a) => query::path(a),
+        Command::Neighbors(a) => query::neighbors(a),
+        Command::Expand(a) => query::expand_cmd(a),
+        Command::Traverse(a) => query::traverse_cmd(a),
     };
     match result {
         Ok(()) => 0,
@@ -151,6 +160,13 @@ where
             1
         }
     }
+}
+
+/// Writes `value` as one line of compact JSON.
+pub(crate) fn json_line(out: &mut impl Write, value: &impl serde::Serialize) -> CliResult {
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
+    out.write_all(b"\n")?;
+    Ok(())
 }
 
 /// Opens an existing database for reading only (no lock, no recovery writes).

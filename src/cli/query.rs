@@ -160,7 +160,14 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
         latencies.push(t.elapsed());
         found += u64::from(result.found);
         limited += u64::from(result.limit_reached);
-        json_line(&mut out, &PairAnswer { from, to, result: &result })?;
+        json_line(
+            &mut out,
+            &PairAnswer {
+                from,
+                to,
+                result: &result,
+            },
+        )?;
     }
     out.flush()?;
     let total = started.elapsed();
@@ -232,8 +239,8 @@ Examples:
 #[derive(Debug, Args)]
 #[command(
     long_about = "Lists the edges at a node: one line per edge, `→ type → key \"summary\"` \
-                  for an outgoing edge and `← type ← key` for an incoming one, outgoing first, \
-                  then by type and neighbour. With --json: {results[{memory_id, edge_id, \
+                  for an outgoing edge and `← type ← key` for an incoming one, in the order of \
+                  the MCP tool `related`. With --json: {results[{memory_id, edge_id, \
                   edge_type, direction, summary}], truncated}, as the MCP tool `related`.",
     after_long_help = NEIGHBORS_EXAMPLES
 )]
@@ -271,7 +278,11 @@ pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
         json_line(&mut out, &result)?;
     } else {
         for r in &result.results {
-            let arrow = if r.direction == "outgoing" { '→' } else { '←' };
+            let arrow = if r.direction == "outgoing" {
+                '→'
+            } else {
+                '←'
+            };
             write!(out, "{arrow} {} {arrow} {}", r.edge_type, r.memory_id)?;
             summary(&mut out, &r.summary)?;
         }
@@ -393,7 +404,11 @@ pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
     }
     for d in &result.documents {
         let v = &d.via;
-        let arrow = if v.direction == "forward" { '→' } else { '←' };
+        let arrow = if v.direction == "forward" {
+            '→'
+        } else {
+            '←'
+        };
         write!(out, "hop {}  {}", v.hop, d.doc_id)?;
         if let Some(t) = &d.title {
             write!(out, " {t:?}")?;
@@ -402,7 +417,11 @@ pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
             Some(route) => {
                 write!(out, "  via {}", v.seed_doc_id)?;
                 for h in route {
-                    let a = if h.direction == "forward" { '→' } else { '←' };
+                    let a = if h.direction == "forward" {
+                        '→'
+                    } else {
+                        '←'
+                    };
                     write!(out, " {a} {} {a} {}", h.edge_type, h.node)?;
                 }
                 writeln!(out)?;
@@ -486,7 +505,11 @@ pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
         for r in &result.results {
             write!(out, "depth {}  via", r.depth)?;
             for h in &r.path {
-                let a = if h.direction == "outgoing" { '→' } else { '←' };
+                let a = if h.direction == "outgoing" {
+                    '→'
+                } else {
+                    '←'
+                };
                 write!(out, " {a} {}", h.edge_type)?;
             }
             write!(out, "  {}", r.memory_id)?;

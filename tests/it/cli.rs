@@ -596,8 +596,240 @@ fn exit_codes_and_one_line_errors() {
         "check",
         "checkpoint",
         "compact",
+        "path",
+        "neighbors",
+        "expand",
+        "traverse",
     ] {
         let help = ok(&[cmd, "--help"]);
         assert!(help.contains("Examples:"), "{cmd}: {help}");
     }
+}
+
+/// a -caused_by-> b -caused_by-> c, a -supersedes-> d -related_to-> c, with titles.
+fn known_graph(dir: &Path) {
+    let db = Database::open(dir).unwrap();
+    let mut b = WriteBatch::new();
+    for (key, title) in [
+        ("a", "Alpha"),
+        ("b", "Beta"),
+        ("c", "Gamma"),
+        ("d", "Delta"),
+    ] {
+        b.upsert_node(
+            key,
+            NodeProps {
+                title: title.into(),
+                ..NodeProps::default()
+            },
+        );
+    }
+    for (s, t, d) in [
+        ("a", "caused_by", "b"),
+        ("b", "caused_by", "c"),
+        ("a", "supersedes", "d"),
+        ("d", "related_to", "c"),
+    ] {
+        b.link(s, t, d, EdgeProps::default());
+    }
+    db.commit(b).unwrap();
+}
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap()
+}
+
+#[test]
+fn path_answers_on_a_known_graph() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    known_graph(&a);
+    let db = db_arg(&a);
+    let text = ok(&["path", "--db", &db, "a", "c", "--types", "caused_by"]);
+    assert_eq!(
+        text,
+        "a \"Alpha\" → caused_by → b \"Beta\" → caused_by → c \"Gamma\"\n"
+    );
+    let text = ok(&["path", "--db", &db, "c", "a", "--types", "caused_by"]);
+    assert_eq!(
+        text,
+        "c \"Gamma\" ← caused_by ← b \"Beta\" ← caused_by ← a \"Alpha\"\n"
+    );
+
+    let r = json(&ok(&[
+        "path",
+        "--db",
+        &db,
+        "a",
+        "c",
+        "--types",
+        "related_to,supersedes",
+        "--json",
+    ]));
+    assert_eq!(r["found"], true);
+    assert_eq!(r["hops"], 2);
+    assert_eq!(r["path"][1]["id"], "d");
+    assert_eq!(r["path"][1]["direction_to_next"], "forward");
+
+    let r = json(&ok(&["path", "--db", &db, "a", "c", "--all", "--json"]));
+    assert_eq!(r["paths"].as_array().unwrap().len(), 2);
+
+    let r = json(&ok(&[
+        "path",
+        "--db",
+        &db,
+        "c",
+        "a",
+        "--direction",
+        "out",
+        "--json",
+    ]));
+    assert_eq!(r["found"], false);
+    assert_eq!(r["message"], "No path from c to a within 10 hops");
+    assert_eq!(
+        ok(&["path", "--db", &db, "zz", "a"]),
+        "Unknown memory id: zz\n"
+    );
+
+    let r = json(&ok(&[
+        "path",
+        "--db",
+        &db,
+        "a",
+        "c",
+        "--visited-max",
+        "1",
+        "--json",
+    ]));
+    assert_eq!(r["found"], false);
+    assert_eq!(r["limit_reached"], true);
+    assert!(r["message"].as_str().unwrap().contains("budget"), "{r}");
+}
+
+#[test]
+fn path_pairs_batch() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    known_graph(&a);
+    let pairs = tmp.path().join("pairs.tsv");
+    std::fs::write(&pairs, "from\tto\n# comment\na\tc\nc\ta\nzz\ta\n").unwrap();
+    let (code, out, err) = hopgraph(&[
+        "path",
+        "--db",
+        &db_arg(&a),
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--direction",
+        "out",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<serde_json::Value> = out.lines().map(json).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        (&lines[0]["from"], &lines[0]["to"]),
+        (&"a".into(), &"c".into())
+    );
+    assert_eq!(lines[0]["found"], true);
+    assert_eq!(lines[0]["hops"], 2);
+    assert_eq!(lines[1]["found"], false);
+    assert_eq!(lines[2]["found"], false);
+    assert_eq!(lines[2]["message"], "Unknown memory id: zz");
+    assert!(
+        err.starts_with("pairs: 3, found: 1, limit reached: 0, latency p50 "),
+        "{err}"
+    );
+    assert!(err.contains(" p99 ") && err.contains("total "), "{err}");
+
+    // A malformed pair fails before any answer is printed.
+    std::fs::write(&pairs, "a\tc\na\tb\tc\n").unwrap();
+    let (code, out, err) = hopgraph(&[
+        "path",
+        "--db",
+        &db_arg(&a),
+        "--pairs",
+        pairs.to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(
+        err.contains("pairs.tsv:2: expected two non-empty tab-separated keys"),
+        "{err}"
+    );
+}
+
+#[test]
+fn neighbors_expand_traverse_on_a_known_graph() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    known_graph(&a);
+    let db = db_arg(&a);
+    assert_eq!(
+        ok(&["neighbors", "--db", &db, "b"]),
+        "← caused_by ← a \"Alpha\"\n→ caused_by → c \"Gamma\"\n"
+    );
+    let r = json(&ok(&[
+        "neighbors",
+        "--db",
+        &db,
+        "c",
+        "--type",
+        "related_to",
+        "--json",
+    ]));
+    assert_eq!(r["results"].as_array().unwrap().len(), 1);
+    assert_eq!(r["results"][0]["memory_id"], "d");
+    assert_eq!(r["results"][0]["direction"], "incoming");
+    let err = fails(&["neighbors", "--db", &db, "zz"]);
+    assert!(err.contains("unknown node key: zz"), "{err}");
+
+    let r = json(&ok(&[
+        "expand", "--db", &db, "a", "nope", "--hops", "2", "--json",
+    ]));
+    let docs: Vec<(&str, u64)> = r["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["doc_id"].as_str().unwrap(),
+                d["via"]["hop"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(docs, vec![("b", 1), ("d", 1), ("c", 2)]);
+    assert_eq!(r["warnings"][0]["seed_doc_id"], "nope");
+    let text = ok(&[
+        "expand",
+        "--db",
+        &db,
+        "c",
+        "--direction",
+        "backward",
+        "--route",
+    ]);
+    assert!(
+        text.contains("hop 1  b \"Beta\"  via c ← caused_by ← b"),
+        "{text}"
+    );
+
+    let r = json(&ok(&[
+        "traverse",
+        "--db",
+        &db,
+        "a",
+        "--max-depth",
+        "1",
+        "--json",
+    ]));
+    let reached: Vec<&str> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["memory_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(reached, vec!["b", "d"]);
+    let text = ok(&["traverse", "--db", &db, "c", "--types", "caused_by"]);
+    assert_eq!(
+        text,
+        "depth 1  via ← caused_by  b \"Beta\"\ndepth 2  via ← caused_by ← caused_by  a \"Alpha\"\n"
+    );
 }

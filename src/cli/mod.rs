@@ -75,15 +75,15 @@ struct DbArg {
 #[derive(Debug)]
 pub(crate) struct CliError {
     message: String,
-    /// Print nothing (the message was already shown, or the reader went away).
-    quiet: bool,
+    /// The reader of our output went away (`| head`): not a failure, print nothing.
+    broken_pipe: bool,
 }
 
 impl CliError {
     pub(crate) fn new(message: impl Into<String>) -> CliError {
         CliError {
             message: message.into(),
-            quiet: false,
+            broken_pipe: false,
         }
     }
 }
@@ -110,7 +110,7 @@ impl From<io::Error> for CliError {
             // `hopgraph export ... | head`: the reader has what it wanted.
             return CliError {
                 message: String::new(),
-                quiet: true,
+                broken_pipe: true,
             };
         }
         CliError::new(format!("writing output: {e}"))
@@ -153,10 +153,9 @@ where
     };
     match result {
         Ok(()) => 0,
+        Err(e) if e.broken_pipe => 0,
         Err(e) => {
-            if !e.quiet {
-                let _ = writeln!(io::stderr(), "error: {e}");
-            }
+            let _ = writeln!(io::stderr(), "error: {e}");
             1
         }
     }

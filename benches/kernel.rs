@@ -1,4 +1,7 @@
 //! Traversal-kernel benchmarks against straightforward baselines in the same run.
+
+// Bench code: sizes are far below the integer limits; casts are deliberate.
+#![allow(clippy::cast_possible_truncation)]
 //!
 //! The graph is a Graph500 Kronecker graph (A, B, C, D = 0.57, 0.19, 0.19, 0.05, edge
 //! factor 16, random node permutation and edge order), scale 16, with edge types drawn as
@@ -106,56 +109,69 @@ fn shuffle<T>(v: &mut [T], rng: &mut SplitMix64) {
     }
 }
 
-/// One direction of a typed CSR.
+/// One direction of a typed CSR, in columns as a database segment stores it
+/// (`OutNeighbors`, `OutTypes`, `OutEdgePos`; edge ids are dense, so id = row).
 struct Csr {
     offsets: Vec<u32>,
-    edges: Vec<EdgeRef>,
+    neighbors: Vec<u32>,
+    types: Vec<u16>,
+    edge_pos: Vec<u32>,
     /// Nodes with at least one edge of each type.
     by_type: Vec<RoaringBitmap>,
 }
 
 impl Csr {
     fn build(n: u32, edges: &[(u32, u32, u16)], reverse: bool) -> Csr {
-        let mut lists: Vec<Vec<EdgeRef>> = vec![Vec::new(); n as usize];
+        let mut lists: Vec<Vec<(u16, u32, u32)>> = vec![Vec::new(); n as usize];
         let mut by_type = vec![RoaringBitmap::new(); 4];
-        for (id, &(s, t, ty)) in edges.iter().enumerate() {
+        for (row, &(s, t, ty)) in edges.iter().enumerate() {
             let (at, other) = if reverse { (t, s) } else { (s, t) };
-            lists[at as usize].push(EdgeRef {
-                neighbor: NodeId(other),
-                edge: EdgeId(id as u64),
-                edge_type: TypeId(ty),
-            });
+            lists[at as usize].push((ty, other, row as u32));
             by_type[usize::from(ty)].insert(at);
         }
-        let mut offsets = vec![0u32];
-        let mut flat = Vec::with_capacity(edges.len());
-        for mut l in lists {
-            l.sort_unstable_by_key(|e| (e.edge_type, e.neighbor, e.edge));
-            flat.extend(l);
-            offsets.push(flat.len() as u32);
-        }
-        Csr {
-            offsets,
-            edges: flat,
+        let mut csr = Csr {
+            offsets: vec![0],
+            neighbors: Vec::with_capacity(edges.len()),
+            types: Vec::with_capacity(edges.len()),
+            edge_pos: Vec::with_capacity(edges.len()),
             by_type,
+        };
+        for mut l in lists {
+            l.sort_unstable();
+            for (ty, other, row) in l {
+                csr.types.push(ty);
+                csr.neighbors.push(other);
+                csr.edge_pos.push(row);
+            }
+            csr.offsets.push(csr.neighbors.len() as u32);
+        }
+        csr
+    }
+
+    /// The rows of `node`'s run whose type may pass `types` (one contiguous run per type).
+    #[inline]
+    fn rows(&self, node: NodeId, types: &TypeFilter) -> std::ops::Range<usize> {
+        let i = node.index();
+        let (Some(&lo), Some(&hi)) = (self.offsets.get(i), self.offsets.get(i + 1)) else {
+            return 0..0;
+        };
+        let (lo, hi) = (lo as usize, hi as usize);
+        match types {
+            TypeFilter::Only(v) if v.len() == 1 => {
+                let run = &self.types[lo..hi];
+                lo + run.partition_point(|&t| t < v[0].0)
+                    ..lo + run.partition_point(|&t| t <= v[0].0)
+            }
+            _ => lo..hi,
         }
     }
 
     #[inline]
-    fn slice(&self, node: NodeId, types: &TypeFilter) -> &[EdgeRef] {
-        let i = node.index();
-        let (Some(&lo), Some(&hi)) = (self.offsets.get(i), self.offsets.get(i + 1)) else {
-            return &[];
-        };
-        let all = &self.edges[lo as usize..hi as usize];
-        match types {
-            // Edges are sorted by type: one type is one contiguous run.
-            TypeFilter::Only(v) if v.len() == 1 => {
-                let lo = all.partition_point(|e| e.edge_type < v[0]);
-                let hi = all.partition_point(|e| e.edge_type <= v[0]);
-                &all[lo..hi]
-            }
-            _ => all,
+    fn edge(&self, row: usize) -> EdgeRef {
+        EdgeRef {
+            neighbor: NodeId(self.neighbors[row]),
+            edge: EdgeId(u64::from(self.edge_pos[row])),
+            edge_type: TypeId(self.types[row]),
         }
     }
 }
@@ -178,9 +194,10 @@ impl Adjacency for CsrGraph {
         types: &TypeFilter,
         mut f: F,
     ) {
-        for e in self.dirs[dir.index()].slice(node, types) {
-            if types.allows(e.edge_type) {
-                f(*e);
+        let csr = &self.dirs[dir.index()];
+        for row in csr.rows(node, types) {
+            if types.allows(TypeId(csr.types[row])) {
+                f(csr.edge(row));
             }
         }
     }
@@ -210,9 +227,10 @@ impl Adjacency for CsrGraph {
         types: &TypeFilter,
         mut f: F,
     ) -> ControlFlow<()> {
-        for e in self.dirs[dir.index()].slice(node, types) {
-            if types.allows(e.edge_type) {
-                f(*e)?;
+        let csr = &self.dirs[dir.index()];
+        for row in csr.rows(node, types) {
+            if types.allows(TypeId(csr.types[row])) {
+                f(csr.edge(row))?;
             }
         }
         ControlFlow::Continue(())
@@ -229,14 +247,8 @@ struct PlainCsr {
 impl PlainCsr {
     fn from(g: &CsrGraph) -> PlainCsr {
         let conv = |c: &Csr| {
-            (
-                c.offsets.clone(),
-                c.edges.iter().map(|e| e.neighbor.0).collect::<Vec<_>>(),
-                c.edges
-                    .iter()
-                    .map(|e| e.edge_type.0 as u8)
-                    .collect::<Vec<_>>(),
-            )
+            let types = c.types.iter().map(|&t| t as u8).collect::<Vec<_>>();
+            (c.offsets.clone(), c.neighbors.clone(), types)
         };
         let (o0, t0, y0) = conv(&g.dirs[0]);
         let (o1, t1, y1) = conv(&g.dirs[1]);

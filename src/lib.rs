@@ -31,6 +31,8 @@ pub mod db;
 
 pub mod traverse;
 
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod memory;
 
 #[cfg(feature = "cli")]

@@ -71,7 +71,7 @@ pub fn all_shortest_paths<G: Adjacency>(
     let total = meet.total;
     let dirs = side_dirs(direction);
     let bound = scratch.bound();
-    let (generation, sides) = scratch.current();
+    let (base, sides) = scratch.current();
     let [forward, backward] = &mut *sides;
 
     // The meeting layer sits at forward depth `levels[0]`; its nodes are exactly those of
@@ -86,7 +86,7 @@ pub fn all_shortest_paths<G: Adjacency>(
         .frontier
         .iter()
         .copied()
-        .filter(|&v| other.depth_of(generation, v) == Some(other_level))
+        .filter(|&v| other.depth_of(base, v) == Some(other_level))
         .collect();
 
     // Backward pass: give every DAG node before the meeting layer its distance to `to`.
@@ -99,8 +99,8 @@ pub fn all_shortest_paths<G: Adjacency>(
                     let u = e.neighbor;
                     if stopped
                         || u.index() >= bound
-                        || forward.depth_of(generation, u) != Some(position)
-                        || backward.depth_of(generation, u).is_some()
+                        || forward.depth_of(base, u) != Some(position)
+                        || backward.depth_of(base, u).is_some()
                     {
                         return;
                     }
@@ -108,7 +108,7 @@ pub fn all_shortest_paths<G: Adjacency>(
                         stopped = true;
                         return;
                     }
-                    backward.reach(generation, u, total - position, Link::default(), 0);
+                    backward.reach(base, u, total - position, Link::default());
                     next.push(u);
                 });
             }
@@ -131,7 +131,7 @@ pub fn all_shortest_paths<G: Adjacency>(
         }
         for &d in dirs[0] {
             graph.for_each_edge(u, d, types, |e| {
-                if backward.depth_of(generation, e.neighbor) == Some(remaining - 1) {
+                if backward.depth_of(base, e.neighbor) == Some(remaining - 1) {
                     let hop = PathHop {
                         edge: e.edge,
                         edge_type: e.edge_type,

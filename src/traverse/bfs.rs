@@ -19,7 +19,7 @@ use std::ops::ControlFlow;
 
 use super::Adjacency;
 use super::budget::{Budget, Completion, Meter};
-use super::scratch::{Link, Scratch, degree_sum};
+use super::scratch::{Link, Scratch, Side, degree_sum};
 use crate::graph::{Direction, NodeId, TypeFilter};
 
 /// Beamer et al.'s α: go bottom-up when the frontier's edges exceed 1/α of the unexplored.
@@ -65,7 +65,7 @@ pub fn bfs_levels<G: Adjacency>(
         return stats;
     }
     let mut meter = Meter::new(budget);
-    let (generation, sides) = scratch.begin(bound);
+    let (base, sides) = scratch.begin(bound, u32::MAX);
     let side = &mut sides[0];
     let dirs = direction.dirs();
     let back_dirs = direction.reverse().dirs();
@@ -74,7 +74,7 @@ pub fn bfs_levels<G: Adjacency>(
         stats.completion = Completion::LimitReached { visited: 0 };
         return stats;
     }
-    side.reach(generation, source, 0, Link::default(), 0);
+    side.reach(base, source, 0, Link::default());
     side.frontier.push(source);
     stats.reached = 1;
 
@@ -108,6 +108,8 @@ pub fn bfs_levels<G: Adjacency>(
             }
         }
         previous_len = side.frontier.len();
+        let in_frontier = base.saturating_add(level);
+        let next_stamp = base.saturating_add(level + 1);
         side.next.clear();
         let mut stopped = false;
         if bottom_up {
@@ -122,38 +124,36 @@ pub fn bfs_levels<G: Adjacency>(
                 }
                 union
             });
-            let mut scan =
-                |v: u32, side: &mut super::scratch::Side, stats: &mut BfsStats| -> bool {
-                    let vi = v as usize;
-                    if vi >= bound_us || side.mark[vi] == generation {
-                        return true;
-                    }
-                    let mut found = false;
-                    for &d in back_dirs {
-                        let flow = graph.try_for_each_edge(NodeId(v), d, types, |e| {
-                            stats.edges_examined += 1;
-                            let u = e.neighbor.index();
-                            if u < bound_us && side.mark[u] == generation && side.depth[u] == level
-                            {
-                                ControlFlow::Break(())
-                            } else {
-                                ControlFlow::Continue(())
-                            }
-                        });
-                        if flow.is_break() {
-                            found = true;
-                            break;
+            let mut scan = |v: u32, side: &mut Side, stats: &mut BfsStats| -> bool {
+                let vi = v as usize;
+                if vi >= bound_us || side.seen[vi] >= base {
+                    return true;
+                }
+                let mut found = false;
+                for &d in back_dirs {
+                    let flow = graph.try_for_each_edge(NodeId(v), d, types, |e| {
+                        stats.edges_examined += 1;
+                        let u = e.neighbor.index();
+                        if u < bound_us && side.seen[u] == in_frontier {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue(())
                         }
+                    });
+                    if flow.is_break() {
+                        found = true;
+                        break;
                     }
-                    if found {
-                        if !meter.visit() {
-                            return false;
-                        }
-                        side.reach(generation, NodeId(v), level + 1, Link::default(), 0);
-                        side.next.push(NodeId(v));
+                }
+                if found {
+                    if !meter.visit() {
+                        return false;
                     }
-                    true
-                };
+                    side.seen[vi] = base.saturating_add(level + 1);
+                    side.next.push(NodeId(v));
+                }
+                true
+            };
             match cands {
                 Some(bitmap) => {
                     for v in bitmap.iter() {
@@ -173,9 +173,8 @@ pub fn bfs_levels<G: Adjacency>(
                 }
             }
         } else {
-            let super::scratch::Side {
-                mark,
-                depth,
+            let Side {
+                seen,
                 frontier,
                 next,
                 ..
@@ -185,15 +184,14 @@ pub fn bfs_levels<G: Adjacency>(
                     graph.for_each_edge(u, d, types, |e| {
                         stats.edges_examined += 1;
                         let v = e.neighbor.index();
-                        if stopped || v >= bound_us || mark[v] == generation {
+                        if stopped || v >= bound_us || seen[v] >= base {
                             return;
                         }
                         if !meter.visit() {
                             stopped = true;
                             return;
                         }
-                        mark[v] = generation;
-                        depth[v] = level + 1;
+                        seen[v] = next_stamp;
                         next.push(e.neighbor);
                     });
                 }
@@ -214,6 +212,7 @@ pub fn bfs_levels<G: Adjacency>(
             break;
         }
     }
+    scratch.end(base, stats.max_depth);
     if meter.status().is_err() {
         stats.completion = Completion::LimitReached {
             visited: meter.visited(),

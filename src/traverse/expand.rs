@@ -151,12 +151,12 @@ pub fn expand<G: Adjacency>(
         ExpandDirection::Any => &[&[EdgeDir::Out, EdgeDir::In]],
         ExpandDirection::Both => &[&[EdgeDir::Out], &[EdgeDir::In]],
     };
-    let (generation, sides) = scratch.begin(bound);
+    let (base, sides) = scratch.begin(bound, query.hops);
     let bound = bound as usize;
     for (rank, &s) in query.seeds.iter().enumerate() {
         let rank = u32::try_from(rank).unwrap_or(u32::MAX);
         for side in sides.iter_mut().take(sweeps.len()) {
-            if s.index() >= bound || side.depth_of(generation, s).is_some() {
+            if s.index() >= bound || side.depth_of(base, s).is_some() {
                 continue;
             }
             if !meter.visit() {
@@ -166,14 +166,14 @@ pub fn expand<G: Adjacency>(
                 return out;
             }
             side.reach(
-                generation,
+                base,
                 s,
                 0,
                 Link {
                     parent: s,
+                    seed: rank,
                     ..Link::default()
                 },
-                rank,
             );
             side.frontier.push(s);
         }
@@ -182,14 +182,7 @@ pub fn expand<G: Adjacency>(
         Some(table) => table.get(usize::from(t.0)).copied().unwrap_or(u32::MAX),
         None => u32::from(t.0),
     };
-    let key = |l: &Link, seeds: &[u32]| {
-        (
-            seeds[l.parent.index()],
-            rank_of(l.edge_type),
-            !l.forward,
-            l.edge,
-        )
-    };
+    let key = |l: &Link| (l.seed, rank_of(l.edge_type), !l.forward, l.edge);
 
     for level in 0..query.hops {
         if sides
@@ -203,14 +196,14 @@ pub fn expand<G: Adjacency>(
             let step = expand_level(
                 graph,
                 side,
-                generation,
+                base,
                 bound,
                 level,
                 dirs,
                 true,
                 query.types,
                 &mut meter,
-                key,
+                Some(key),
             );
             if let Err(e) = step {
                 out.completion = Completion::LimitReached { visited: e.visited };
@@ -226,14 +219,14 @@ pub fn expand<G: Adjacency>(
             for &v in &this.next {
                 let mut winner = k;
                 if both {
-                    match other.depth_of(generation, v) {
+                    match other.depth_of(base, v) {
                         // Reported at an earlier level by the other sweep.
                         Some(d) if d < depth => continue,
                         // Same level: decided when sweep 0 saw it.
                         Some(_) if k == 1 => continue,
                         Some(_) => {
                             let i = v.index();
-                            if key(&other.link[i], &other.seed) < key(&this.link[i], &this.seed) {
+                            if key(&other.link[i]) < key(&this.link[i]) {
                                 winner = 1 - k;
                             }
                         }
@@ -241,7 +234,7 @@ pub fn expand<G: Adjacency>(
                     }
                 }
                 if (query.filter)(v) {
-                    found.push((sides[winner].seed[v.index()], v, winner));
+                    found.push((sides[winner].link[v.index()].seed, v, winner));
                 }
             }
         }
@@ -253,7 +246,7 @@ pub fn expand<G: Adjacency>(
             }
             let side = &sides[k];
             let link = side.link[v.index()];
-            let route = query.include_route.then(|| route(side, generation, v));
+            let route = query.include_route.then(|| route(side, base, v));
             out.results.push(Reached {
                 node: v,
                 seed: seed as usize,
@@ -272,8 +265,8 @@ pub fn expand<G: Adjacency>(
 }
 
 /// The route from the sweep's seed to `v`, in walking order.
-fn route(side: &Side, generation: u32, v: NodeId) -> Vec<RouteStep> {
-    let steps = side.depth_of(generation, v).unwrap_or(0);
+fn route(side: &Side, base: u32, v: NodeId) -> Vec<RouteStep> {
+    let steps = side.depth_of(base, v).unwrap_or(0);
     let mut route = Vec::with_capacity(steps as usize);
     let mut cur = v;
     for _ in 0..steps {

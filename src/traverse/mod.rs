@@ -3,8 +3,9 @@
 //! The kernels here are pure compute. They read a graph only through [`Adjacency`], which a
 //! database snapshot implements over its memory-mapped segments plus the in-memory delta,
 //! and which a ten-line `Vec<Vec<_>>` graph implements in tests and benches. Per-query memory
-//! lives in a reusable [`Scratch`] whose marks are generation-stamped, so no query clears
-//! O(nodes) state; a [`ScratchPool`] hands one scratch to each concurrent query.
+//! lives in a reusable [`Scratch`] whose visit marks are stamped per query (a `u32` per node
+//! and side), so no query clears O(nodes) state; a [`ScratchPool`] hands one scratch to each
+//! concurrent query.
 //!
 //! | function | what it answers |
 //! |---|---|
@@ -12,13 +13,14 @@
 //! | [`all_shortest_paths`] | every shortest path up to a cap, in a deterministic order |
 //! | [`k_shortest_simple_paths`] | Yen's k shortest loopless paths (small k) |
 //! | [`bfs_levels`] | full single-source BFS, direction-optimizing (Beamer et al.) |
-//! | [`expand`] | multi-seed expansion with provenance, filter, limit |
+//! | [`expand()`] | multi-seed expansion with provenance, filter, limit |
 //! | [`traverse`] / [`neighbors`] | depth-limited BFS with paths; one hop, sorted |
 //!
 //! Every kernel takes a [`Budget`]; running out of it is an answer
 //! ([`Completion::LimitReached`] / [`PathOutcome::LimitReached`]), never an error. No kernel
 //! recurses, and no input panics: node ids at or above [`Adjacency::node_bound`] are treated
-//! as nodes that do not exist (no edges, never found).
+//! as nodes that do not exist (no edges, never found), and so are neighbour ids a graph
+//! reports at or above its bound.
 //!
 //! # Determinism
 //!
@@ -27,6 +29,15 @@
 //! pick a minimum under a total order stated in each module's docs (see [`path`] for the
 //! path tie-break rules, [`expand`](mod@expand) for expansion provenance and [`walk`] for
 //! `traverse` / `neighbors`).
+//!
+//! # The adjacency trait
+//!
+//! Besides the required methods, [`Adjacency::try_for_each_edge`] (provided, forwarding to
+//! `for_each_edge`) lets bottom-up BFS steps stop at the first parent found; a graph that can
+//! stop a scan early should override it. [`Adjacency::nodes_with_edges`] restricts bottom-up
+//! scans to nodes that have an edge of an allowed type. Direction-optimizing steps are used
+//! by [`bfs_levels`] only: the bidirectional path search already keeps both frontiers small,
+//! and its tie-break rule needs every candidate parent, which a bottom-up step skips.
 
 use std::ops::ControlFlow;
 

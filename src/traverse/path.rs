@@ -25,7 +25,7 @@
 //!    meeting node followed by the backward side's chain to `to`.
 //!
 //! The side that gets expanded depends only on degree estimates, so answers are stable for
-//! a given graph value. [`all_shortest_paths`] orders paths lexicographically by their hop
+//! a given graph value. [`all_shortest_paths`](super::all_shortest_paths) orders paths lexicographically by their hop
 //! sequence, each hop compared by (next `NodeId`, `TypeId`, `EdgeId`, forward first).
 //!
 //! A path of exactly `max_hops` hops is found; a longer one is not. `from == to` yields the
@@ -33,7 +33,7 @@
 
 use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
-use super::scratch::{Link, Scratch, Side, degree_sum, expand_level};
+use super::scratch::{FIRST_PARENT, Link, Scratch, Side, degree_sum, expand_level};
 use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
 
 /// Parameters of a path query.
@@ -95,7 +95,7 @@ pub enum PathOutcome {
     },
 }
 
-/// Result of [`all_shortest_paths`] and [`k_shortest_simple_paths`](super::k_shortest_simple_paths).
+/// Result of [`all_shortest_paths`](super::all_shortest_paths) and [`k_shortest_simple_paths`](super::k_shortest_simple_paths).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct PathsOutcome {
     /// The paths, in the documented order; empty when none exists.
@@ -115,12 +115,6 @@ pub(crate) struct Meet {
     pub(crate) levels: [u32; 2],
     /// The side whose level produced the meeting.
     pub(crate) last: usize,
-}
-
-/// Tie-break key for a parent link (rule 1 of the module docs).
-#[inline]
-fn path_key(link: &Link, _seeds: &[u32]) -> (NodeId, TypeId, EdgeId, bool) {
-    (link.parent, link.edge_type, link.edge, !link.forward)
 }
 
 /// The physical directions of each side, and whether `Out` is walked forward on it.
@@ -145,7 +139,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
     if from.0 >= bound || to.0 >= bound {
         return Ok(None);
     }
-    let (generation, sides) = scratch.begin(bound);
+    let (base, sides) = scratch.begin(bound, max_hops);
     let bound = bound as usize;
     let dirs = side_dirs(direction);
     let origin = [from, to];
@@ -159,7 +153,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
             parent: origin[s],
             ..Link::default()
         };
-        sides[s].reach(generation, origin[s], 0, root, 0);
+        sides[s].reach(base, origin[s], 0, root);
         sides[s].frontier.push(origin[s]);
         cost[s] = degree_sum(graph, &sides[s].frontier, dirs[s]);
         if from == to {
@@ -188,26 +182,25 @@ pub(crate) fn bidirectional<G: Adjacency>(
         expand_level(
             graph,
             this,
-            generation,
+            base,
             bound,
             levels[s],
             dirs[s],
             FORWARD_ON_OUT[s],
             types,
             meter,
-            path_key,
+            FIRST_PARENT,
         )?;
         levels[s] += 1;
         let mut best: Option<(u32, NodeId)> = None;
         for &v in &this.next {
-            if let Some(d) = other.depth_of(generation, v) {
+            if let Some(d) = other.depth_of(base, v) {
                 let cand = (levels[s] + d, v);
                 if best.is_none_or(|b| cand < b) {
                     best = Some(cand);
                 }
             }
         }
-        cost[s] = degree_sum(graph, &this.next, dirs[s]);
         this.advance();
         if let Some((total, node)) = best {
             return Ok(Some(Meet {
@@ -217,42 +210,79 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 last: s,
             }));
         }
+        // Only a level that may be expanded later needs its cost.
+        cost[s] = degree_sum(graph, &this.frontier, dirs[s]);
     }
 }
 
-/// Follows `side`'s parent links from `v` back to the side's origin: the nodes after `v` and
-/// the hops, in walking order from `v`.
-fn chain(
-    side: &Side,
-    generation: u32,
-    v: NodeId,
-    nodes: &mut Vec<NodeId>,
-    hops: &mut Vec<PathHop>,
-) {
-    let steps = side.depth_of(generation, v).unwrap_or(0);
-    let mut cur = v;
-    for _ in 0..steps {
-        let link = side.link[cur.index()];
-        hops.push(PathHop {
-            edge: link.edge,
-            edge_type: link.edge_type,
-            forward: link.forward,
+/// The hop from `parent` to `child` that rule 1 prefers: the least (`TypeId`, `EdgeId`,
+/// forward first) among the edges joining them in the side's directions. The search keeps
+/// only the least parent (first to reach the node in a sorted frontier), so the choice among
+/// that parent's parallel edges is made here, once per path hop.
+fn best_hop<G: Adjacency>(
+    graph: &G,
+    s: usize,
+    direction: Direction,
+    types: &TypeFilter,
+    parent: NodeId,
+    child: NodeId,
+    fallback: PathHop,
+) -> PathHop {
+    let mut best: Option<(TypeId, EdgeId, bool)> = None;
+    for &d in side_dirs(direction)[s] {
+        let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
+        graph.for_each_edge(parent, d, types, |e| {
+            let cand = (e.edge_type, e.edge, !forward);
+            if e.neighbor == child && best.is_none_or(|b| cand < b) {
+                best = Some(cand);
+            }
         });
-        nodes.push(link.parent);
-        cur = link.parent;
     }
+    best.map_or(fallback, |(edge_type, edge, backward)| PathHop {
+        edge,
+        edge_type,
+        forward: !backward,
+    })
 }
 
-/// Builds the path through `meet` from the state `bidirectional` left in `scratch`.
-fn build_path(scratch: &mut Scratch, meet: NodeId) -> Path {
-    let (generation, sides) = scratch.current();
-    let mut nodes = Vec::new();
+/// Builds the path through `meet` from the state `bidirectional` left in `scratch`: the
+/// forward side's parent chain from `from` to `meet`, then the backward side's to `to`.
+fn build_path<G: Adjacency>(
+    graph: &G,
+    scratch: &mut Scratch,
+    direction: Direction,
+    types: &TypeFilter,
+    meet: NodeId,
+) -> Path {
+    let (base, sides) = scratch.current();
+    let mut nodes = vec![meet];
     let mut hops = Vec::new();
-    chain(&sides[0], generation, meet, &mut nodes, &mut hops);
-    nodes.reverse();
-    hops.reverse();
-    nodes.push(meet);
-    chain(&sides[1], generation, meet, &mut nodes, &mut hops);
+    for (s, side) in sides.iter().enumerate() {
+        if s == 1 {
+            nodes.reverse();
+            hops.reverse();
+        }
+        let mut cur = meet;
+        for _ in 0..side.depth_of(base, meet).unwrap_or(0) {
+            let link = side.link[cur.index()];
+            let fallback = PathHop {
+                edge: link.edge,
+                edge_type: link.edge_type,
+                forward: link.forward,
+            };
+            hops.push(best_hop(
+                graph,
+                s,
+                direction,
+                types,
+                link.parent,
+                cur,
+                fallback,
+            ));
+            nodes.push(link.parent);
+            cur = link.parent;
+        }
+    }
     Path { nodes, hops }
 }
 
@@ -269,7 +299,7 @@ pub(crate) fn shortest_metered<G: Adjacency>(
     meter: &mut Meter,
 ) -> Result<Option<Path>, Exhausted> {
     let meet = bidirectional(graph, scratch, from, to, direction, types, max_hops, meter)?;
-    Ok(meet.map(|m| build_path(scratch, m.node)))
+    Ok(meet.map(|m| build_path(graph, scratch, direction, types, m.node)))
 }
 
 /// One shortest path from `from` to `to` of at most `query.max_hops` hops.

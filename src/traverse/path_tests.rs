@@ -205,6 +205,19 @@ proptest! {
                 let reused = shortest_path(&g, &mut shared, NodeId(a), NodeId(b), &q);
                 let fresh = shortest_path(&g, &mut Scratch::new(), NodeId(a), NodeId(b), &q);
                 prop_assert_eq!(reused, fresh);
+                // Interleave the other kernels on the same scratch (different stamp
+                // reservations, both sides, bfs giving back its reservation).
+                let all = TypeFilter::All;
+                let budget = Budget::default();
+                let reused = all_shortest_paths(&g, &mut shared, NodeId(a), NodeId(b), &q, 3);
+                prop_assert_eq!(reused, all_shortest_paths(&g, &mut Scratch::new(), NodeId(a), NodeId(b), &q, 3));
+                let reused = bfs_levels(&g, &mut shared, NodeId(a), dir, &all, &budget);
+                prop_assert_eq!(reused, bfs_levels(&g, &mut Scratch::new(), NodeId(a), dir, &all, &budget));
+                let seeds = [NodeId(a), NodeId(b)];
+                let eq = ExpandQuery::new(&seeds, hops, ExpandDirection::Both);
+                prop_assert_eq!(expand(&g, &mut shared, &eq), expand(&g, &mut Scratch::new(), &eq));
+                let reused = traverse(&g, &mut shared, NodeId(b), dir, &all, hops, 50, &budget);
+                prop_assert_eq!(reused, traverse(&g, &mut Scratch::new(), NodeId(b), dir, &all, hops, 50, &budget));
             }
         }
     }
@@ -282,7 +295,27 @@ fn generation_wrap_around_clears_marks() {
     let mut scratch = Scratch::new();
     let q = query(Direction::Both, &TypeFilter::All, 10);
     let want = shortest_path(&g, &mut scratch, NodeId(0), NodeId(5), &q);
-    scratch.force_generation(u32::MAX - 1);
+    let stats = bfs_levels(
+        &g,
+        &mut scratch,
+        NodeId(0),
+        Direction::Out,
+        &TypeFilter::All,
+        &Budget::default(),
+    );
+    scratch.force_next_base(u32::MAX - 8);
+    assert_eq!(
+        bfs_levels(
+            &g,
+            &mut scratch,
+            NodeId(0),
+            Direction::Out,
+            &TypeFilter::All,
+            &Budget::default()
+        ),
+        stats
+    );
+    scratch.force_next_base(u32::MAX - 3);
     for _ in 0..4 {
         assert_eq!(
             shortest_path(&g, &mut scratch, NodeId(0), NodeId(5), &q),

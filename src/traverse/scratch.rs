@@ -1,12 +1,19 @@
 //! Reusable per-query memory.
 //!
 //! A [`Scratch`] holds two "sides" (forward and backward halves of a bidirectional search, or
-//! two sweeps of an expansion), each with a generation-stamped visited mark, a BFS depth, a
-//! parent link and a seed index per node, plus frontier vectors. Starting a query bumps the
-//! generation, which invalidates every mark at once; only when the 32-bit generation wraps
-//! around are the marks cleared (once per four billion queries). The arrays grow lazily to
-//! the graph's [`node_bound`](super::Adjacency::node_bound) and never shrink, so a scratch
-//! can serve graphs of different sizes in turn.
+//! two sweeps of an expansion). Each side has a hot array of `u32` visit stamps (4 bytes per
+//! node, as compact as a plain BFS's distance array, so it stays in cache) and a cold array
+//! of parent links (with the seed index for expansions), plus frontier vectors.
+//!
+//! # Stamps
+//!
+//! A query reserves a range of stamp values `base ..= base + depth_cap` above every value
+//! written by earlier queries, and writes `base + depth` for each node it reaches. So "reached
+//! in this query" is `stamp >= base` and the depth is `stamp - base`, both from one load, and
+//! starting a query invalidates every mark at once. Only when the 32-bit range runs out are
+//! the stamps cleared (once per about 2^32 / depth levels, never per query). The arrays grow
+//! lazily to the graph's [`node_bound`](super::Adjacency::node_bound) and never shrink, so a
+//! scratch can serve graphs of different sizes in turn.
 //!
 //! A [`ScratchPool`] keeps idle scratches so that concurrent queries on several threads each
 //! borrow their own.
@@ -18,53 +25,50 @@ use super::budget::{Exhausted, Meter};
 use crate::graph::{EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
 use crate::sync::{Mutex, MutexGuard};
 
-/// How a node was reached: the previous node on the way from the side's origin, the edge and
-/// whether the edge was walked from its source to its target.
+/// How a node was reached: the previous node on the way from the side's origin, the edge,
+/// whether the edge was walked from its source to its target, and the seed (expansions) the
+/// chain started from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Link {
     pub(crate) parent: NodeId,
+    pub(crate) seed: u32,
     pub(crate) edge: EdgeId,
     pub(crate) edge_type: TypeId,
     pub(crate) forward: bool,
 }
 
-/// Per-node state of one search side. Entries are meaningful only where `mark == generation`.
+/// Per-node state of one search side. `seen[v] >= base` for nodes reached in the current
+/// query (then `seen[v] - base` is the depth and `link[v]` is meaningful).
 #[derive(Debug, Default)]
 pub(crate) struct Side {
-    pub(crate) mark: Vec<u32>,
-    pub(crate) depth: Vec<u32>,
+    pub(crate) seen: Vec<u32>,
     pub(crate) link: Vec<Link>,
-    pub(crate) seed: Vec<u32>,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
 }
 
 impl Side {
     fn grow(&mut self, bound: usize) {
-        if self.mark.len() < bound {
-            self.mark.resize(bound, 0);
-            self.depth.resize(bound, 0);
+        if self.seen.len() < bound {
+            self.seen.resize(bound, 0);
             self.link.resize(bound, Link::default());
-            self.seed.resize(bound, 0);
         }
     }
 
-    /// Marks `v` (which must be below the scratch bound) as reached at `depth`.
+    /// Marks `v` (which must be below the scratch bound) as reached at `depth` (at most the
+    /// query's depth cap).
     #[inline]
-    pub(crate) fn reach(&mut self, generation: u32, v: NodeId, depth: u32, link: Link, seed: u32) {
+    pub(crate) fn reach(&mut self, base: u32, v: NodeId, depth: u32, link: Link) {
         let i = v.index();
-        self.mark[i] = generation;
-        self.depth[i] = depth;
+        self.seen[i] = base.saturating_add(depth);
         self.link[i] = link;
-        self.seed[i] = seed;
     }
 
-    /// The depth of `v` on this side, if reached in this generation.
+    /// The depth of `v` on this side, if reached in this query.
     #[inline]
-    pub(crate) fn depth_of(&self, generation: u32, v: NodeId) -> Option<u32> {
-        let i = v.index();
-        match self.mark.get(i) {
-            Some(&m) if m == generation => self.depth.get(i).copied(),
+    pub(crate) fn depth_of(&self, base: u32, v: NodeId) -> Option<u32> {
+        match self.seen.get(v.index()) {
+            Some(&s) if s >= base => Some(s - base),
             _ => None,
         }
     }
@@ -80,7 +84,10 @@ impl Side {
 /// [`ScratchPool`]) and pass it to every query; it is never cleared in O(nodes) per query.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    generation: u32,
+    /// First stamp value not yet used by any query (0 only before the first query).
+    next_base: u32,
+    /// Stamp base of the current query.
+    base: u32,
     bound: usize,
     sides: [Side; 2],
 }
@@ -91,15 +98,18 @@ impl Scratch {
         Scratch::default()
     }
 
-    /// Number of nodes the arrays currently cover.
+    /// Number of nodes the arrays currently cover (each costs 28 bytes per side).
     pub fn capacity_nodes(&self) -> usize {
-        self.sides[0].mark.len()
+        self.sides[0].seen.len()
     }
 
-    /// Starts a query on a graph with `bound` node ids: grows the arrays if needed, bumps
-    /// the generation and empties the frontiers. O(1) amortized (O(bound) when growing, and
-    /// once per 2^32 queries when the generation wraps).
-    pub(crate) fn begin(&mut self, bound: u32) -> (u32, &mut [Side; 2]) {
+    /// Starts a query on a graph with `bound` node ids that writes depths of at most
+    /// `depth_cap`: grows the arrays if needed, reserves the stamp range and empties the
+    /// frontiers. Returns the query's stamp base. O(1) amortized (O(bound) when growing, and
+    /// when the stamp range wraps, about once per 2^32 / depth_cap queries).
+    pub(crate) fn begin(&mut self, bound: u32, depth_cap: u32) -> (u32, &mut [Side; 2]) {
+        // No BFS depth reaches the node count.
+        let cap = u64::from(depth_cap.min(bound));
         let bound = bound as usize;
         for side in &mut self.sides {
             side.grow(bound);
@@ -107,19 +117,30 @@ impl Scratch {
             side.next.clear();
         }
         self.bound = bound;
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
+        if self.next_base == 0 || u64::from(self.next_base) + cap >= u64::from(u32::MAX) {
             for side in &mut self.sides {
-                side.mark.fill(0);
+                side.seen.fill(0);
             }
-            self.generation = 1;
+            self.next_base = 1;
         }
-        (self.generation, &mut self.sides)
+        let base = self.next_base;
+        self.base = base;
+        self.next_base = u32::try_from(u64::from(base) + cap + 1).unwrap_or(u32::MAX);
+        (base, &mut self.sides)
     }
 
-    /// The generation and sides of the query started by the last [`Scratch::begin`].
+    /// Ends a query that started at `base` and wrote depths of at most `depth_used`, giving
+    /// back the unused part of its reservation.
+    pub(crate) fn end(&mut self, base: u32, depth_used: u32) {
+        let used = u64::from(base) + u64::from(depth_used) + 1;
+        if used < u64::from(self.next_base) {
+            self.next_base = u32::try_from(used).unwrap_or(u32::MAX);
+        }
+    }
+
+    /// The stamp base and sides of the query started by the last [`Scratch::begin`].
     pub(crate) fn current(&mut self) -> (u32, &mut [Side; 2]) {
-        (self.generation, &mut self.sides)
+        (self.base, &mut self.sides)
     }
 
     /// The node bound of the current query.
@@ -128,8 +149,8 @@ impl Scratch {
     }
 
     #[cfg(test)]
-    pub(crate) fn force_generation(&mut self, generation: u32) {
-        self.generation = generation;
+    pub(crate) fn force_next_base(&mut self, next_base: u32) {
+        self.next_base = next_base;
     }
 }
 
@@ -144,45 +165,56 @@ pub(crate) fn degree_sum<G: Adjacency>(graph: &G, nodes: &[NodeId], dirs: &[Edge
     sum
 }
 
+/// No tie-break key: the first parent to reach a node keeps it (see [`expand_level`]).
+pub(crate) const FIRST_PARENT: Option<fn(&Link) -> ()> = None;
+
 /// Expands every node of `side.frontier` (all at depth `level`) one hop along `dirs` into
-/// `side.next` (depth `level + 1`). A node reached from several frontier nodes keeps the
-/// candidate link with the least `key(link, seeds)`, so the choice does not depend on the
-/// order edges are yielded. `forward_on_out` says whether an edge found in `EdgeDir::Out` is
-/// walked source-to-target from this side's point of view (true for a forward side).
+/// `side.next` (depth `level + 1`). `forward_on_out` says whether an edge found in
+/// `EdgeDir::Out` is walked source-to-target from this side's point of view (true for a
+/// forward side).
+///
+/// A node reached from several frontier nodes keeps, with `key = Some(k)`, the candidate link
+/// with the least `k(link)`; with [`FIRST_PARENT`] the frontier is first sorted by node id
+/// and the first parent to reach a node keeps it, i.e. the least parent id, leaving the
+/// choice among that parent's edges to the caller (the hot loop then never reads a link).
+/// Either way the choice does not depend on the order edges are yielded.
 ///
 /// Errors when the budget runs out; the level is then incomplete.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn expand_level<G, K, F>(
     graph: &G,
     side: &mut Side,
-    generation: u32,
+    base: u32,
     bound: usize,
     level: u32,
     dirs: &[EdgeDir],
     forward_on_out: bool,
     types: &TypeFilter,
     meter: &mut Meter,
-    key: F,
+    key: Option<F>,
 ) -> Result<(), Exhausted>
 where
     G: Adjacency,
     K: Ord,
-    F: Fn(&Link, &[u32]) -> K,
+    F: Fn(&Link) -> K,
 {
     if !meter.check_deadline() {
         return Err(meter.exhausted());
     }
     let Side {
-        mark,
-        depth,
+        seen,
         link,
-        seed,
         frontier,
         next,
     } = side;
+    if key.is_none() {
+        frontier.sort_unstable();
+    }
     next.clear();
+    let current = base.saturating_add(level + 1);
     let mut stopped = false;
     for &u in frontier.iter() {
+        let seed = link[u.index()].seed;
         for &d in dirs {
             let forward = (d == EdgeDir::Out) == forward_on_out;
             graph.for_each_edge(u, d, types, |e| {
@@ -190,25 +222,27 @@ where
                 if stopped || v >= bound {
                     return;
                 }
+                let s = seen[v];
                 let cand = Link {
                     parent: u,
+                    seed,
                     edge: e.edge,
                     edge_type: e.edge_type,
                     forward,
                 };
-                if mark[v] != generation {
+                if s < base {
                     if !meter.visit() {
                         stopped = true;
                         return;
                     }
-                    mark[v] = generation;
-                    depth[v] = level + 1;
+                    seen[v] = current;
                     link[v] = cand;
-                    seed[v] = seed[u.index()];
                     next.push(e.neighbor);
-                } else if depth[v] == level + 1 && key(&cand, seed) < key(&link[v], seed) {
+                } else if let Some(key) = &key
+                    && s == current
+                    && key(&cand) < key(&link[v])
+                {
                     link[v] = cand;
-                    seed[v] = seed[u.index()];
                 }
             });
             if stopped {
@@ -242,7 +276,7 @@ impl ScratchPool {
         ScratchPool::with_keep_max(ScratchPool::KEEP_MAX_DEFAULT)
     }
 
-    /// A pool keeping at most `keep_max` idle scratches (each holds ~56 bytes per node).
+    /// A pool keeping at most `keep_max` idle scratches (each holds 56 bytes per node).
     pub fn with_keep_max(keep_max: usize) -> ScratchPool {
         ScratchPool {
             free: Mutex::new(Vec::new()),

@@ -43,7 +43,7 @@ pub struct TraverseOutcome {
 pub type NeighborStep = (NodeId, EdgeId, TypeId, bool);
 
 #[inline]
-fn walk_key(link: &Link, _seeds: &[u32]) -> (NodeId, TypeId, EdgeId, bool) {
+fn walk_key(link: &Link) -> (NodeId, TypeId, EdgeId, bool) {
     (link.parent, link.edge_type, link.edge, !link.forward)
 }
 
@@ -72,21 +72,20 @@ pub fn traverse<G: Adjacency>(
         return out;
     }
     let mut meter = Meter::new(budget);
-    let (generation, sides) = scratch.begin(bound);
+    let (base, sides) = scratch.begin(bound, depth_max);
     let side = &mut sides[0];
     if !meter.visit() {
         out.completion = Completion::LimitReached { visited: 0 };
         return out;
     }
     side.reach(
-        generation,
+        base,
         start,
         0,
         Link {
             parent: start,
             ..Link::default()
         },
-        0,
     );
     side.frontier.push(start);
     let dirs = direction.dirs();
@@ -97,14 +96,14 @@ pub fn traverse<G: Adjacency>(
         let step = expand_level(
             graph,
             side,
-            generation,
+            base,
             bound as usize,
             level,
             dirs,
             true,
             types,
             &mut meter,
-            walk_key,
+            Some(walk_key),
         );
         if let Err(e) = step {
             out.completion = Completion::LimitReached { visited: e.visited };

@@ -10,6 +10,7 @@ mod cli;
 mod common;
 mod design_doc;
 mod engine;
+mod mcp;
 mod memory_tools;
 mod model;
 mod paths;

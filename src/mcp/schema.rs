@@ -1,0 +1,490 @@
+//! The tool list: names, titles, descriptions, input and output schemas, annotations.
+//!
+//! Written by hand (not derived) because the schemas are part of a contract with clients of
+//! other servers: parameter names, defaults and result fields must stay exactly as the
+//! original servers publish them, and descriptions carry the recommended vocabularies that
+//! must not become schema enums.
+
+use serde_json::{Value, json};
+
+/// One tool as `tools/list` announces it.
+#[derive(Clone, Debug)]
+pub struct ToolDef {
+    /// Tool name.
+    pub name: &'static str,
+    /// Human-readable title.
+    pub title: &'static str,
+    /// What the tool does, for the model.
+    pub description: &'static str,
+    /// JSON Schema of the arguments.
+    pub input: Value,
+    /// JSON Schema of `structuredContent`.
+    pub output: Value,
+    /// Does not modify the store.
+    pub read_only: bool,
+    /// May delete data.
+    pub destructive: bool,
+    /// Repeating the call with the same arguments has no further effect.
+    pub idempotent: bool,
+}
+
+fn context() -> Value {
+    json!({
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+        "description": "Optional name of a separate memory database under the server's data directory (default \"default\"). Not \".\" or \"..\"."
+    })
+}
+
+fn location() -> Value {
+    json!({
+        "type": "string",
+        "enum": ["project", "global"],
+        "description": "Optional storage location: \"project\" uses .hopgraph/ at the nearest project root (a parent holding .git, Cargo.toml, package.json, pyproject.toml or go.mod), \"global\" the server's data directory (the default). An explicitly configured data directory is always used."
+    })
+}
+
+fn id(description: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 512, "description": description})
+}
+
+fn nullable(t: &str) -> Value {
+    json!({"type": [t, "null"]})
+}
+
+/// Builds an object schema; every property is required unless listed in `optional`.
+fn object(props: Value, optional: &[&str]) -> Value {
+    let required: Vec<&String> = props
+        .as_object()
+        .map(|m| {
+            m.keys()
+                .filter(|k| !optional.contains(&k.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+/// Builds an input schema: `required` lists the required parameters; `context` is added.
+fn input(mut props: Value, required: &[&str]) -> Value {
+    if let Some(m) = props.as_object_mut() {
+        m.insert("context".into(), context());
+    }
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+fn memory_view(extra: Value) -> Value {
+    let mut props = json!({
+        "id": {"type": "string", "description": "Memory id."},
+        "type": {"type": ["string", "null"], "description": "Memory type (or AIM entityType)."},
+        "title": nullable("string"),
+        "content": {"type": "string"},
+        "importance": {"type": "number"},
+        "metadata": {"type": "object"},
+        "status": {"type": ["string", "null"], "description": "metadata.status, e.g. \"superseded\"."},
+        "created_at": {"type": "string", "description": "RFC 3339 timestamp."},
+        "embedding": {"type": "array", "items": {"type": "number"}, "description": "Only with echo_embedding."}
+    });
+    if let (Some(m), Some(x)) = (props.as_object_mut(), extra.as_object()) {
+        m.extend(x.clone());
+    }
+    object(props, &["embedding"])
+}
+
+fn entity() -> Value {
+    object(
+        json!({
+            "name": {"type": "string", "minLength": 1, "maxLength": 512, "description": "Unique entity name."},
+            "entityType": {"type": "string", "description": "Entity type, e.g. person, project."},
+            "observations": {"type": "array", "items": {"type": "string"}, "description": "Facts about the entity."}
+        }),
+        &[],
+    )
+}
+
+fn relation() -> Value {
+    object(
+        json!({
+            "from": {"type": "string", "minLength": 1, "maxLength": 512, "description": "The name of the entity where the relation starts."},
+            "to": {"type": "string", "minLength": 1, "maxLength": 512, "description": "The name of the entity where the relation ends."},
+            "relationType": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The type of the relation, an active-voice verb (manages, works_at, knows)."}
+        }),
+        &[],
+    )
+}
+
+/// `{results: [...], truncated}`: the wrapped bare list of `related` and `traverse`.
+fn list_of(item: Value) -> Value {
+    object(
+        json!({"results": {"type": "array", "items": item}, "truncated": {"type": "boolean"}}),
+        &[],
+    )
+}
+
+fn results_of(item: Value) -> Value {
+    object(json!({"results": {"type": "array", "items": item}}), &[])
+}
+
+/// The tools this server implements, in the order `tools/list` shows them.
+pub fn tool_defs() -> Vec<ToolDef> {
+    vec![
+        ToolDef {
+            name: "create_memory",
+            title: "Create a memory",
+            description: "Create a new memory with optional type-specific metadata. `type` is one of episodic, semantic, procedural, strategic. Returns the stored memory (without the embedding unless echo_embedding is true); a new memory gets a UUID id unless `id` is given. `metadata.status` (e.g. \"superseded\") is the memory's status.",
+            input: input(
+                json!({
+                    "type": {"type": "string", "enum": ["episodic", "semantic", "procedural", "strategic"], "description": "Type of memory to create"},
+                    "content": {"type": "string", "description": "The main content/text of the memory"},
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Vector embedding for the memory content (optional)"},
+                    "importance": {"type": "number", "minimum": 0.0, "maximum": 1.0, "default": 0.0, "description": "Importance score (0.0 to 1.0)"},
+                    "metadata": {"type": "object", "default": {}, "description": "Type-specific metadata (action_taken, context, confidence, status, etc.), at most 64 KB serialized"},
+                    "id": id("Optional caller-chosen memory id; an existing id is an error."),
+                    "title": {"type": "string", "maxLength": 4096, "description": "Optional short title."},
+                    "echo_embedding": {"type": "boolean", "default": false, "description": "Return the embedding in the result."}
+                }),
+                &["type", "content"],
+            ),
+            output: memory_view(json!({})),
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        ToolDef {
+            name: "get_memory",
+            title: "Get a memory",
+            description: "Read one memory by id: its type, title, content, importance, metadata, status, timestamps and the number of outgoing and incoming edges. Read-only.",
+            input: input(
+                json!({"memory_id": id("The memory to read.")}),
+                &["memory_id"],
+            ),
+            output: memory_view(json!({
+                "updated_at": {"type": "string", "description": "RFC 3339 timestamp."},
+                "edges": object(json!({"outgoing": {"type": "integer", "minimum": 0}, "incoming": {"type": "integer", "minimum": 0}}), &[])
+            })),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "memory_search",
+            title: "Search memories",
+            description: "Ranked text search over memory titles, contents and AIM observations (case-insensitive word match; a word in the title counts double). With an `embedding`, its cosine similarity with memories' embeddings of the same dimension is added to the score, so it decides between equal text matches. Use it to find ids for get_memory, link, memory_path or expand. Read-only.",
+            input: input(
+                json!({
+                    "query": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Words to find."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Max results (1-50). Default 10."},
+                    "type": {"type": "string", "description": "Only memories of this type (memory type or AIM entityType)."},
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Optional query embedding."}
+                }),
+                &["query"],
+            ),
+            output: object(
+                json!({
+                    "results": {"type": "array", "items": object(json!({
+                        "id": {"type": "string"},
+                        "title": nullable("string"),
+                        "score": {"type": "number"},
+                        "type": nullable("string")
+                    }), &[])},
+                    "truncated": {"type": "boolean"}
+                }),
+                &[],
+            ),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "delete_memory",
+            title: "Delete a memory",
+            description: "Delete a memory and every edge that touches it. Returns the number of edges removed.",
+            input: input(
+                json!({"memory_id": id("The memory to delete.")}),
+                &["memory_id"],
+            ),
+            output: object(
+                json!({
+                    "id": {"type": "string"},
+                    "deleted": {"type": "boolean"},
+                    "edges_removed": {"type": "integer", "minimum": 0}
+                }),
+                &[],
+            ),
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        },
+        ToolDef {
+            name: "link",
+            title: "Link two memories",
+            description: "Create a typed edge source -> target between two memories. Recommended edge types: caused_by (A was caused by B), contradicts (A conflicts with B), supersedes (A replaces B), related_to (general relation); any other name is accepted. Linking never changes a memory's status. An existing (source, type, target) edge is an error.",
+            input: input(
+                json!({
+                    "source_id": id("Source memory ID"),
+                    "target_id": id("Target memory ID"),
+                    "edge_type": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Relationship type: caused_by, contradicts, supersedes, related_to (recommended) or any other name."},
+                    "metadata": {"type": "object", "description": "Optional metadata (max 4KB serialized JSON)"},
+                    "weight": {"type": "number", "default": 1.0, "description": "Optional edge weight (default 1.0)."}
+                }),
+                &["source_id", "target_id", "edge_type"],
+            ),
+            output: object(
+                json!({
+                    "id": {"type": "string", "description": "Edge id (pass it to unlink)."},
+                    "source_memory_id": {"type": "string"},
+                    "target_memory_id": {"type": "string"},
+                    "edge_type": {"type": "string"},
+                    "metadata": {"type": "object"},
+                    "weight": {"type": "number"},
+                    "created_at": {"type": "string"}
+                }),
+                &[],
+            ),
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        ToolDef {
+            name: "unlink",
+            title: "Remove an edge",
+            description: "Remove an edge by its ID (the `id` returned by link, or an `edge_id` from related/traverse).",
+            input: input(
+                json!({"edge_id": id("The edge ID to remove")}),
+                &["edge_id"],
+            ),
+            output: object(
+                json!({"edge_id": {"type": "string"}, "removed": {"type": "boolean"}}),
+                &[],
+            ),
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        },
+        ToolDef {
+            name: "related",
+            title: "Direct neighbours of a memory",
+            description: "Find direct neighbors of a memory in the knowledge graph: one entry per edge, with the edge id, its type, whether it is outgoing or incoming as seen from `memory_id`, and a summary (title or the start of the content) of the memory at the other end. The limit applies after the edge_type filter. Read-only.",
+            input: input(
+                json!({
+                    "memory_id": id("The memory to find neighbors for"),
+                    "edge_type": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Filter by edge type (caused_by, contradicts, supersedes, related_to, or any other name)."},
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both", "description": "Filter by direction. Default: \"both\""},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Max results (1-100). Default: 20"}
+                }),
+                &["memory_id"],
+            ),
+            output: list_of(object(
+                json!({
+                    "memory_id": {"type": "string"},
+                    "edge_id": {"type": "string"},
+                    "edge_type": {"type": "string"},
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
+                    "summary": {"type": "string"}
+                }),
+                &[],
+            )),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "traverse",
+            title: "Walk the graph from a memory",
+            description: "Walk the knowledge graph using breadth-first search from `memory_id` (edges treated as undirected unless `direction` says otherwise). Finds causal chains, contradiction clusters, and related memory groups. Returns each memory with its depth and the path taken to reach it (edge ids, types and outgoing/incoming per hop), in breadth-first order, the start excluded; `limit` keeps the first ones. Read-only.",
+            input: input(
+                json!({
+                    "memory_id": id("Starting memory ID"),
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Only follow these edge types (e.g. caused_by, supersedes). Default: all"},
+                    "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3, "description": "How many hops to traverse (1-5). Default: 3"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Max results (1-100). Default: 20"},
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both", "description": "Follow edges outgoing only, incoming only, or both (default)."}
+                }),
+                &["memory_id"],
+            ),
+            output: list_of(object(
+                json!({
+                    "memory_id": {"type": "string"},
+                    "depth": {"type": "integer", "minimum": 1},
+                    "path": {"type": "array", "items": object(json!({
+                        "edge_id": {"type": "string"},
+                        "edge_type": {"type": "string"},
+                        "direction": {"type": "string", "enum": ["outgoing", "incoming"]}
+                    }), &[])},
+                    "summary": {"type": "string"}
+                }),
+                &[],
+            )),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "memory_path",
+            title: "Shortest path between two memories",
+            description: "BFS shortest path between two memories — returns the chain of ids + edge types (with the direction of each edge and its id), or a `no path` message when unreachable within `max_hops`. Read-only. Use after `memory_search` (with both endpoints known) to trace cause-effect chains, supersession history, or dependency lineage. Edges are treated as undirected unless `direction` is `out` (follow edges forward from from_id) or `in` (backward). With all_shortest, `paths` lists every shortest path (at most 16).",
+            input: input(
+                json!({
+                    "from_id": id("Starting memory id."),
+                    "to_id": id("Destination memory id."),
+                    "max_hops": {"type": "integer", "minimum": 1, "maximum": 10, "default": 4, "description": "Maximum BFS depth (1-10). Default 4. Returns `no path` if the destination is further than `max_hops` from the start."},
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Optional whitelist of edge types to follow (caused_by, contradicts, supersedes, related_to, ...). Omit to allow all types."},
+                    "direction": {"type": "string", "enum": ["both", "out", "in"], "default": "both", "description": "both (undirected, default), out (forward from from_id) or in (backward)."},
+                    "all_shortest": {"type": "boolean", "default": false, "description": "Return every shortest path in `paths` (at most 16)."}
+                }),
+                &["from_id", "to_id"],
+            ),
+            output: {
+                let entry = object(
+                    json!({
+                        "id": {"type": "string", "description": "Memory id of this node along the path."},
+                        "title": {"type": ["string", "null"], "description": "Memory title."},
+                        "edge_type_to_next": {"type": "string", "description": "The edge type linking this node to the next one in the path. Absent on the final node."},
+                        "direction_to_next": {"type": "string", "enum": ["forward", "backward"], "description": "forward when the edge runs from this node to the next."},
+                        "edge_id": {"type": "string", "description": "The id of that edge."}
+                    }),
+                    &["edge_type_to_next", "direction_to_next", "edge_id"],
+                );
+                object(
+                    json!({
+                        "found": {"type": "boolean"},
+                        "hops": {"type": "integer", "minimum": 0},
+                        "path": {"type": "array", "items": entry.clone()},
+                        "message": {"type": "string", "description": "Why found is false."},
+                        "paths": {"type": "array", "maxItems": 16, "items": {"type": "array", "items": entry}},
+                        "truncated": {"type": "boolean"},
+                        "limit_reached": {"type": "boolean"}
+                    }),
+                    &["message", "paths", "truncated", "limit_reached"],
+                )
+            },
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "expand",
+            title: "Typed-edge neighbourhood of seed memories",
+            description: "Typed-edge BFS retrieval. Returns the typed-edge neighborhood of one or more seed documents as a flat array of citation packets, each carrying via: {seed_doc_id, hop, edge_type, direction} provenance (with include_route, every hop from the seed). Default direction = 'both' (the union of a forward-only and a backward-only sweep); 'any' allows mixed-direction routes. Filterable by edge_type and by document properties (strict equality, no operators); filters drop results but do not stop the walk. include_superseded defaults to false (documents whose status is superseded are dropped). Unknown seed_doc_ids do not throw — they are returned in a warnings: [{seed_doc_id, reason: 'unknown_doc'}] array. Shortest path wins on dedup; ties broken by (seed_doc_id, edge_type, direction). Seeds are never results. Read-only.",
+            input: input(
+                json!({
+                    "seed_doc_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 1000, "description": "1+ memory ids — seeds of the BFS."},
+                    "hops": {"type": "integer", "minimum": 1, "maximum": 5, "description": "Hop cap (1-5)."},
+                    "direction": {"type": "string", "enum": ["both", "forward", "backward", "outgoing", "incoming", "any"], "default": "both", "description": "Edge traversal direction; default 'both'. outgoing/incoming are aliases of forward/backward; any = mixed-direction routes."},
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Optional filter on edge types; default = all types."},
+                    "filter_properties": {"type": "object", "description": "Strict-equality predicate on document properties (metadata keys plus type, title, importance), e.g. {type: 'semantic'}."},
+                    "include_superseded": {"type": "boolean", "default": false, "description": "When false (default), docs whose status === 'superseded' are dropped."},
+                    "include_route": {"type": "boolean", "default": false, "description": "Add via.route: every hop from the seed."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100, "description": "Max documents (1-1000). Default 100."}
+                }),
+                &["seed_doc_ids", "hops"],
+            ),
+            output: {
+                let hop = object(
+                    json!({
+                        "node": {"type": "string"},
+                        "edge_id": {"type": "string"},
+                        "edge_type": {"type": "string"},
+                        "direction": {"type": "string", "enum": ["forward", "backward"]}
+                    }),
+                    &[],
+                );
+                let via = object(
+                    json!({
+                        "seed_doc_id": {"type": "string"},
+                        "hop": {"type": "integer", "minimum": 1},
+                        "edge_type": {"type": "string"},
+                        "direction": {"type": "string", "enum": ["forward", "backward"]},
+                        "route": {"type": "array", "items": hop}
+                    }),
+                    &["route"],
+                );
+                object(
+                    json!({
+                        "documents": {"type": "array", "items": object(json!({
+                            "doc_id": {"type": "string"},
+                            "title": {"type": ["string", "null"]},
+                            "properties": {"type": "object"},
+                            "mtime": {"type": "string", "description": "Last change, RFC 3339."},
+                            "hash": {"type": "string", "description": "Content hash."},
+                            "via": via
+                        }), &[])},
+                        "warnings": {"type": "array", "items": object(json!({
+                            "seed_doc_id": {"type": "string"},
+                            "reason": {"type": "string"}
+                        }), &[])},
+                        "truncated": {"type": "boolean"},
+                        "limit_reached": {"type": "boolean"}
+                    }),
+                    &["limit_reached"],
+                )
+            },
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "graph_stats",
+            title: "Graph statistics",
+            description: "Counts of memories and edges, the number of edges per edge type, the storage state (segments, log size, last checkpoint) and what recovery did when the database was opened. Read-only.",
+            input: input(json!({}), &[]),
+            output: object(
+                json!({
+                    "nodes": {"type": "integer", "minimum": 0},
+                    "edges": {"type": "integer", "minimum": 0},
+                    "edge_types": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+                    "storage": {"type": "object"},
+                    "recovery": {"type": "object"}
+                }),
+                &[],
+            ),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "aim_memory_store",
+            title: "Store entities",
+            description: "Store new entities in the knowledge graph. Each entity has a unique name, an entityType and a list of observations. Returns the entities newly created; names that already exist (and repeats within the call) are skipped. Entities are created in the given `context` database (default \"default\").",
+            input: {
+                let mut s = input(
+                    json!({
+                        "entities": {"type": "array", "maxItems": 1000, "items": entity()},
+                        "location": location()
+                    }),
+                    &["entities"],
+                );
+                s["properties"]["context"]["description"] = json!(
+                    "Optional memory context. Entities will be created in the specified context's knowledge graph."
+                );
+                s
+            },
+            output: results_of(entity()),
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "aim_memory_link",
+            title: "Link entities",
+            description: "Link two memories together with a relationship. Use this to connect related information.\n\nRELATION STRUCTURE: Each link has 'from' (subject), 'relationType' (verb), and 'to' (object).\n- Use active voice verbs: \"manages\", \"works_at\", \"knows\", \"attended\", \"created\"\n- Read as: \"from relationType to\" (e.g., \"Alice manages Q4_Project\")\n- Avoid passive: use \"manages\" not \"is_managed_by\"\n\nIMPORTANT: Both 'from' and 'to' entities must already exist in the same database; if any is missing, nothing is written and the error names the missing entities.\n\nRETURNS: Array of created relations (duplicates are ignored).\n\nDATABASE: Relations are created in the specified 'context' database, or the default database if not specified.",
+            input: {
+                let mut s = input(
+                    json!({
+                        "relations": {"type": "array", "maxItems": 1000, "items": relation()},
+                        "location": location()
+                    }),
+                    &["relations"],
+                );
+                s["properties"]["context"]["description"] = json!(
+                    "Optional memory context. Relations will be created in the specified context's knowledge graph."
+                );
+                s
+            },
+            output: results_of(relation()),
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+        },
+    ]
+}

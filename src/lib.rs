@@ -35,6 +35,9 @@ pub mod traverse;
 pub mod mcp;
 pub mod memory;
 
+#[cfg(feature = "cli")]
+pub mod cli;
+
 pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
     WriteBatch,

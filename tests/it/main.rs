@@ -6,6 +6,7 @@
     reason = "tests fail loudly by design"
 )]
 
+mod cli;
 mod common;
 mod design_doc;
 mod engine;

@@ -506,7 +506,11 @@ def run_phase(a, ds: str, system: str, phase: str, query_set: str | None = None)
     elif phase == "query":
         res.update({"done": len(answers), "total": None})
     if phase == "query":
-        res["answers"] = [[r["i"], r["hops"]] for r in answers]
+        # hops[i] answers pair i (None: no path within MAX_HOPS); pairs are answered in file
+        # order, so the first `done` entries are the answered ones.
+        answers.sort(key=lambda r: r["i"])
+        res["hops"] = [r["hops"] for r in answers]
+        assert all(r["i"] == k for k, r in enumerate(answers)), "answers are not a prefix"
         lats = [r["lat"] for r in answers if r.get("lat") is not None]
         if lats:
             for p in (50, 90, 99):
@@ -525,13 +529,12 @@ def run_phase(a, ds: str, system: str, phase: str, query_set: str | None = None)
 
 
 def agreement(ref: dict, peer: dict, pairs: list) -> dict:
-    ra = {i: h for i, h in ref.get("answers", [])}
-    limited = set()
+    ra = ref.get("hops", [])
     disagree = []
     compared = 0
-    for i, h in peer.get("answers", []):
-        if i not in ra:
-            continue
+    for i, h in enumerate(peer.get("hops", [])):
+        if i >= len(ra):
+            break
         compared += 1
         if ra[i] != h:
             disagree.append({"i": i, "from": pairs[i][0], "to": pairs[i][1], "hopgraph": ra[i], "peer": h})

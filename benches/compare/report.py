@@ -1,6 +1,8 @@
 """report.py - results/NAME.json -> results/NAME.md (tables) and results/NAME.png (chart).
 
-  python report.py results/quick.json     # re-render without re-running
+  python report.py results/quick.json                     # re-render without re-running
+  python report.py results/quick.json results/full.json --name combined
+                                                          # one table set from several runs
 """
 from __future__ import annotations
 
@@ -218,7 +220,7 @@ def write(result: dict, out_dir: str, name: str) -> str:
     lines = [
         f"## Comparison: {', '.join(result['datasets'])} ({result['date']})",
         "",
-        f"Command: `{result['command']}`",
+        "Command: " + "; ".join(result.get("commands", [f"`{result['command']}`"])),
         "",
         f"Machine: {m['cpu_model']}, {m['cores']} cores, {m['ram_bytes'] / 2**30:.1f} GiB RAM, "
         f"Linux {m['kernel']}, load average at start {m['loadavg_at_start'][0]:.1f} (shared machine)",
@@ -242,8 +244,26 @@ def write(result: dict, out_dir: str, name: str) -> str:
     return path
 
 
+def merge(results: list[dict]) -> dict:
+    """Datasets of several runs in one result (a later run's dataset replaces an earlier's)."""
+    out = dict(results[0])
+    out["datasets"] = {}
+    out["commands"] = []
+    for r in results:
+        out["datasets"].update(r["datasets"])
+        out["commands"].append(f"`{r['command']}` ({r['date']}: {', '.join(r['datasets'])})")
+    out["date"] = " / ".join(dict.fromkeys(r["date"] for r in results))
+    return out
+
+
 if __name__ == "__main__":
-    src = sys.argv[1]
-    res = json.load(open(src))
-    d = os.path.dirname(os.path.abspath(src))
-    print(write(res, d, os.path.splitext(os.path.basename(src))[0]))
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("json", nargs="+")
+    ap.add_argument("--name", help="output name (default: the JSON file's)")
+    a = ap.parse_args()
+    res = merge([json.load(open(p)) for p in a.json])
+    d = os.path.dirname(os.path.abspath(a.json[0]))
+    name = a.name or os.path.splitext(os.path.basename(a.json[0]))[0]
+    print(write(res, d, name))

@@ -519,8 +519,9 @@ def run_phase(a, ds: str, system: str, phase: str, query_set: str | None = None)
     res = {"rc": rc, "killed": killed, "phase_wall_s": wall, "loadavg_1m_at_start": load1}
     if end:
         res.update({k: v for k, v in end.items() if k != "kind"})
-    elif phase == "query":
-        res.update({"done": len(answers), "total": None})
+    elif phase == "query":  # killed (or crashed) before its summary: count from the records
+        total = len(read_pairs(prefix(ds) + "." + QUERY_SETS[query_set], False))
+        res.update({"done": len(answers), "total": total})
     if phase == "query":
         # hops[i] answers pair i (None: no path within MAX_HOPS); pairs are answered in file
         # order, so the first `done` entries are the answered ones.

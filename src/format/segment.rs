@@ -321,6 +321,7 @@ pub struct SegmentLayout {
     /// Decoded summary.
     pub summary: Summary,
     sections: Vec<Option<SectionEntry>>,
+    table_offset: usize,
 }
 
 impl SegmentLayout {
@@ -453,7 +454,13 @@ impl SegmentLayout {
             lsn,
             summary,
             sections,
+            table_offset: table_range.start,
         };
+        let mut ranges = layout.sorted_ranges();
+        ranges.dedup();
+        if ranges.windows(2).any(|w| w[0].end > w[1].start) {
+            return Err(DecodeError::new(table_range.start, "sections overlap"));
+        }
         layout.check_shapes(bytes)?;
         Ok(layout)
     }
@@ -561,6 +568,17 @@ impl SegmentLayout {
             }
         }
         Ok(())
+    }
+
+    fn sorted_ranges(&self) -> Vec<Range<usize>> {
+        let mut r: Vec<Range<usize>> = self
+            .sections
+            .iter()
+            .flatten()
+            .map(|e| e.range.clone())
+            .collect();
+        r.sort_by_key(|x| (x.start, x.end));
+        r
     }
 
     /// Where a section is, if present.
@@ -721,6 +739,21 @@ impl SegmentLayout {
     /// and the key order is sorted. Cost: O(file size).
     pub fn verify_contents(&self, bytes: &[u8]) -> Result<(), DecodeError> {
         use SectionKind as K;
+        // Alignment padding between sections (and before the table) is zero.
+        let mut at = HEADER_LEN;
+        for r in self
+            .sorted_ranges()
+            .into_iter()
+            .chain(std::iter::once(self.table_offset..self.table_offset))
+        {
+            if bytes
+                .get(at..r.start)
+                .is_some_and(|gap| gap.iter().any(|&b| b != 0))
+            {
+                return Err(DecodeError::new(at, "non-zero padding between sections"));
+            }
+            at = at.max(r.end);
+        }
         let s = &self.summary;
         let bound = s.node_bound;
         let ntypes = s.types.len();

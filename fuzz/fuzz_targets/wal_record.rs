@@ -1,8 +1,9 @@
 //! WAL framing: the header decoder and a scan of records over arbitrary bytes.
 //!
-//! The first 16 bytes choose the database id the records are checked against (so the
-//! fuzzer can learn valid checksums); the rest is decoded as a header and, independently,
-//! as a run of records the way `storage::wal::WalFile::scan` walks them.
+//! The whole input is decoded as a header. Independently, its first 16 bytes choose the
+//! database id and the next 8 the first LSN the records are checked against (so the fuzzer
+//! can learn valid checksums), and the rest is walked as a run of records the way
+//! `storage::wal::WalFile::scan` walks them.
 #![no_main]
 
 use hopgraph::format::wal::{FRAME_LEN, Frame, WalHeader, decode_record};
@@ -10,12 +11,15 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = WalHeader::decode(data);
-    let (db_id, rest) = match data.split_first_chunk::<16>() {
-        Some((id, rest)) => (u128::from_le_bytes(*id), rest),
-        None => (0, data),
+    let Some((id, rest)) = data.split_first_chunk::<16>() else {
+        return;
     };
+    let Some((start, rest)) = rest.split_first_chunk::<8>() else {
+        return;
+    };
+    let db_id = u128::from_le_bytes(*id);
+    let mut lsn = u64::from_le_bytes(*start);
     let mut pos = 0usize;
-    let mut lsn = 1u64;
     while pos < rest.len() {
         match decode_record(&rest[pos..], db_id, lsn) {
             Frame::Record {
@@ -29,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
                 // A valid frame's payload must decode or fail cleanly.
                 let _ = hopgraph::format::record::decode_commit(payload);
                 pos += len;
-                lsn += 1;
+                lsn = lsn.wrapping_add(1);
             }
             Frame::Invalid(_) => break,
         }

@@ -13,6 +13,9 @@
 //! `HOPGRAPH_SLOW_TESTS=1` takes every offset everywhere. `HOPGRAPH_CORRUPTION_SEED`
 //! replays the bit choices.
 
+// Test code: a failed unwrap is a failed test with a backtrace.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::mpsc;
@@ -101,9 +104,9 @@ fn batch(n: u64) -> WriteBatch {
 }
 
 /// Batches in the first segment, in both segments, and in total.
-const FIRST_SEGMENT: u64 = 5;
-const IN_SEGMENTS: u64 = 8;
-const BATCHES: u64 = 14;
+const FIRST_SEGMENT: usize = 5;
+const IN_SEGMENTS: usize = 8;
+const BATCHES: usize = 14;
 
 struct Fixture {
     /// (file name, bytes) of every file but LOCK.
@@ -118,7 +121,7 @@ impl Fixture {
         let db = Database::open(tmp.path()).unwrap();
         let mut prefixes = vec![read_graph(&db).unwrap()];
         for n in 0..BATCHES {
-            db.commit(batch(n)).unwrap();
+            db.commit(batch(n as u64)).unwrap();
             prefixes.push(read_graph(&db).unwrap());
             if n + 1 == FIRST_SEGMENT || n + 1 == IN_SEGMENTS {
                 db.checkpoint().unwrap();
@@ -169,7 +172,7 @@ impl Fixture {
             lsn += 1;
         }
         assert_eq!(pos, wal.len());
-        assert_eq!(starts.len() as u64, BATCHES - IN_SEGMENTS);
+        assert_eq!(starts.len(), BATCHES - IN_SEGMENTS);
         (starts, pos)
     }
 }
@@ -262,7 +265,9 @@ fn offsets(len: usize, rng: &mut SplitMix64) -> Vec<usize> {
     if len <= 4096 || slow_tests() {
         return (0..len).collect();
     }
-    let mut v: Vec<usize> = (0..600).map(|_| rng.below(len as u64) as usize).collect();
+    let mut v: Vec<usize> = (0..600)
+        .map(|_| usize::try_from(rng.below(len as u64)).unwrap())
+        .collect();
     v.extend([0, 1, len / 2, len - 2, len - 1]);
     v.sort_unstable();
     v.dedup();
@@ -273,7 +278,10 @@ fn offsets(len: usize, rng: &mut SplitMix64) -> Vec<usize> {
 struct Tally {
     attempts: usize,
     refused: usize,
+    /// Prefix lengths that damaged copies recovered.
     prefixes: BTreeSet<usize>,
+    /// One refusal message, to show what users would read.
+    example: Option<String>,
 }
 
 fn damage_file(name: &str, allowed: std::ops::RangeInclusive<usize>) {
@@ -286,7 +294,10 @@ fn damage_file(name: &str, allowed: std::ops::RangeInclusive<usize>) {
     let mut record = |what: String, r: Result<Outcome, String>| {
         tally.attempts += 1;
         match r {
-            Ok(Outcome::Refused(_)) => tally.refused += 1,
+            Ok(Outcome::Refused(msg)) => {
+                tally.refused += 1;
+                tally.example.get_or_insert(msg);
+            }
             Ok(Outcome::Prefix(k)) => {
                 tally.prefixes.insert(k);
             }
@@ -314,7 +325,7 @@ fn damage_file(name: &str, allowed: std::ops::RangeInclusive<usize>) {
     );
 }
 
-const ALL: usize = BATCHES as usize;
+const ALL: usize = BATCHES;
 
 #[test]
 fn damaged_manifest_is_refused_or_harmless() {
@@ -333,7 +344,7 @@ fn damaged_second_segment_is_refused_or_harmless() {
 
 #[test]
 fn damaged_wal_recovers_a_prefix_or_is_refused() {
-    damage_file("wal-000003.log", IN_SEGMENTS as usize..=ALL);
+    damage_file("wal-000003.log", IN_SEGMENTS..=ALL);
 }
 
 fn open_copy(
@@ -431,11 +442,7 @@ fn torn_last_record_is_truncated_and_the_next_commit_appends_after_it() {
         let report = db.recovery_report();
         assert!(report.torn_tail_bytes > 0, "{what}: {report:?}");
         assert!(report.torn_tail_reason.is_some(), "{what}");
-        assert_eq!(
-            read_graph(&db).unwrap(),
-            fx.prefixes[keeps as usize],
-            "{what}"
-        );
+        assert_eq!(read_graph(&db).unwrap(), fx.prefixes[keeps], "{what}");
         let wal_path = tmp.path().join("wal-000003.log");
         let valid_end = if keeps == BATCHES { end } else { last } as u64;
         assert_eq!(
@@ -452,7 +459,7 @@ fn torn_last_record_is_truncated_and_the_next_commit_appends_after_it() {
         assert_eq!(read_graph(&db).unwrap(), want, "{what}");
         let v = db.verify().unwrap();
         assert_eq!(v.wal_trailing_bytes, 0, "{what}");
-        assert_eq!(v.wal_records, keeps - IN_SEGMENTS + 1, "{what}");
+        assert_eq!(v.wal_records, (keeps - IN_SEGMENTS + 1) as u64, "{what}");
         assert!(
             want.0
                 .contains(&("k100-0".to_owned(), "title 100/0".to_owned()))
@@ -548,4 +555,59 @@ fn write_fuzz_seeds() {
             &wal[w[0] + FRAME_LEN..*w[1]],
         );
     }
+}
+
+/// A segment whose summary claims dense edge ids starting near `u64::MAX` (the section
+/// checksum is only checked by `verify`, so open accepts it).
+fn segment_with_dense_base(fx: &Fixture, name: &str, base: u64) -> Vec<u8> {
+    use hopgraph::format::segment::{SectionKind, SegmentLayout};
+    let mut bytes = fx.bytes(name).to_vec();
+    let layout = SegmentLayout::parse(&bytes).unwrap();
+    assert!(
+        layout.summary.dense_edge_base.is_some(),
+        "fixture segment lost its dense ids"
+    );
+    let at = layout.entry(SectionKind::Summary).unwrap().range.start;
+    // Summary: node_bound u32, four u64 counts, then the dense-base flag and value.
+    assert_eq!(bytes[at + 36], 1);
+    bytes[at + 37..at + 45].copy_from_slice(&base.to_le_bytes());
+    bytes
+}
+
+/// Symptom: `SegmentLayout::verify_contents` on a segment whose summary says
+/// `dense_edge_base = u64::MAX - 1` panics with "attempt to add with overflow" in debug
+/// builds (and silently wraps in release), instead of returning a `DecodeError`.
+///
+/// Cause: `verify_contents` computes `b + rows as u64` (src/format/segment.rs, the
+/// `if let Some(last) = ids.last()...or(s.dense_edge_base.map(|b| b + rows as u64)`
+/// expression) without a checked add; the base is never bounds-checked by `parse`.
+#[test]
+fn dense_edge_base_near_u64_max_is_an_error_not_an_overflow() {
+    use hopgraph::format::segment::SegmentLayout;
+    let fx = Fixture::build();
+    let mut words = vec![0u64; fx.bytes("seg-000001.hgs").len().div_ceil(8)];
+    let damaged = segment_with_dense_base(&fx, "seg-000001.hgs", u64::MAX - 1);
+    let aligned: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+    aligned[..damaged.len()].copy_from_slice(&damaged);
+    let bytes = &aligned[..damaged.len()];
+    let layout = SegmentLayout::parse(bytes).expect("structure is intact");
+    let r = std::panic::catch_unwind(|| layout.verify_contents(bytes));
+    assert!(
+        matches!(r, Ok(Err(_))),
+        "verify_contents must report the impossible edge ids, got {r:?}"
+    );
+}
+
+/// Symptom: with the same damage in a database's older segment, `Database::open`
+/// succeeds and then reading edges through a snapshot panics with "attempt to add with
+/// overflow" in debug builds (release wraps and reports edge ids that do not exist).
+///
+/// Cause: `SegView::edge_id` and `Segment::edge_at`/`edge_row` (src/db/segment.rs) compute
+/// `base + row as u64` unchecked, and nothing at open bounds `dense_edge_base + edge_rows`
+/// by `next_edge_id`.
+#[test]
+fn dense_edge_base_near_u64_max_never_panics_a_reader() {
+    let fx = std::sync::Arc::new(Fixture::build());
+    let damaged = segment_with_dense_base(&fx, "seg-000001.hgs", u64::MAX - 1);
+    guarded(&fx, "seg-000001.hgs", damaged, ALL..=ALL).unwrap();
 }

@@ -13,6 +13,9 @@
 //! Default: 20 kill cycles per durability mode; `HOPGRAPH_SLOW_TESTS=1` runs 300.
 //! `HOPGRAPH_CRASH_SEED=<u64>` replays a run (the seed is printed).
 
+// Test code: a failed unwrap is a failed test with a backtrace.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -63,7 +66,7 @@ pub fn seed_from_env(var: &str, what: &str) -> u64 {
         .unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
+                .map(|d| d.as_secs().wrapping_mul(1_000_000_007) ^ u64::from(d.subsec_nanos()))
                 .unwrap_or(1)
         });
     eprintln!("{what}: seed {seed} (replay with {var}={seed})");
@@ -101,10 +104,10 @@ fn batch_ops(n: u64) -> Vec<Op> {
     if n > 0 {
         ops.push(Op::Link(key(n, 0), "prev".into(), key(n - 1, 0)));
     }
-    if n >= 4 && n % 4 == 0 {
+    if n >= 4 && n.is_multiple_of(4) {
         ops.push(Op::DeleteNode(key(n - 4, 3)));
     }
-    if n >= 2 && n % 3 == 0 {
+    if n >= 2 && n.is_multiple_of(3) {
         ops.push(Op::Unlink(key(n - 2, 0), "next".into(), key(n - 2, 1)));
     }
     ops

@@ -8,6 +8,8 @@
 
 mod cli;
 mod common;
+mod corruption;
+mod crash;
 mod design_doc;
 mod engine;
 mod mcp;

@@ -22,6 +22,8 @@
 //!
 //! Run: `cargo bench --no-default-features --bench kernel`.
 
+#![allow(clippy::expect_used, reason = "a bench aborts on setup failure")]
+
 use std::hint::black_box;
 use std::ops::ControlFlow;
 use std::time::Duration;

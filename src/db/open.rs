@@ -190,7 +190,16 @@ fn replay_tail(w: &mut Writer, may_truncate: bool, report: &mut RecoveryReport) 
             })?;
             for op in &payload.ops {
                 st.apply(op).map_err(|e| {
-                    Error::corrupt(w.wal.path(), at, format!("record LSN {lsn}: {e}"))
+                    // An intact record that does not fit the state means the state is
+                    // wrong or the record is: blame a segment that fails full
+                    // verification if there is one, else the log.
+                    st.segs
+                        .segments
+                        .iter()
+                        .find_map(|s| s.file.verify().err())
+                        .unwrap_or_else(|| {
+                            Error::corrupt(w.wal.path(), at, format!("record LSN {lsn}: {e}"))
+                        })
                 })?;
             }
             st.lsn = *lsn;

@@ -38,6 +38,7 @@ pub struct SegView<'a> {
     types: [&'a [u16]; 2],
     edge_pos: [&'a [u32]; 2],
     edge_ids: &'a [u64],
+    edge_ids_len: usize,
     dense_base: Option<u64>,
 }
 
@@ -53,6 +54,17 @@ impl Segment {
         let corrupt = |e: crate::format::codec::DecodeError| {
             Error::corrupt(file.path(), e.offset as u64, e.what)
         };
+        // Sections decoded or trusted at open are checksummed now (the CSR offsets too: they
+        // are scanned for monotonicity anyway); the rest waits for `verify`.
+        for kind in [
+            K::EdgeTombstones,
+            K::NodeTombstones,
+            K::TypeBitmaps,
+            K::OutOffsets,
+            K::InOffsets,
+        ] {
+            l.verify_section(b, kind).map_err(corrupt)?;
+        }
         let edge_tombstones = l.edge_tombstones(b).map_err(corrupt)?;
         let node_tombstones = l.node_tombstones(b).map_err(corrupt)?;
         let ntypes = l.summary.types.len();
@@ -89,6 +101,7 @@ impl Segment {
             edge_pos: [l.u32s(b, K::OutEdgePos), l.u32s(b, K::InEdgePos)],
             edge_ids: l.u64s(b, K::EdgeIds),
             dense_base: l.summary.dense_edge_base,
+            edge_ids_len: usize::try_from(l.summary.edge_rows).unwrap_or(0),
         }
     }
 
@@ -205,7 +218,10 @@ impl Segment {
             return Ok(None);
         };
         let id = match s.dense_edge_base {
-            Some(base) => base + row as u64,
+            Some(base) => match base.checked_add(row as u64) {
+                Some(x) => x,
+                None => return Ok(None),
+            },
             None => match l.u64s(b, K::EdgeIds).get(row) {
                 Some(&x) => x,
                 None => return Ok(None),
@@ -295,7 +311,9 @@ impl<'a> SegView<'a> {
     pub fn edge_id(&self, dir: EdgeDir, i: usize) -> EdgeId {
         let row = self.edge_pos[dir.index()].get(i).copied().unwrap_or(0) as usize;
         EdgeId(match self.dense_base {
-            Some(base) => base + row as u64,
+            // Rows beyond the columns (a damaged position array) map to no edge.
+            Some(base) if row < self.edge_ids_len => base.saturating_add(row as u64),
+            Some(_) => u64::MAX,
             None => self.edge_ids.get(row).copied().unwrap_or(u64::MAX),
         })
     }

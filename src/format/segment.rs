@@ -445,7 +445,18 @@ impl SegmentLayout {
             .as_ref()
             .map(|e| e.range.clone())
             .unwrap_or(0..0);
-        let summary = Summary::decode(&bytes[summary_range.clone()])
+        // The summary is decoded at open and trusted by replay, so its bytes are checked.
+        let summary_bytes = &bytes[summary_range.clone()];
+        let summary_crc = sections[SectionKind::Summary as usize]
+            .as_ref()
+            .map(|e| e.crc);
+        if summary_crc != Some(crc32fast::hash(summary_bytes)) {
+            return Err(DecodeError::new(
+                summary_range.start,
+                "summary section checksum mismatch",
+            ));
+        }
+        let summary = Summary::decode(summary_bytes)
             .map_err(|e| DecodeError::new(summary_range.start + e.offset, e.what))?;
         let layout = SegmentLayout {
             version,
@@ -525,6 +536,19 @@ impl SegmentLayout {
                     self.err_at(kind, format!("{kind:?} has {len:?} elements, expected {n}"))
                 );
             }
+        }
+        if let Some(base) = s.dense_edge_base
+            && base
+                .checked_add(s.edge_rows)
+                .is_none_or(|end| end > s.next_edge_id)
+        {
+            return Err(self.err_at(
+                K::Summary,
+                format!(
+                    "dense edge ids {base}+{} pass next_edge_id {}",
+                    s.edge_rows, s.next_edge_id
+                ),
+            ));
         }
         for (kind, total) in [(K::OutOffsets, rows as u64), (K::InOffsets, rows as u64)] {
             let offs = self.u32s(bytes, kind);
@@ -612,6 +636,19 @@ impl SegmentLayout {
     /// An `f32` array section (empty when absent).
     pub fn f32s<'a>(&self, bytes: &'a [u8], kind: SectionKind) -> &'a [f32] {
         bytemuck::try_cast_slice(self.bytes(bytes, kind)).unwrap_or(&[])
+    }
+
+    /// Checks one section's crc (a no-op for an absent section).
+    ///
+    /// # Errors
+    /// The section's offset when its bytes do not match.
+    pub fn verify_section(&self, bytes: &[u8], kind: SectionKind) -> Result<(), DecodeError> {
+        match self.entry(kind) {
+            Some(e) if crc32fast::hash(bytes.get(e.range.clone()).unwrap_or(&[])) != e.crc => Err(
+                DecodeError::new(e.range.start, format!("section {kind:?} checksum mismatch")),
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// Checks every section's crc. Cost: O(file size).
@@ -775,7 +812,7 @@ impl SegmentLayout {
         }
         if let Some(last) = ids.last().copied().or(s
             .dense_edge_base
-            .map(|b| b + rows as u64)
+            .and_then(|b| b.checked_add(rows as u64))
             .filter(|_| rows > 0)
             .map(|e| e - 1))
             && last >= s.next_edge_id

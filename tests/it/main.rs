@@ -12,6 +12,7 @@ mod corruption;
 mod crash;
 mod design_doc;
 mod engine;
+mod fixture;
 mod mcp;
 mod memory_tools;
 mod model;

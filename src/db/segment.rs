@@ -28,18 +28,30 @@ pub struct Segment {
     pub node_tombstones: RoaringBitmap,
     /// `bitmaps[dir][type]`: nodes with at least one edge of that type in that direction.
     pub type_bitmaps: [Vec<RoaringBitmap>; 2],
+    /// Byte ranges of the hot-path arrays, resolved once at open.
+    hot: HotRanges,
 }
 
-/// Typed views of one segment's arrays, borrowed for the length of a query.
+/// Where the arrays the traversal hot path reads live in the map (empty when absent).
+#[derive(Debug, Default)]
+struct HotRanges {
+    offsets: [std::ops::Range<usize>; 2],
+    neighbors: [std::ops::Range<usize>; 2],
+    types: [std::ops::Range<usize>; 2],
+    edge_pos: [std::ops::Range<usize>; 2],
+    edge_ids: std::ops::Range<usize>,
+}
+
+/// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
 #[derive(Clone, Copy, Debug)]
 pub struct SegView<'a> {
-    offsets: [&'a [u32]; 2],
-    neighbors: [&'a [u32]; 2],
-    types: [&'a [u16]; 2],
-    edge_pos: [&'a [u32]; 2],
+    offsets: &'a [u32],
+    neighbors: &'a [u32],
+    types: &'a [u16],
+    edge_pos: &'a [u32],
     edge_ids: &'a [u64],
-    edge_ids_len: usize,
     dense_base: Option<u64>,
+    rows: usize,
 }
 
 impl Segment {
@@ -77,11 +89,20 @@ impl Segment {
                 *slot = bm;
             }
         }
+        let range = |k: K| l.entry(k).map(|e| e.range.clone()).unwrap_or(0..0);
+        let hot = HotRanges {
+            offsets: [range(K::OutOffsets), range(K::InOffsets)],
+            neighbors: [range(K::OutNeighbors), range(K::InNeighbors)],
+            types: [range(K::OutTypes), range(K::InTypes)],
+            edge_pos: [range(K::OutEdgePos), range(K::InEdgePos)],
+            edge_ids: range(K::EdgeIds),
+        };
         Ok(Arc::new(Segment {
             file,
             edge_tombstones,
             node_tombstones,
             type_bitmaps,
+            hot,
         }))
     }
 
@@ -90,18 +111,25 @@ impl Segment {
         &self.file.layout.summary
     }
 
-    /// Typed views of the arrays.
-    pub fn view(&self) -> SegView<'_> {
+    /// Typed views of the CSR of one direction.
+    #[inline]
+    pub fn view(&self, dir: EdgeDir) -> SegView<'_> {
         let b = self.file.bytes();
-        let l = &self.file.layout;
+        let h = &self.hot;
+        let d = dir.index();
+        // `parse` checked every range's bounds, alignment and element size, so the checked
+        // casts succeed; a failure would only yield an empty array.
+        fn cast<'a, T: bytemuck::Pod>(b: &'a [u8], r: &std::ops::Range<usize>) -> &'a [T] {
+            bytemuck::try_cast_slice(b.get(r.clone()).unwrap_or(&[])).unwrap_or(&[])
+        }
         SegView {
-            offsets: [l.u32s(b, K::OutOffsets), l.u32s(b, K::InOffsets)],
-            neighbors: [l.u32s(b, K::OutNeighbors), l.u32s(b, K::InNeighbors)],
-            types: [l.u16s(b, K::OutTypes), l.u16s(b, K::InTypes)],
-            edge_pos: [l.u32s(b, K::OutEdgePos), l.u32s(b, K::InEdgePos)],
-            edge_ids: l.u64s(b, K::EdgeIds),
-            dense_base: l.summary.dense_edge_base,
-            edge_ids_len: usize::try_from(l.summary.edge_rows).unwrap_or(0),
+            offsets: cast(b, &h.offsets[d]),
+            neighbors: cast(b, &h.neighbors[d]),
+            types: cast(b, &h.types[d]),
+            edge_pos: cast(b, &h.edge_pos[d]),
+            edge_ids: cast(b, &h.edge_ids),
+            dense_base: self.file.layout.summary.dense_edge_base,
+            rows: usize::try_from(self.file.layout.summary.edge_rows).unwrap_or(0),
         }
     }
 
@@ -198,7 +226,7 @@ impl Segment {
                     .filter(|&r| r < rows)
                     .and_then(|r| usize::try_from(r).ok())
             }
-            None => self.view().edge_ids.binary_search(&id.0).ok(),
+            None => self.view(EdgeDir::Out).edge_ids.binary_search(&id.0).ok(),
         }
     }
 
@@ -268,13 +296,12 @@ impl Segment {
 }
 
 impl<'a> SegView<'a> {
-    /// The CSR run of `node` in `dir` as an index range (empty for nodes beyond this
-    /// segment's bound).
+    /// The CSR run of `node` as an index range (empty for nodes beyond this segment's
+    /// bound).
     #[inline]
-    pub fn run(&self, node: NodeId, dir: EdgeDir) -> std::ops::Range<usize> {
-        let o = self.offsets[dir.index()];
+    pub fn run(&self, node: NodeId) -> std::ops::Range<usize> {
         let i = node.index();
-        match (o.get(i), o.get(i + 1)) {
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
             (Some(&a), Some(&b)) => a as usize..b as usize,
             _ => 0..0,
         }
@@ -282,46 +309,41 @@ impl<'a> SegView<'a> {
 
     /// The sub-run of `run` holding edges of type `t` (runs are sorted by type).
     #[inline]
-    pub fn type_run(
-        &self,
-        run: std::ops::Range<usize>,
-        dir: EdgeDir,
-        t: TypeId,
-    ) -> std::ops::Range<usize> {
-        let types = &self.types[dir.index()][run.clone()];
+    pub fn type_run(&self, run: std::ops::Range<usize>, t: TypeId) -> std::ops::Range<usize> {
+        let types = self.types.get(run.clone()).unwrap_or(&[]);
         let lo = types.partition_point(|&x| x < t.0);
         let hi = lo + types[lo..].partition_point(|&x| x <= t.0);
         run.start + lo..run.start + hi
     }
 
-    /// Neighbour ids of a direction.
+    /// Neighbour ids.
     #[inline]
-    pub fn neighbors(&self, dir: EdgeDir) -> &'a [u32] {
-        self.neighbors[dir.index()]
+    pub fn neighbors(&self) -> &'a [u32] {
+        self.neighbors
     }
 
-    /// Edge types of a direction.
+    /// Edge types.
     #[inline]
-    pub fn types(&self, dir: EdgeDir) -> &'a [u16] {
-        self.types[dir.index()]
+    pub fn types(&self) -> &'a [u16] {
+        self.types
     }
 
-    /// The edge id of CSR entry `i` in `dir`.
+    /// The edge id of CSR entry `i`; `u64::MAX` (no edge) for a damaged position.
     #[inline]
-    pub fn edge_id(&self, dir: EdgeDir, i: usize) -> EdgeId {
-        let row = self.edge_pos[dir.index()].get(i).copied().unwrap_or(0) as usize;
+    pub fn edge_id(&self, i: usize) -> EdgeId {
+        let row = self.edge_pos.get(i).copied().unwrap_or(u32::MAX) as usize;
         EdgeId(match self.dense_base {
             // Rows beyond the columns (a damaged position array) map to no edge.
-            Some(base) if row < self.edge_ids_len => base.saturating_add(row as u64),
+            Some(base) if row < self.rows => base.saturating_add(row as u64),
             Some(_) => u64::MAX,
             None => self.edge_ids.get(row).copied().unwrap_or(u64::MAX),
         })
     }
 
-    /// Number of entries at `node` in `dir`.
+    /// Number of entries at `node`.
     #[inline]
-    pub fn degree(&self, node: NodeId, dir: EdgeDir) -> u32 {
-        let r = self.run(node, dir);
+    pub fn degree(&self, node: NodeId) -> u32 {
+        let r = self.run(node);
         u32::try_from(r.end - r.start).unwrap_or(u32::MAX)
     }
 }

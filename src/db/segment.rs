@@ -322,12 +322,6 @@ impl<'a> SegView<'a> {
         self.neighbors
     }
 
-    /// Edge types.
-    #[inline]
-    pub fn types(&self) -> &'a [u16] {
-        self.types
-    }
-
     /// The edge id of CSR entry `i`; `u64::MAX` (no edge) for a damaged position.
     #[inline]
     pub fn edge_id(&self, i: usize) -> EdgeId {
@@ -337,6 +331,28 @@ impl<'a> SegView<'a> {
             Some(base) if row < self.rows => base.saturating_add(row as u64),
             Some(_) => u64::MAX,
             None => self.edge_ids.get(row).copied().unwrap_or(u64::MAX),
+        })
+    }
+
+    /// The entries of `range` as (neighbour, type, edge id), walking the three arrays in
+    /// step (no per-entry bounds checks beyond the slicing).
+    #[inline]
+    pub fn entries(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (u32, u16, EdgeId)> + 'a {
+        let n = self.neighbors.get(range.clone()).unwrap_or(&[]);
+        let t = self.types.get(range.clone()).unwrap_or(&[]);
+        let p = self.edge_pos.get(range).unwrap_or(&[]);
+        let (dense, rows, ids) = (self.dense_base, self.rows, self.edge_ids);
+        n.iter().zip(t).zip(p).map(move |((&n, &t), &row)| {
+            let row = row as usize;
+            let id = match dense {
+                Some(base) if row < rows => base.saturating_add(row as u64),
+                Some(_) => u64::MAX,
+                None => ids.get(row).copied().unwrap_or(u64::MAX),
+            };
+            (n, t, EdgeId(id))
         })
     }
 

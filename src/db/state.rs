@@ -364,14 +364,8 @@ impl State {
             if run.is_empty() {
                 continue;
             }
-            let nbrs = v.neighbors();
-            let tys = v.types();
             let mut emit = |range: std::ops::Range<usize>| -> ControlFlow<()> {
-                for i in range {
-                    let (Some(&n), Some(&t)) = (nbrs.get(i), tys.get(i)) else {
-                        return ControlFlow::Continue(());
-                    };
-                    let edge = v.edge_id(i);
+                for (n, t, edge) in v.entries(range) {
                     if n >= bound || (check_dead && !self.segment_edge_live(edge.0)) {
                         continue;
                     }
@@ -392,7 +386,12 @@ impl State {
                 }
             }
         }
-        if let Some(list) = self.delta.adj[dir.index()].get(&node.0) {
+        let delta = &self.delta.adj[dir.index()];
+        if let Some(list) = if delta.is_empty() {
+            None
+        } else {
+            delta.get(&node.0)
+        } {
             for e in list {
                 if types.allows(TypeId(e.edge_type)) {
                     f(EdgeRef {

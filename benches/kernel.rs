@@ -20,7 +20,11 @@
 //! segment, including the string-key look-ups of both endpoints: the number the goal
 //! "within 1.25x of a plain in-memory bidirectional BFS" is about.
 //!
-//! Run: `cargo bench --no-default-features --bench kernel`.
+//! Run: `cargo bench --no-default-features --bench kernel`. Other graphs:
+//! `HOPGRAPH_BENCH_SCALE=20` (Kronecker scale 20), or `HOPGRAPH_BENCH_GRAPH=memory`
+//! (`HOPGRAPH_BENCH_NODES`, default 1,000,000) for the agent-memory family of `gen_graph.py`
+//! (time-ordered nodes, 1 + Poisson(3) out-edges each to older nodes: recent with p 0.6
+//! (geometric look-back, mean 32), preferential attachment p 0.3, uniform p 0.1).
 
 #![allow(clippy::expect_used, reason = "a bench aborts on setup failure")]
 
@@ -38,7 +42,63 @@ use hopgraph::{
 };
 use roaring::RoaringBitmap;
 
-const SCALE: u32 = 16;
+const SCALE_DEFAULT: u32 = 16;
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// The agent-memory family of `gen_graph.py` (see the module docs), types as for kron.
+fn memory_graph(n: u64, rng: &mut SplitMix64) -> (u32, Vec<(u32, u32, u16)>) {
+    let mut edges: Vec<(u64, u64)> = Vec::new();
+    let mut ends: Vec<u64> = Vec::new();
+    for i in 1..n {
+        // Knuth's Poisson sampler, lambda = avg_degree - 1 = 3.
+        let (limit, mut k, mut p) = ((-3.0f64).exp(), 0u64, 1.0f64);
+        loop {
+            p *= rng.next_f64();
+            if p <= limit {
+                break;
+            }
+            k += 1;
+        }
+        for _ in 0..(1 + k).min(i) {
+            let r = rng.next_f64();
+            let t = if r < 0.6 {
+                let back = ((1.0 - rng.next_f64()).ln() / (1.0 - 1.0 / 32.0f64).ln()) as u64;
+                i - 1 - back.min(i - 1)
+            } else if r < 0.9 && !ends.is_empty() {
+                ends[rng.below(ends.len() as u64) as usize]
+            } else {
+                rng.below(i)
+            };
+            edges.push((i, t));
+            ends.push(i);
+            ends.push(t);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(edges.len());
+    for (s, t) in edges {
+        let ty = pick_type(rng);
+        if s != t && seen.insert((s, t, ty)) {
+            out.push((s as u32, t as u32, ty));
+        }
+    }
+    (n as u32, out)
+}
+
+fn pick_type(rng: &mut SplitMix64) -> u16 {
+    let u = rng.next_f64();
+    let mut acc = 0.0;
+    for (k, p) in TYPE_P.iter().enumerate() {
+        acc += p;
+        if u < acc {
+            return k as u16;
+        }
+    }
+    3
+}
 const EDGE_FACTOR: u64 = 16;
 const SEED: u64 = 1;
 const PAIRS: usize = 200;
@@ -95,16 +155,7 @@ fn kronecker(scale: u32, rng: &mut SplitMix64) -> (u32, Vec<(u32, u32, u16)>) {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(edges.len());
     for (s, t) in edges {
-        let u = rng.next_f64();
-        let mut ty = 3u16;
-        let mut acc = 0.0;
-        for (k, p) in TYPE_P.iter().enumerate() {
-            acc += p;
-            if u < acc {
-                ty = k as u16;
-                break;
-            }
-        }
+        let ty = pick_type(rng);
         if s != t && seen.insert((s, t, ty)) {
             out.push((s as u32, t as u32, ty));
         }
@@ -360,7 +411,13 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let mut rng = SplitMix64(SEED);
-    let (n, edges) = kronecker(SCALE, &mut rng);
+    let (name, (n, edges)) = if std::env::var("HOPGRAPH_BENCH_GRAPH").as_deref() == Ok("memory") {
+        let nodes = env_u64("HOPGRAPH_BENCH_NODES").unwrap_or(1_000_000);
+        (format!("memory{nodes}"), memory_graph(nodes, &mut rng))
+    } else {
+        let scale = env_u64("HOPGRAPH_BENCH_SCALE").map_or(SCALE_DEFAULT, |s| s as u32);
+        (format!("kron{scale}"), kronecker(scale, &mut rng))
+    };
     let graph = CsrGraph {
         n,
         dirs: [Csr::build(n, &edges, false), Csr::build(n, &edges, true)],
@@ -404,7 +461,7 @@ fn fixture() -> Fixture {
         .map(|&(a, b)| (a.to_string(), b.to_string()))
         .collect();
     eprintln!(
-        "kron{SCALE}: {n} nodes, {} edges after dedupe, {} with edges",
+        "{name}: {n} nodes, {} edges after dedupe, {} with edges",
         edges.len(),
         live.len()
     );

@@ -28,18 +28,6 @@ pub struct Segment {
     pub node_tombstones: RoaringBitmap,
     /// `bitmaps[dir][type]`: nodes with at least one edge of that type in that direction.
     pub type_bitmaps: [Vec<RoaringBitmap>; 2],
-    /// Byte ranges of the hot-path arrays, resolved once at open.
-    hot: HotRanges,
-}
-
-/// Where the arrays the traversal hot path reads live in the map (empty when absent).
-#[derive(Debug, Default)]
-struct HotRanges {
-    offsets: [std::ops::Range<usize>; 2],
-    neighbors: [std::ops::Range<usize>; 2],
-    types: [std::ops::Range<usize>; 2],
-    edge_pos: [std::ops::Range<usize>; 2],
-    edge_ids: std::ops::Range<usize>,
 }
 
 /// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
@@ -89,20 +77,11 @@ impl Segment {
                 *slot = bm;
             }
         }
-        let range = |k: K| l.entry(k).map(|e| e.range.clone()).unwrap_or(0..0);
-        let hot = HotRanges {
-            offsets: [range(K::OutOffsets), range(K::InOffsets)],
-            neighbors: [range(K::OutNeighbors), range(K::InNeighbors)],
-            types: [range(K::OutTypes), range(K::InTypes)],
-            edge_pos: [range(K::OutEdgePos), range(K::InEdgePos)],
-            edge_ids: range(K::EdgeIds),
-        };
         Ok(Arc::new(Segment {
             file,
             edge_tombstones,
             node_tombstones,
             type_bitmaps,
-            hot,
         }))
     }
 
@@ -114,20 +93,14 @@ impl Segment {
     /// Typed views of the CSR of one direction.
     #[inline]
     pub fn view(&self, dir: EdgeDir) -> SegView<'_> {
-        let b = self.file.bytes();
-        let h = &self.hot;
+        let c = self.file.csr();
         let d = dir.index();
-        // `parse` checked every range's bounds, alignment and element size, so the checked
-        // casts succeed; a failure would only yield an empty array.
-        fn cast<'a, T: bytemuck::Pod>(b: &'a [u8], r: &std::ops::Range<usize>) -> &'a [T] {
-            bytemuck::try_cast_slice(b.get(r.clone()).unwrap_or(&[])).unwrap_or(&[])
-        }
         SegView {
-            offsets: cast(b, &h.offsets[d]),
-            neighbors: cast(b, &h.neighbors[d]),
-            types: cast(b, &h.types[d]),
-            edge_pos: cast(b, &h.edge_pos[d]),
-            edge_ids: cast(b, &h.edge_ids),
+            offsets: c.offsets[d],
+            neighbors: c.neighbors[d],
+            types: c.types[d],
+            edge_pos: c.edge_pos[d],
+            edge_ids: c.edge_ids,
             dense_base: self.file.layout.summary.dense_edge_base,
             rows: usize::try_from(self.file.layout.summary.edge_rows).unwrap_or(0),
         }

@@ -15,7 +15,18 @@
 //! plain bidirectional BFS over `u32` CSR arrays (distance arrays allocated per query,
 //! expanding the smaller frontier). Compare the `kernel` and `baseline` lines of a group.
 //!
-//! Run: `cargo bench --no-default-features --bench kernel`.
+//! `database` is the whole engine: the same graph bulk-loaded into a real database (keys
+//! are the decimal node numbers), queried through a `Snapshot` over the memory-mapped
+//! segment, including the string-key look-ups of both endpoints: the number the goal
+//! "within 1.25x of a plain in-memory bidirectional BFS" is about.
+//!
+//! Run: `cargo bench --no-default-features --bench kernel`. Other graphs:
+//! `HOPGRAPH_BENCH_SCALE=20` (Kronecker scale 20), or `HOPGRAPH_BENCH_GRAPH=memory`
+//! (`HOPGRAPH_BENCH_NODES`, default 1,000,000) for the agent-memory family of `gen_graph.py`
+//! (time-ordered nodes, 1 + Poisson(3) out-edges each to older nodes: recent with p 0.6
+//! (geometric look-back, mean 32), preferential attachment p 0.3, uniform p 0.1).
+
+#![allow(clippy::expect_used, reason = "a bench aborts on setup failure")]
 
 use std::hint::black_box;
 use std::ops::ControlFlow;
@@ -25,10 +36,69 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use hopgraph::traverse::{
     Adjacency, Budget, PathOutcome, PathQuery, Scratch, bfs_levels, shortest_path,
 };
-use hopgraph::{Direction, EdgeDir, EdgeId, EdgeRef, NodeId, TypeFilter, TypeId};
+use hopgraph::{
+    BulkLoad, Database, Direction, EdgeDir, EdgeId, EdgeProps, EdgeRef, NodeId, Snapshot,
+    TypeFilter, TypeId,
+};
 use roaring::RoaringBitmap;
 
-const SCALE: u32 = 16;
+const SCALE_DEFAULT: u32 = 16;
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// The agent-memory family of `gen_graph.py` (see the module docs), types as for kron.
+fn memory_graph(n: u64, rng: &mut SplitMix64) -> (u32, Vec<(u32, u32, u16)>) {
+    let mut edges: Vec<(u64, u64)> = Vec::new();
+    let mut ends: Vec<u64> = Vec::new();
+    for i in 1..n {
+        // Knuth's Poisson sampler, lambda = avg_degree - 1 = 3.
+        let (limit, mut k, mut p) = ((-3.0f64).exp(), 0u64, 1.0f64);
+        loop {
+            p *= rng.next_f64();
+            if p <= limit {
+                break;
+            }
+            k += 1;
+        }
+        for _ in 0..(1 + k).min(i) {
+            let r = rng.next_f64();
+            let t = if r < 0.6 {
+                let back = ((1.0 - rng.next_f64()).ln() / (1.0 - 1.0 / 32.0f64).ln()) as u64;
+                i - 1 - back.min(i - 1)
+            } else if r < 0.9 && !ends.is_empty() {
+                ends[rng.below(ends.len() as u64) as usize]
+            } else {
+                rng.below(i)
+            };
+            edges.push((i, t));
+            ends.push(i);
+            ends.push(t);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(edges.len());
+    for (s, t) in edges {
+        let ty = pick_type(rng);
+        if s != t && seen.insert((s, t, ty)) {
+            out.push((s as u32, t as u32, ty));
+        }
+    }
+    (n as u32, out)
+}
+
+fn pick_type(rng: &mut SplitMix64) -> u16 {
+    let u = rng.next_f64();
+    let mut acc = 0.0;
+    for (k, p) in TYPE_P.iter().enumerate() {
+        acc += p;
+        if u < acc {
+            return k as u16;
+        }
+    }
+    3
+}
 const EDGE_FACTOR: u64 = 16;
 const SEED: u64 = 1;
 const PAIRS: usize = 200;
@@ -85,16 +155,7 @@ fn kronecker(scale: u32, rng: &mut SplitMix64) -> (u32, Vec<(u32, u32, u16)>) {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(edges.len());
     for (s, t) in edges {
-        let u = rng.next_f64();
-        let mut ty = 3u16;
-        let mut acc = 0.0;
-        for (k, p) in TYPE_P.iter().enumerate() {
-            acc += p;
-            if u < acc {
-                ty = k as u16;
-                break;
-            }
-        }
+        let ty = pick_type(rng);
         if s != t && seen.insert((s, t, ty)) {
             out.push((s as u32, t as u32, ty));
         }
@@ -334,7 +395,12 @@ fn baseline_bfs(adj: &[Vec<u32>], source: u32) -> u64 {
     reached
 }
 
+const TYPE_NAMES: [&str; 4] = ["caused_by", "contradicts", "supersedes", "related_to"];
+
 struct Fixture {
+    _dir: tempfile::TempDir,
+    snap: Snapshot,
+    key_pairs: Vec<(String, String)>,
     graph: CsrGraph,
     plain: PlainCsr,
     lists_both: Vec<Vec<u32>>,
@@ -345,7 +411,13 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let mut rng = SplitMix64(SEED);
-    let (n, edges) = kronecker(SCALE, &mut rng);
+    let (name, (n, edges)) = if std::env::var("HOPGRAPH_BENCH_GRAPH").as_deref() == Ok("memory") {
+        let nodes = env_u64("HOPGRAPH_BENCH_NODES").unwrap_or(1_000_000);
+        (format!("memory{nodes}"), memory_graph(nodes, &mut rng))
+    } else {
+        let scale = env_u64("HOPGRAPH_BENCH_SCALE").map_or(SCALE_DEFAULT, |s| s as u32);
+        (format!("kron{scale}"), kronecker(scale, &mut rng))
+    };
     let graph = CsrGraph {
         n,
         dirs: [Csr::build(n, &edges, false), Csr::build(n, &edges, true)],
@@ -370,12 +442,33 @@ fn fixture() -> Fixture {
         }
     }
     let sources = (0..4).map(|_| pick()).collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).expect("open");
+    let mut load = BulkLoad::new();
+    for &(s, t, ty) in &edges {
+        load.edge(
+            &s.to_string(),
+            TYPE_NAMES[ty as usize],
+            &t.to_string(),
+            EdgeProps::default(),
+        )
+        .expect("valid edge");
+    }
+    db.bulk_load(load).expect("bulk load");
+    let snap = db.snapshot();
+    let key_pairs = pairs
+        .iter()
+        .map(|&(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     eprintln!(
-        "kron{SCALE}: {n} nodes, {} edges after dedupe, {} with edges",
+        "{name}: {n} nodes, {} edges after dedupe, {} with edges",
         edges.len(),
         live.len()
     );
     Fixture {
+        _dir: dir,
+        snap,
+        key_pairs,
         graph,
         plain,
         lists_both,
@@ -398,6 +491,24 @@ fn kernel_paths(f: &Fixture, scratch: &mut Scratch, q: &PathQuery) -> u64 {
     let mut hops = 0u64;
     for &(a, b) in &f.pairs {
         if let PathOutcome::Found(p) = shortest_path(&f.graph, scratch, NodeId(a), NodeId(b), q) {
+            hops += p.len() as u64;
+        }
+    }
+    hops
+}
+
+/// The engine end to end: key look-ups plus the kernel over a snapshot's segments.
+fn database_paths(f: &Fixture, scratch: &mut Scratch, only: Option<&str>) -> u64 {
+    let q = path_query(match only {
+        None => TypeFilter::All,
+        Some(name) => f.snap.type_filter(&[name]),
+    });
+    let mut hops = 0u64;
+    for (a, b) in &f.key_pairs {
+        let (Some(x), Some(y)) = (f.snap.node_id(a), f.snap.node_id(b)) else {
+            continue;
+        };
+        if let PathOutcome::Found(p) = shortest_path(&f.snap, scratch, x, y, &q) {
             hops += p.len() as u64;
         }
     }
@@ -427,6 +538,12 @@ fn benches(c: &mut Criterion) {
         // The two implementations must agree on every hop count before they are compared.
         let (k, b) = (kernel_paths(&f, &mut scratch, &q), baseline_paths(&f, only));
         assert_eq!(k, b, "kernel and baseline disagree on total hops ({name})");
+        let type_name = only.map(|t| TYPE_NAMES[t as usize]);
+        let d = database_paths(&f, &mut scratch, type_name);
+        assert_eq!(
+            d, b,
+            "database and baseline disagree on total hops ({name})"
+        );
         let found = f
             .pairs
             .iter()
@@ -436,6 +553,9 @@ fn benches(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("shortest_path_{PAIRS}_pairs/{name}"));
         g.bench_function("kernel", |bench| {
             bench.iter(|| black_box(kernel_paths(&f, &mut scratch, &q)))
+        });
+        g.bench_function("database", |bench| {
+            bench.iter(|| black_box(database_paths(&f, &mut scratch, type_name)))
         });
         g.bench_function("baseline", |bench| {
             bench.iter(|| black_box(baseline_paths(&f, only)))
@@ -475,6 +595,32 @@ fn benches(c: &mut Criterion) {
                         &f.graph,
                         &mut scratch,
                         NodeId(s),
+                        direction,
+                        &all,
+                        &budget,
+                    ));
+                }
+            })
+        });
+        let db_sources: Vec<NodeId> = f
+            .sources
+            .iter()
+            .map(|s| f.snap.node_id(&s.to_string()).expect("source key"))
+            .collect();
+        for (&s, st) in db_sources.iter().zip(&stats) {
+            let got = bfs_levels(&f.snap, &mut scratch, s, direction, &all, &budget);
+            assert_eq!(
+                got.reached, st.reached,
+                "database bfs reached differs ({name})"
+            );
+        }
+        g.bench_function("database", |bench| {
+            bench.iter(|| {
+                for &s in &db_sources {
+                    black_box(bfs_levels(
+                        &f.snap,
+                        &mut scratch,
+                        s,
                         direction,
                         &all,
                         &budget,

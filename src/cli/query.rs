@@ -176,17 +176,18 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
         let i = (latencies.len() * p).div_ceil(100).saturating_sub(1);
         latencies.get(i).map_or("-".to_owned(), |d| micros(*d))
     };
-    writeln!(
-        io::stderr(),
+    // One write, so the line is not interleaved with stdout on a terminal.
+    let summary = format!(
         "pairs: {}, found: {found}, limit reached: {limited}, latency p50 {} p90 {} p99 {} \
-         max {}, total {:.3} s",
+         max {}, total {:.3} s\n",
         pairs.len(),
         pct(50),
         pct(90),
         pct(99),
         pct(100),
         total.as_secs_f64()
-    )?;
+    );
+    io::stderr().write_all(summary.as_bytes())?;
     Ok(())
 }
 

@@ -16,7 +16,7 @@ use crate::format::segment::{
     SectionKind as K, Summary, encode_bitmap, encode_treemap, encode_type_bitmaps,
 };
 use crate::graph::limits;
-use crate::model::Node;
+use crate::model::{Edge, Node};
 use crate::storage::segment_file;
 
 /// Edge rows of a segment, sorted by id.
@@ -55,6 +55,20 @@ impl EdgeRows {
         self.weights.push(weight);
         self.created.push(created);
         self.props.push(props);
+    }
+
+    /// Appends a stored edge.
+    pub fn push_edge(&mut self, e: &Edge) {
+        let props = crate::format::record::encode_edge_props(&e.props);
+        self.push(
+            e.id.0,
+            e.source.0,
+            e.target.0,
+            e.edge_type.0,
+            e.weight,
+            e.created_at,
+            props,
+        );
     }
 
     /// Sorts rows by edge id (a no-op when already sorted).

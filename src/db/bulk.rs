@@ -96,6 +96,8 @@ impl BulkLoad {
         props: EdgeProps,
     ) -> Result<()> {
         check_type_name(edge_type)?;
+        check_key(source)?;
+        check_key(target)?;
         super::batch::check_edge_props(&props)?;
         let s = self.local(source)?;
         let t = self.local(target)?;
@@ -292,6 +294,7 @@ impl Database {
         segments.push(seg);
         let m = Manifest {
             generation: w.manifest.generation + 1,
+            checkpoint_time_ms: now,
             next_segment_id: seg_id + 1,
             segments: segments.iter().map(|s| s.file.id).collect(),
             ..w.manifest.clone()

@@ -23,7 +23,6 @@ use super::state::{SegmentSet, State};
 use super::{Database, Writer};
 use crate::error::{Error, Result};
 use crate::format::manifest::Manifest;
-use crate::format::record::encode_edge_props;
 use crate::format::segment::Summary;
 use crate::format::wal::WalHeader;
 use crate::graph::NodeId;
@@ -175,15 +174,7 @@ impl Database {
             content.push_node(node);
         }
         for e in st.delta.edges.values() {
-            content.edges.push(
-                e.id.0,
-                e.source.0,
-                e.target.0,
-                e.edge_type.0,
-                e.weight,
-                e.created_at,
-                encode_edge_props(&e.props),
-            );
+            content.edges.push_edge(e);
         }
         content.edge_tombstones = st.delta.deleted_edges.iter().copied().collect();
         content.node_tombstones = st.delta.deleted_nodes.iter().copied().collect();
@@ -293,15 +284,7 @@ impl Database {
                     dropped += 1;
                     continue;
                 }
-                content.edges.push(
-                    e.id.0,
-                    e.source.0,
-                    e.target.0,
-                    e.edge_type.0,
-                    e.weight,
-                    e.created_at,
-                    encode_edge_props(&e.props),
-                );
+                content.edges.push_edge(&e);
             }
         }
         // The newest record of each node wins; deleted nodes are dropped.

@@ -97,6 +97,8 @@ struct Writer {
     poisoned: Option<String>,
     /// The last automatic checkpoint or compaction failure, kept for `stats`.
     last_maintenance_error: Option<String>,
+    /// False for read-only handles: files are opened read-only.
+    writable: bool,
 }
 
 #[derive(Debug)]

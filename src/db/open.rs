@@ -134,7 +134,7 @@ fn create(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
 }
 
 /// Loads the state a manifest describes, reusing already mapped segments from `old`.
-fn load(dir: &Path, m: &Manifest, old: Option<&State>) -> Result<(State, WalFile)> {
+fn load(dir: &Path, m: &Manifest, old: Option<&State>, writable: bool) -> Result<(State, WalFile)> {
     let mut segments = Vec::with_capacity(m.segments.len());
     for &id in &m.segments {
         let reused = old.and_then(|s| s.segs.segments.iter().find(|x| x.file.id == id).cloned());
@@ -157,13 +157,8 @@ fn load(dir: &Path, m: &Manifest, old: Option<&State>) -> Result<(State, WalFile
     }
     let state = State::from_segments(SegmentSet::new(segments), m.generation, m.checkpoint_lsn);
     let wal_path = dir.join(wal_file_name(m.wal_seq));
-    let wal = WalFile::open(&wal_path, m.db_id, true).or_else(|e| match e {
-        // A read-only handle may lack write permission; reading is all it needs.
-        Error::Io { ref source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
-            WalFile::open(&wal_path, m.db_id, false)
-        }
-        e => Err(e),
-    })?;
+    // A read-only handle opens the WAL read-only: it may lack write permission.
+    let wal = WalFile::open(&wal_path, m.db_id, writable)?;
     if wal.header.wal_seq != m.wal_seq || wal.header.start_lsn != m.checkpoint_lsn + 1 {
         return Err(Error::corrupt(
             &wal_path,
@@ -190,7 +185,16 @@ fn replay_tail(w: &mut Writer, may_truncate: bool, report: &mut RecoveryReport) 
             })?;
             for op in &payload.ops {
                 st.apply(op).map_err(|e| {
-                    Error::corrupt(w.wal.path(), at, format!("record LSN {lsn}: {e}"))
+                    // An intact record that does not fit the state means the state is
+                    // wrong or the record is: blame a segment that fails full
+                    // verification if there is one, else the log.
+                    st.segs
+                        .segments
+                        .iter()
+                        .find_map(|s| s.file.verify().err())
+                        .unwrap_or_else(|| {
+                            Error::corrupt(w.wal.path(), at, format!("record LSN {lsn}: {e}"))
+                        })
                 })?;
             }
             st.lsn = *lsn;
@@ -222,7 +226,7 @@ pub(super) fn catch_up(
     if st != w.manifest_stamp {
         let (m, st) = read_manifest(dir)?;
         if m.generation != w.manifest.generation {
-            let (state, wal) = load(dir, &m, Some(&w.state))?;
+            let (state, wal) = load(dir, &m, Some(&w.state), w.writable)?;
             w.state = Arc::new(state);
             w.wal = wal;
             w.wal_end = WalFile::data_start();
@@ -287,7 +291,7 @@ pub(super) fn open(dir: &Path, options: Options) -> Result<Database> {
     let mut attempt = 0;
     let (m, manifest_stamp, state, wal) = loop {
         let (m, st) = read_manifest(&dir)?;
-        match load(&dir, &m, None) {
+        match load(&dir, &m, None, !options.read_only) {
             Ok((state, wal)) => break (m, st, state, wal),
             Err(Error::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound && attempt < 8 =>
@@ -306,6 +310,7 @@ pub(super) fn open(dir: &Path, options: Options) -> Result<Database> {
         manifest_stamp,
         poisoned: None,
         last_maintenance_error: None,
+        writable: !options.read_only,
     };
     replay_tail(&mut w, false, &mut report)?;
     if let Some(lock) = &lock {

@@ -30,15 +30,16 @@ pub struct Segment {
     pub type_bitmaps: [Vec<RoaringBitmap>; 2],
 }
 
-/// Typed views of one segment's arrays, borrowed for the length of a query.
+/// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
 #[derive(Clone, Copy, Debug)]
 pub struct SegView<'a> {
-    offsets: [&'a [u32]; 2],
-    neighbors: [&'a [u32]; 2],
-    types: [&'a [u16]; 2],
-    edge_pos: [&'a [u32]; 2],
+    offsets: &'a [u32],
+    neighbors: &'a [u32],
+    types: &'a [u16],
+    edge_pos: &'a [u32],
     edge_ids: &'a [u64],
     dense_base: Option<u64>,
+    rows: usize,
 }
 
 impl Segment {
@@ -53,6 +54,17 @@ impl Segment {
         let corrupt = |e: crate::format::codec::DecodeError| {
             Error::corrupt(file.path(), e.offset as u64, e.what)
         };
+        // Sections decoded or trusted at open are checksummed now (the CSR offsets too: they
+        // are scanned for monotonicity anyway); the rest waits for `verify`.
+        for kind in [
+            K::EdgeTombstones,
+            K::NodeTombstones,
+            K::TypeBitmaps,
+            K::OutOffsets,
+            K::InOffsets,
+        ] {
+            l.verify_section(b, kind).map_err(corrupt)?;
+        }
         let edge_tombstones = l.edge_tombstones(b).map_err(corrupt)?;
         let node_tombstones = l.node_tombstones(b).map_err(corrupt)?;
         let ntypes = l.summary.types.len();
@@ -78,17 +90,19 @@ impl Segment {
         &self.file.layout.summary
     }
 
-    /// Typed views of the arrays.
-    pub fn view(&self) -> SegView<'_> {
-        let b = self.file.bytes();
-        let l = &self.file.layout;
+    /// Typed views of the CSR of one direction.
+    #[inline]
+    pub fn view(&self, dir: EdgeDir) -> SegView<'_> {
+        let c = self.file.csr();
+        let d = dir.index();
         SegView {
-            offsets: [l.u32s(b, K::OutOffsets), l.u32s(b, K::InOffsets)],
-            neighbors: [l.u32s(b, K::OutNeighbors), l.u32s(b, K::InNeighbors)],
-            types: [l.u16s(b, K::OutTypes), l.u16s(b, K::InTypes)],
-            edge_pos: [l.u32s(b, K::OutEdgePos), l.u32s(b, K::InEdgePos)],
-            edge_ids: l.u64s(b, K::EdgeIds),
-            dense_base: l.summary.dense_edge_base,
+            offsets: c.offsets[d],
+            neighbors: c.neighbors[d],
+            types: c.types[d],
+            edge_pos: c.edge_pos[d],
+            edge_ids: c.edge_ids,
+            dense_base: self.file.layout.summary.dense_edge_base,
+            rows: usize::try_from(self.file.layout.summary.edge_rows).unwrap_or(0),
         }
     }
 
@@ -185,7 +199,7 @@ impl Segment {
                     .filter(|&r| r < rows)
                     .and_then(|r| usize::try_from(r).ok())
             }
-            None => self.view().edge_ids.binary_search(&id.0).ok(),
+            None => self.view(EdgeDir::Out).edge_ids.binary_search(&id.0).ok(),
         }
     }
 
@@ -205,7 +219,10 @@ impl Segment {
             return Ok(None);
         };
         let id = match s.dense_edge_base {
-            Some(base) => base + row as u64,
+            Some(base) => match base.checked_add(row as u64) {
+                Some(x) => x,
+                None => return Ok(None),
+            },
             None => match l.u64s(b, K::EdgeIds).get(row) {
                 Some(&x) => x,
                 None => return Ok(None),
@@ -252,13 +269,12 @@ impl Segment {
 }
 
 impl<'a> SegView<'a> {
-    /// The CSR run of `node` in `dir` as an index range (empty for nodes beyond this
-    /// segment's bound).
+    /// The CSR run of `node` as an index range (empty for nodes beyond this segment's
+    /// bound).
     #[inline]
-    pub fn run(&self, node: NodeId, dir: EdgeDir) -> std::ops::Range<usize> {
-        let o = self.offsets[dir.index()];
+    pub fn run(&self, node: NodeId) -> std::ops::Range<usize> {
         let i = node.index();
-        match (o.get(i), o.get(i + 1)) {
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
             (Some(&a), Some(&b)) => a as usize..b as usize,
             _ => 0..0,
         }
@@ -266,44 +282,57 @@ impl<'a> SegView<'a> {
 
     /// The sub-run of `run` holding edges of type `t` (runs are sorted by type).
     #[inline]
-    pub fn type_run(
-        &self,
-        run: std::ops::Range<usize>,
-        dir: EdgeDir,
-        t: TypeId,
-    ) -> std::ops::Range<usize> {
-        let types = &self.types[dir.index()][run.clone()];
+    pub fn type_run(&self, run: std::ops::Range<usize>, t: TypeId) -> std::ops::Range<usize> {
+        let types = self.types.get(run.clone()).unwrap_or(&[]);
         let lo = types.partition_point(|&x| x < t.0);
         let hi = lo + types[lo..].partition_point(|&x| x <= t.0);
         run.start + lo..run.start + hi
     }
 
-    /// Neighbour ids of a direction.
+    /// Neighbour ids.
     #[inline]
-    pub fn neighbors(&self, dir: EdgeDir) -> &'a [u32] {
-        self.neighbors[dir.index()]
+    pub fn neighbors(&self) -> &'a [u32] {
+        self.neighbors
     }
 
-    /// Edge types of a direction.
+    /// The edge id of CSR entry `i`; `u64::MAX` (no edge) for a damaged position.
     #[inline]
-    pub fn types(&self, dir: EdgeDir) -> &'a [u16] {
-        self.types[dir.index()]
-    }
-
-    /// The edge id of CSR entry `i` in `dir`.
-    #[inline]
-    pub fn edge_id(&self, dir: EdgeDir, i: usize) -> EdgeId {
-        let row = self.edge_pos[dir.index()].get(i).copied().unwrap_or(0) as usize;
+    pub fn edge_id(&self, i: usize) -> EdgeId {
+        let row = self.edge_pos.get(i).copied().unwrap_or(u32::MAX) as usize;
         EdgeId(match self.dense_base {
-            Some(base) => base + row as u64,
+            // Rows beyond the columns (a damaged position array) map to no edge.
+            Some(base) if row < self.rows => base.saturating_add(row as u64),
+            Some(_) => u64::MAX,
             None => self.edge_ids.get(row).copied().unwrap_or(u64::MAX),
         })
     }
 
-    /// Number of entries at `node` in `dir`.
+    /// The entries of `range` as (neighbour, type, edge id), walking the three arrays in
+    /// step (no per-entry bounds checks beyond the slicing).
     #[inline]
-    pub fn degree(&self, node: NodeId, dir: EdgeDir) -> u32 {
-        let r = self.run(node, dir);
+    pub fn entries(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (u32, u16, EdgeId)> + 'a {
+        let n = self.neighbors.get(range.clone()).unwrap_or(&[]);
+        let t = self.types.get(range.clone()).unwrap_or(&[]);
+        let p = self.edge_pos.get(range).unwrap_or(&[]);
+        let (dense, rows, ids) = (self.dense_base, self.rows, self.edge_ids);
+        n.iter().zip(t).zip(p).map(move |((&n, &t), &row)| {
+            let row = row as usize;
+            let id = match dense {
+                Some(base) if row < rows => base.saturating_add(row as u64),
+                Some(_) => u64::MAX,
+                None => ids.get(row).copied().unwrap_or(u64::MAX),
+            };
+            (n, t, EdgeId(id))
+        })
+    }
+
+    /// Number of entries at `node`.
+    #[inline]
+    pub fn degree(&self, node: NodeId) -> u32 {
+        let r = self.run(node);
         u32::try_from(r.end - r.start).unwrap_or(u32::MAX)
     }
 }

@@ -310,15 +310,15 @@ impl State {
             return Some(EdgeId(e));
         }
         for s in self.segs.segments.iter().rev() {
-            let v = s.view();
-            let run = v.type_run(v.run(source, EdgeDir::Out), EdgeDir::Out, t);
-            let nbrs = &v.neighbors(EdgeDir::Out)[run.clone()];
+            let v = s.view(EdgeDir::Out);
+            let run = v.type_run(v.run(source), t);
+            let nbrs = v.neighbors().get(run.clone()).unwrap_or(&[]);
             let lo = nbrs.partition_point(|&x| x < target.0);
             for (i, &n) in nbrs.iter().enumerate().skip(lo) {
                 if n != target.0 {
                     break;
                 }
-                let eid = v.edge_id(EdgeDir::Out, run.start + i);
+                let eid = v.edge_id(run.start + i);
                 if self.segment_edge_live(eid.0) {
                     return Some(eid);
                 }
@@ -359,19 +359,13 @@ impl State {
             !self.segs.edge_tombstones.is_empty() || !self.delta.deleted_edges.is_empty();
         let bound = self.node_bound;
         for s in &self.segs.segments {
-            let v = s.view();
-            let run = v.run(node, dir);
+            let v = s.view(dir);
+            let run = v.run(node);
             if run.is_empty() {
                 continue;
             }
-            let nbrs = v.neighbors(dir);
-            let tys = v.types(dir);
             let mut emit = |range: std::ops::Range<usize>| -> ControlFlow<()> {
-                for i in range {
-                    let (Some(&n), Some(&t)) = (nbrs.get(i), tys.get(i)) else {
-                        return ControlFlow::Continue(());
-                    };
-                    let edge = v.edge_id(dir, i);
+                for (n, t, edge) in v.entries(range) {
                     if n >= bound || (check_dead && !self.segment_edge_live(edge.0)) {
                         continue;
                     }
@@ -387,12 +381,17 @@ impl State {
                 TypeFilter::All => emit(run)?,
                 TypeFilter::Only(list) => {
                     for t in list {
-                        emit(v.type_run(run.clone(), dir, *t))?;
+                        emit(v.type_run(run.clone(), *t))?;
                     }
                 }
             }
         }
-        if let Some(list) = self.delta.adj[dir.index()].get(&node.0) {
+        let delta = &self.delta.adj[dir.index()];
+        if let Some(list) = if delta.is_empty() {
+            None
+        } else {
+            delta.get(&node.0)
+        } {
             for e in list {
                 if types.allows(TypeId(e.edge_type)) {
                     f(EdgeRef {
@@ -413,7 +412,7 @@ impl State {
             .segs
             .segments
             .iter()
-            .map(|s| s.view().degree(node, dir))
+            .map(|s| s.view(dir).degree(node))
             .fold(0, u32::saturating_add);
         if let Some(list) = self.delta.adj[dir.index()].get(&node.0) {
             d = d.saturating_add(u32::try_from(list.len()).unwrap_or(u32::MAX));

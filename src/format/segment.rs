@@ -321,6 +321,7 @@ pub struct SegmentLayout {
     /// Decoded summary.
     pub summary: Summary,
     sections: Vec<Option<SectionEntry>>,
+    table_offset: usize,
 }
 
 impl SegmentLayout {
@@ -444,7 +445,18 @@ impl SegmentLayout {
             .as_ref()
             .map(|e| e.range.clone())
             .unwrap_or(0..0);
-        let summary = Summary::decode(&bytes[summary_range.clone()])
+        // The summary is decoded at open and trusted by replay, so its bytes are checked.
+        let summary_bytes = &bytes[summary_range.clone()];
+        let summary_crc = sections[SectionKind::Summary as usize]
+            .as_ref()
+            .map(|e| e.crc);
+        if summary_crc != Some(crc32fast::hash(summary_bytes)) {
+            return Err(DecodeError::new(
+                summary_range.start,
+                "summary section checksum mismatch",
+            ));
+        }
+        let summary = Summary::decode(summary_bytes)
             .map_err(|e| DecodeError::new(summary_range.start + e.offset, e.what))?;
         let layout = SegmentLayout {
             version,
@@ -453,7 +465,13 @@ impl SegmentLayout {
             lsn,
             summary,
             sections,
+            table_offset: table_range.start,
         };
+        let mut ranges = layout.sorted_ranges();
+        ranges.dedup();
+        if ranges.windows(2).any(|w| w[0].end > w[1].start) {
+            return Err(DecodeError::new(table_range.start, "sections overlap"));
+        }
         layout.check_shapes(bytes)?;
         Ok(layout)
     }
@@ -519,6 +537,19 @@ impl SegmentLayout {
                 );
             }
         }
+        if let Some(base) = s.dense_edge_base
+            && base
+                .checked_add(s.edge_rows)
+                .is_none_or(|end| end > s.next_edge_id)
+        {
+            return Err(self.err_at(
+                K::Summary,
+                format!(
+                    "dense edge ids {base}+{} pass next_edge_id {}",
+                    s.edge_rows, s.next_edge_id
+                ),
+            ));
+        }
         for (kind, total) in [(K::OutOffsets, rows as u64), (K::InOffsets, rows as u64)] {
             let offs = self.u32s(bytes, kind);
             if offs.first() != Some(&0)
@@ -563,6 +594,17 @@ impl SegmentLayout {
         Ok(())
     }
 
+    fn sorted_ranges(&self) -> Vec<Range<usize>> {
+        let mut r: Vec<Range<usize>> = self
+            .sections
+            .iter()
+            .flatten()
+            .map(|e| e.range.clone())
+            .collect();
+        r.sort_by_key(|x| (x.start, x.end));
+        r
+    }
+
     /// Where a section is, if present.
     pub fn entry(&self, kind: SectionKind) -> Option<&SectionEntry> {
         self.sections.get(kind as usize).and_then(|e| e.as_ref())
@@ -594,6 +636,19 @@ impl SegmentLayout {
     /// An `f32` array section (empty when absent).
     pub fn f32s<'a>(&self, bytes: &'a [u8], kind: SectionKind) -> &'a [f32] {
         bytemuck::try_cast_slice(self.bytes(bytes, kind)).unwrap_or(&[])
+    }
+
+    /// Checks one section's crc (a no-op for an absent section).
+    ///
+    /// # Errors
+    /// The section's offset when its bytes do not match.
+    pub fn verify_section(&self, bytes: &[u8], kind: SectionKind) -> Result<(), DecodeError> {
+        match self.entry(kind) {
+            Some(e) if crc32fast::hash(bytes.get(e.range.clone()).unwrap_or(&[])) != e.crc => Err(
+                DecodeError::new(e.range.start, format!("section {kind:?} checksum mismatch")),
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// Checks every section's crc. Cost: O(file size).
@@ -721,6 +776,21 @@ impl SegmentLayout {
     /// and the key order is sorted. Cost: O(file size).
     pub fn verify_contents(&self, bytes: &[u8]) -> Result<(), DecodeError> {
         use SectionKind as K;
+        // Alignment padding between sections (and before the table) is zero.
+        let mut at = HEADER_LEN;
+        for r in self
+            .sorted_ranges()
+            .into_iter()
+            .chain(std::iter::once(self.table_offset..self.table_offset))
+        {
+            if bytes
+                .get(at..r.start)
+                .is_some_and(|gap| gap.iter().any(|&b| b != 0))
+            {
+                return Err(DecodeError::new(at, "non-zero padding between sections"));
+            }
+            at = at.max(r.end);
+        }
         let s = &self.summary;
         let bound = s.node_bound;
         let ntypes = s.types.len();
@@ -742,7 +812,7 @@ impl SegmentLayout {
         }
         if let Some(last) = ids.last().copied().or(s
             .dense_edge_base
-            .map(|b| b + rows as u64)
+            .and_then(|b| b.checked_add(rows as u64))
             .filter(|_| rows > 0)
             .map(|e| e - 1))
             && last >= s.next_edge_id

@@ -17,12 +17,30 @@ use crate::error::{Error, Result};
 use crate::format::segment::{SegmentEncoder, SegmentLayout};
 use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
 
+/// The typed CSR arrays the traversal hot path reads, per direction (0 = out, 1 = in).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CsrArrays<'a> {
+    /// `u32[node_bound + 1]` run starts.
+    pub offsets: [&'a [u32]; 2],
+    /// Neighbour per entry.
+    pub neighbors: [&'a [u32]; 2],
+    /// Edge type per entry.
+    pub types: [&'a [u16]; 2],
+    /// Edge row per entry.
+    pub edge_pos: [&'a [u32]; 2],
+    /// Edge id per row (empty when ids are dense).
+    pub edge_ids: &'a [u64],
+}
+
 /// A mapped, structurally validated segment.
 #[derive(Debug)]
 pub struct SegmentFile {
     /// Segment id (also in the file name and footer).
     pub id: u64,
     path: PathBuf,
+    /// Views into `mmap`, cast once at open. Private: only ever handed out with the
+    /// lifetime of `&self` (see `csr`).
+    csr: CsrArrays<'static>,
     mmap: Mmap,
     /// Where each section is.
     pub layout: SegmentLayout,
@@ -67,13 +85,28 @@ impl SegmentFile {
                 ),
             ));
         }
+        // SAFETY: `bytes` points into the read-only mapping owned by `mmap`, which lives
+        // exactly as long as this `SegmentFile`: the mapping's address does not change when
+        // the `Mmap` value moves, and it is unmapped only when the `SegmentFile` is dropped.
+        // The 'static views derived from it are private and only returned by `csr`, whose
+        // signature shortens their lifetime to that of `&self`, so none outlives the map.
+        // (The mapped bytes themselves never change: see `map_readonly`.)
+        let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(mmap.as_ptr(), mmap.len()) };
+        let csr = csr_arrays(&layout, bytes);
         Ok(SegmentFile {
             id,
             path,
+            csr,
             mmap,
             layout,
             obsolete: AtomicBool::new(false),
         })
+    }
+
+    /// The typed CSR arrays (cast once at open).
+    #[inline]
+    pub fn csr(&self) -> &CsrArrays<'_> {
+        &self.csr
     }
 
     /// The mapped bytes.
@@ -116,6 +149,17 @@ impl Drop for SegmentFile {
             // next checkpoint's garbage collection removes.
             let _ = fs::remove_file(&self.path);
         }
+    }
+}
+
+fn csr_arrays<'a>(l: &SegmentLayout, b: &'a [u8]) -> CsrArrays<'a> {
+    use crate::format::segment::SectionKind as K;
+    CsrArrays {
+        offsets: [l.u32s(b, K::OutOffsets), l.u32s(b, K::InOffsets)],
+        neighbors: [l.u32s(b, K::OutNeighbors), l.u32s(b, K::InNeighbors)],
+        types: [l.u16s(b, K::OutTypes), l.u16s(b, K::InTypes)],
+        edge_pos: [l.u32s(b, K::OutEdgePos), l.u32s(b, K::InEdgePos)],
+        edge_ids: l.u64s(b, K::EdgeIds),
     }
 }
 

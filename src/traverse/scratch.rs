@@ -299,16 +299,8 @@ impl ScratchPool {
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Scratch>> {
-        #[cfg(not(loom))]
-        {
-            self.free.lock()
-        }
-        #[cfg(loom)]
-        {
-            self.free
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-        }
+        // `crate::sync::Mutex` has parking_lot's poison-free API under loom too.
+        self.free.lock()
     }
 }
 

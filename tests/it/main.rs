@@ -8,8 +8,11 @@
 
 mod cli;
 mod common;
+mod corruption;
+mod crash;
 mod design_doc;
 mod engine;
+mod fixture;
 mod mcp;
 mod memory_tools;
 mod model;

@@ -1,0 +1,111 @@
+//! A tiny database written by format version 1, committed under `tests/fixtures/db-v1/`,
+//! must keep opening with the same content in every later build. Regenerate it only when
+//! a new format version is introduced (then add a new fixture beside it):
+//! `HOPGRAPH_WRITE_FIXTURE=1 cargo test --test it fixture`.
+
+use std::path::{Path, PathBuf};
+
+use hopgraph::{Database, Direction, EdgeProps, NodeProps, Options, TypeFilter, WriteBatch};
+use serde_json::json;
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/db-v1")
+}
+
+fn write_fixture(dir: &Path) {
+    let db = Database::open(dir).unwrap();
+    let mut b = WriteBatch::new();
+    let mut props = NodeProps {
+        kind: "semantic".into(),
+        title: "Alpha".into(),
+        content: "first".into(),
+        importance: 0.5,
+        ..Default::default()
+    };
+    props.props.insert("tags".into(), json!(["a", "b"]));
+    props.embedding = Some(vec![0.25, -1.0, 3.5]);
+    b.upsert_node("alpha", props);
+    b.upsert_node(
+        "beta",
+        NodeProps {
+            title: "Beta".into(),
+            ..Default::default()
+        },
+    );
+    b.ensure_node("gamma").ensure_node("doomed");
+    let mut ep = EdgeProps {
+        weight: 2.5,
+        ..Default::default()
+    };
+    ep.props.insert("why".into(), json!("test"));
+    b.link("alpha", "caused_by", "beta", ep);
+    b.link("beta", "related_to", "gamma", EdgeProps::default());
+    b.link("gamma", "related_to", "doomed", EdgeProps::default());
+    db.commit(b).unwrap();
+    db.checkpoint().unwrap();
+    // A WAL tail on top of the segment: a delete and a new edge.
+    let mut b = WriteBatch::new();
+    b.delete_node("doomed");
+    b.link("gamma", "supersedes", "alpha", EdgeProps::default());
+    db.commit(b).unwrap();
+}
+
+fn check(db: &Database) {
+    let snap = db.snapshot();
+    assert_eq!(snap.node_count(), 3);
+    assert_eq!(snap.edge_count(), 3);
+    assert!(snap.node_id("doomed").is_none());
+    let alpha = snap.node_by_key("alpha").unwrap().unwrap();
+    assert_eq!(alpha.props.title, "Alpha");
+    assert_eq!(alpha.props.importance, 0.5);
+    assert_eq!(
+        alpha.props.embedding.as_deref(),
+        Some(&[0.25, -1.0, 3.5][..])
+    );
+    assert_eq!(alpha.props.props["tags"], json!(["a", "b"]));
+    let out = snap.neighbors(alpha.id, Direction::Out, &TypeFilter::All);
+    assert_eq!(out.len(), 1);
+    let e = snap.edge(out[0].edge).unwrap().unwrap();
+    assert_eq!((e.weight, e.props["why"].clone()), (2.5, json!("test")));
+    let gamma = snap.node_id("gamma").unwrap();
+    assert_eq!(
+        snap.neighbors(gamma, Direction::Both, &TypeFilter::All)
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn format_v1_fixture_opens_with_the_same_content() {
+    let src = fixture_dir();
+    if std::env::var_os("HOPGRAPH_WRITE_FIXTURE").is_some() {
+        let _ = std::fs::remove_dir_all(&src);
+        write_fixture(&src);
+        std::fs::remove_file(src.join("LOCK")).unwrap();
+    }
+    // Read-only, in place: must not change the committed files.
+    let db = Database::open_with(
+        &src,
+        Options {
+            read_only: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    check(&db);
+    db.verify().unwrap();
+    drop(db);
+    // Writable, on a copy: recovery and a new commit work on the old format.
+    let tmp = crate::common::tempdir();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
+    }
+    let db = Database::open(tmp.path()).unwrap();
+    check(&db);
+    let mut b = WriteBatch::new();
+    b.ensure_node("delta");
+    db.commit(b).unwrap();
+    db.compact().unwrap();
+    assert_eq!(db.snapshot().node_count(), 4);
+}

@@ -245,13 +245,28 @@ def write(result: dict, out_dir: str, name: str) -> str:
 
 
 def merge(results: list[dict]) -> dict:
-    """Datasets of several runs in one result (a later run's dataset replaces an earlier's)."""
-    out = dict(results[0])
+    """Several runs in one result. A later run's systems replace an earlier run's in the same
+    dataset (e.g. hopgraph re-measured after an engine change); a replaced hopgraph must give
+    the same hop count for every pair, so that the peers' agreement counts still hold."""
+    import copy
+
+    out = copy.deepcopy(results[0])
     out["datasets"] = {}
     out["commands"] = []
     for r in results:
-        out["datasets"].update(r["datasets"])
-        out["commands"].append(f"`{r['command']}` ({r['date']}: {', '.join(r['datasets'])})")
+        for ds, entry in r["datasets"].items():
+            have = out["datasets"].setdefault(ds, {"meta": entry["meta"], "systems": {}})
+            for name, sres in entry["systems"].items():
+                old = have["systems"].get(name)
+                if name == "hopgraph" and old is not None:
+                    for q, qr in sres.get("queries", {}).items():
+                        if qr.get("hops") != old.get("queries", {}).get(q, {}).get("hops"):
+                            raise SystemExit(f"{ds} {q}: the hopgraph runs disagree on hop counts")
+                have["systems"][name] = sres
+        out["commands"].append(f"`{r['command']}` ({r['date']}, hopgraph "
+                               f"{r['versions'].get('hopgraph_commit', '?')}: "
+                               + "; ".join(f"{ds}: {', '.join(e['systems'])}" for ds, e in r["datasets"].items())
+                               + ")")
     out["date"] = " / ".join(dict.fromkeys(r["date"] for r in results))
     return out
 

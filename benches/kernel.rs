@@ -25,6 +25,9 @@
 //! (`HOPGRAPH_BENCH_NODES`, default 1,000,000) for the agent-memory family of `gen_graph.py`
 //! (time-ordered nodes, 1 + Poisson(3) out-edges each to older nodes: recent with p 0.6
 //! (geometric look-back, mean 32), preferential attachment p 0.3, uniform p 0.1).
+//! `HOPGRAPH_BENCH_TSV=PREFIX.edges.tsv` loads a `gen_graph.py kron` output instead (integer
+//! ids), so that the very graph another system (e.g. GAP's `bfs` on `PREFIX.el`) ran on is
+//! measured here.
 
 #![allow(clippy::expect_used, reason = "a bench aborts on setup failure")]
 
@@ -86,6 +89,30 @@ fn memory_graph(n: u64, rng: &mut SplitMix64) -> (u32, Vec<(u32, u32, u16)>) {
         }
     }
     (n as u32, out)
+}
+
+/// A `gen_graph.py kron` edge list: `source<TAB>target<TAB>type` with integer ids.
+fn read_tsv(path: &str) -> (u32, Vec<(u32, u32, u16)>) {
+    let text = std::fs::read_to_string(path).expect("readable TSV");
+    let mut edges = Vec::new();
+    let mut n = 0u32;
+    for line in text.lines() {
+        let mut f = line.split('\t');
+        let (Some(s), Some(t), Some(ty)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        let (s, t): (u32, u32) = (
+            s.parse().expect("integer id"),
+            t.parse().expect("integer id"),
+        );
+        let ty = TYPE_NAMES
+            .iter()
+            .position(|x| *x == ty)
+            .expect("known type") as u16;
+        n = n.max(s + 1).max(t + 1);
+        edges.push((s, t, ty));
+    }
+    (n, edges)
 }
 
 fn pick_type(rng: &mut SplitMix64) -> u16 {
@@ -411,7 +438,9 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let mut rng = SplitMix64(SEED);
-    let (name, (n, edges)) = if std::env::var("HOPGRAPH_BENCH_GRAPH").as_deref() == Ok("memory") {
+    let (name, (n, edges)) = if let Ok(path) = std::env::var("HOPGRAPH_BENCH_TSV") {
+        (path.clone(), read_tsv(&path))
+    } else if std::env::var("HOPGRAPH_BENCH_GRAPH").as_deref() == Ok("memory") {
         let nodes = env_u64("HOPGRAPH_BENCH_NODES").unwrap_or(1_000_000);
         (format!("memory{nodes}"), memory_graph(nodes, &mut rng))
     } else {

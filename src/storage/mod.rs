@@ -1,6 +1,6 @@
 //! The only layer that touches `std::fs` and memmap2.
 //!
-//! - [`fs`]: atomic file replacement, directory fsync and the one `unsafe` mmap call.
+//! - [`fs`]: atomic file replacement, directory fsync and the `unsafe` mmap call.
 //! - [`wal`]: appending to and scanning a write-ahead log file.
 //! - [`segment_file`]: writing a segment file and mapping it read-only.
 //! - [`lock`]: the inter-process writer lock.

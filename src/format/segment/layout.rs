@@ -1,0 +1,381 @@
+//! The structurally validated view of a segment: where each section is, and the checks
+//! that run at open.
+
+use std::ops::Range;
+
+use super::{
+    FOOTER_LEN, HEADER_LEN, REQUIRED, SECTIONS_MAX, SEGMENT_END_MAGIC, SEGMENT_MAGIC, SectionKind,
+    Summary, TABLE_ENTRY_LEN,
+};
+use crate::format::codec::{ByteReader, DecodeError};
+use crate::graph::limits;
+
+/// One entry of the section table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SectionEntry {
+    /// Byte range in the file.
+    pub range: Range<usize>,
+    /// Checksum of the bytes.
+    pub crc: u32,
+}
+
+/// A structurally validated segment: where each section is, plus the decoded summary.
+#[derive(Clone, Debug)]
+pub struct SegmentLayout {
+    /// Format version.
+    pub version: u32,
+    /// Owning database.
+    pub db_id: u128,
+    /// Segment id from the footer.
+    pub segment_id: u64,
+    /// LSN covered.
+    pub lsn: u64,
+    /// Decoded summary.
+    pub summary: Summary,
+    sections: Vec<Option<SectionEntry>>,
+    pub(super) table_offset: usize,
+}
+
+impl SegmentLayout {
+    /// Validates the structure of a whole segment file held in `bytes`. Cost: O(sections +
+    /// node_bound) (CSR offsets are checked to be monotone and within bounds), no per-edge
+    /// work. The version is returned as found for the caller to compare.
+    pub fn parse(bytes: &[u8]) -> Result<SegmentLayout, DecodeError> {
+        if bytes.len() < HEADER_LEN + FOOTER_LEN {
+            return Err(DecodeError::new(
+                0,
+                format!("file is {} bytes, too short for a segment", bytes.len()),
+            ));
+        }
+        let mut h = ByteReader::new(&bytes[..HEADER_LEN]);
+        if h.take(8, "magic")? != SEGMENT_MAGIC {
+            return Err(DecodeError::new(0, "not a hopgraph segment (bad magic)"));
+        }
+        let version = h.u32("version")?;
+        let _flags = h.u32("flags")?;
+        let db_id = h.u128("db id")?;
+        let foot_at = bytes.len() - FOOTER_LEN;
+        let mut f = ByteReader::new(&bytes[foot_at..]);
+        let segment_id = f.u64("segment id")?;
+        let lsn = f.u64("lsn")?;
+        let table_offset = f.u64("table offset")?;
+        let file_len = f.u64("file length")?;
+        let count = f.u32("section count")? as usize;
+        let crc = f.u32("footer crc")?;
+        if f.take(8, "end magic")? != SEGMENT_END_MAGIC {
+            return Err(DecodeError::new(
+                bytes.len() - 8,
+                "segment end magic missing (truncated file?)",
+            ));
+        }
+        if file_len != bytes.len() as u64 {
+            return Err(DecodeError::new(
+                foot_at + 24,
+                format!("footer says {file_len} bytes, file has {}", bytes.len()),
+            ));
+        }
+        let table_len = count
+            .checked_mul(TABLE_ENTRY_LEN)
+            .filter(|_| count <= SECTIONS_MAX);
+        let table_range = table_len
+            .and_then(|l| {
+                usize::try_from(table_offset)
+                    .ok()
+                    .map(|o| o..o.saturating_add(l))
+            })
+            .filter(|r| r.start >= HEADER_LEN && r.end == foot_at);
+        let Some(table_range) = table_range else {
+            return Err(DecodeError::new(
+                foot_at + 16,
+                "section table bounds are invalid",
+            ));
+        };
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&bytes[..HEADER_LEN]);
+        hasher.update(&bytes[table_range.clone()]);
+        hasher.update(&bytes[foot_at..foot_at + 36]);
+        if hasher.finalize() != crc {
+            return Err(DecodeError::new(
+                foot_at + 36,
+                "segment header/table checksum mismatch",
+            ));
+        }
+        let mut sections: Vec<Option<SectionEntry>> = vec![None; SectionKind::ALL.len() + 1];
+        let mut t = ByteReader::new(&bytes[table_range.clone()]);
+        for i in 0..count {
+            let at = table_range.start + i * TABLE_ENTRY_LEN;
+            let code = t.u32("section kind")?;
+            let _flags = t.u32("section flags")?;
+            let offset = t.u64("section offset")?;
+            let len = t.u64("section length")?;
+            let crc = t.u32("section crc")?;
+            let _reserved = t.u32("reserved")?;
+            let Some(kind) = SectionKind::from_code(code) else {
+                return Err(DecodeError::new(at, format!("unknown section kind {code}")));
+            };
+            let end = offset.checked_add(len).filter(|&e| e <= table_offset);
+            let (Some(end), true) = (end, offset >= HEADER_LEN as u64 && offset % 8 == 0) else {
+                return Err(DecodeError::new(
+                    at,
+                    format!("section {kind:?} at {offset}+{len} is out of bounds or misaligned"),
+                ));
+            };
+            if len % kind.elem_size() as u64 != 0 {
+                return Err(DecodeError::new(
+                    at,
+                    format!("section {kind:?} length {len} is not a whole number of elements"),
+                ));
+            }
+            let slot = &mut sections[code as usize];
+            if slot.is_some() {
+                return Err(DecodeError::new(
+                    at,
+                    format!("section {kind:?} appears twice"),
+                ));
+            }
+            // Both bounds are <= table_offset <= bytes.len(), so they fit in usize.
+            let (Ok(start), Ok(end)) = (usize::try_from(offset), usize::try_from(end)) else {
+                return Err(DecodeError::new(
+                    at,
+                    format!("section {kind:?} offset overflows"),
+                ));
+            };
+            *slot = Some(SectionEntry {
+                range: start..end,
+                crc,
+            });
+        }
+        for kind in REQUIRED {
+            if sections[*kind as usize].is_none() {
+                return Err(DecodeError::new(
+                    table_range.start,
+                    format!("required section {kind:?} is missing"),
+                ));
+            }
+        }
+        let summary_range = sections[SectionKind::Summary as usize]
+            .as_ref()
+            .map(|e| e.range.clone())
+            .unwrap_or(0..0);
+        // The summary is decoded at open and trusted by replay, so its bytes are checked.
+        let summary_bytes = &bytes[summary_range.clone()];
+        let summary_crc = sections[SectionKind::Summary as usize]
+            .as_ref()
+            .map(|e| e.crc);
+        if summary_crc != Some(crc32fast::hash(summary_bytes)) {
+            return Err(DecodeError::new(
+                summary_range.start,
+                "summary section checksum mismatch",
+            ));
+        }
+        let summary = Summary::decode(summary_bytes)
+            .map_err(|e| DecodeError::new(summary_range.start + e.offset, e.what))?;
+        let layout = SegmentLayout {
+            version,
+            db_id,
+            segment_id,
+            lsn,
+            summary,
+            sections,
+            table_offset: table_range.start,
+        };
+        let mut ranges = layout.sorted_ranges();
+        ranges.dedup();
+        if ranges.windows(2).any(|w| w[0].end > w[1].start) {
+            return Err(DecodeError::new(table_range.start, "sections overlap"));
+        }
+        layout.check_shapes(bytes)?;
+        Ok(layout)
+    }
+
+    pub(super) fn err_at(&self, kind: SectionKind, what: String) -> DecodeError {
+        DecodeError::new(self.entry(kind).map(|e| e.range.start).unwrap_or(0), what)
+    }
+
+    fn check_shapes(&self, bytes: &[u8]) -> Result<(), DecodeError> {
+        use SectionKind as K;
+        let s = &self.summary;
+        let rows = usize::try_from(s.edge_rows)
+            .map_err(|_| self.err_at(K::Summary, "edge rows overflow".into()))?;
+        if s.edge_rows > limits::SEGMENT_EDGES_MAX {
+            return Err(self.err_at(
+                K::Summary,
+                format!("{rows} edge rows exceed the segment limit"),
+            ));
+        }
+        let nodes = s.node_bound as usize + 1;
+        let recs = usize::try_from(s.node_records)
+            .map_err(|_| self.err_at(K::Summary, "record count overflow".into()))?;
+        let mut expect = vec![
+            (K::OutOffsets, nodes),
+            (K::InOffsets, nodes),
+            (K::OutNeighbors, rows),
+            (K::OutTypes, rows),
+            (K::OutEdgePos, rows),
+            (K::InNeighbors, rows),
+            (K::InTypes, rows),
+            (K::InEdgePos, rows),
+            (K::EdgeSources, rows),
+            (K::EdgeTargets, rows),
+            (K::EdgeTypes, rows),
+            (K::NodeIds, recs),
+            (K::KeyOrder, recs),
+            (K::NodeOffsets, recs + 1),
+        ];
+        for (kind, present) in [
+            (K::EdgeIds, s.dense_edge_base.is_none()),
+            (K::EdgeCreated, s.uniform_created_at.is_none()),
+        ] {
+            if present {
+                expect.push((kind, rows));
+            } else if self.entry(kind).is_some() {
+                return Err(self.err_at(
+                    kind,
+                    format!("{kind:?} present although the summary elides it"),
+                ));
+            }
+        }
+        if self.entry(K::EdgeWeights).is_some() {
+            expect.push((K::EdgeWeights, rows));
+        }
+        if self.entry(K::EdgePropsOffsets).is_some() {
+            expect.push((K::EdgePropsOffsets, rows + 1));
+        }
+        for (kind, n) in expect {
+            let len = self.entry(kind).map(|e| e.range.len() / kind.elem_size());
+            if len != Some(n) {
+                return Err(
+                    self.err_at(kind, format!("{kind:?} has {len:?} elements, expected {n}"))
+                );
+            }
+        }
+        if let Some(base) = s.dense_edge_base
+            && base
+                .checked_add(s.edge_rows)
+                .is_none_or(|end| end > s.next_edge_id)
+        {
+            return Err(self.err_at(
+                K::Summary,
+                format!(
+                    "dense edge ids {base}+{} pass next_edge_id {}",
+                    s.edge_rows, s.next_edge_id
+                ),
+            ));
+        }
+        for (kind, total) in [(K::OutOffsets, rows as u64), (K::InOffsets, rows as u64)] {
+            let offs = self.u32s(bytes, kind);
+            if offs.first() != Some(&0)
+                || offs.last().map(|&x| u64::from(x)) != Some(total)
+                || offs.windows(2).any(|w| w[0] > w[1])
+            {
+                return Err(
+                    self.err_at(kind, format!("{kind:?} is not monotone from 0 to {total}"))
+                );
+            }
+        }
+        let blob_len = self
+            .entry(K::NodeBlob)
+            .map(|e| e.range.len() as u64)
+            .unwrap_or(0);
+        let offs = self.u64s(bytes, K::NodeOffsets);
+        if offs.first() != Some(&0)
+            || offs.last() != Some(&blob_len)
+            || offs.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(self.err_at(
+                K::NodeOffsets,
+                "node record offsets are not monotone within the blob".into(),
+            ));
+        }
+        if self.entry(K::EdgePropsOffsets).is_some() {
+            let blob_len = self
+                .entry(K::EdgePropsBlob)
+                .map(|e| e.range.len() as u64)
+                .unwrap_or(0);
+            let offs = self.u64s(bytes, K::EdgePropsOffsets);
+            if offs.first() != Some(&0)
+                || offs.last() != Some(&blob_len)
+                || offs.windows(2).any(|w| w[0] > w[1])
+            {
+                return Err(self.err_at(
+                    K::EdgePropsOffsets,
+                    "edge props offsets are not monotone within the blob".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn sorted_ranges(&self) -> Vec<Range<usize>> {
+        let mut r: Vec<Range<usize>> = self
+            .sections
+            .iter()
+            .flatten()
+            .map(|e| e.range.clone())
+            .collect();
+        r.sort_by_key(|x| (x.start, x.end));
+        r
+    }
+
+    /// Where a section is, if present.
+    pub fn entry(&self, kind: SectionKind) -> Option<&SectionEntry> {
+        self.sections.get(kind as usize).and_then(|e| e.as_ref())
+    }
+
+    /// A section's raw bytes (empty when absent).
+    pub fn bytes<'a>(&self, bytes: &'a [u8], kind: SectionKind) -> &'a [u8] {
+        self.entry(kind)
+            .and_then(|e| bytes.get(e.range.clone()))
+            .unwrap_or(&[])
+    }
+
+    /// A `u32` array section (empty when absent). `parse` checked length and alignment, so
+    /// the checked cast succeeds for the bytes it validated.
+    pub fn u32s<'a>(&self, bytes: &'a [u8], kind: SectionKind) -> &'a [u32] {
+        bytemuck::try_cast_slice(self.bytes(bytes, kind)).unwrap_or(&[])
+    }
+
+    /// A `u16` array section (empty when absent).
+    pub fn u16s<'a>(&self, bytes: &'a [u8], kind: SectionKind) -> &'a [u16] {
+        bytemuck::try_cast_slice(self.bytes(bytes, kind)).unwrap_or(&[])
+    }
+
+    /// A `u64` array section (empty when absent).
+    pub fn u64s<'a>(&self, bytes: &'a [u8], kind: SectionKind) -> &'a [u64] {
+        bytemuck::try_cast_slice(self.bytes(bytes, kind)).unwrap_or(&[])
+    }
+
+    /// An `f32` array section (empty when absent).
+    pub fn f32s<'a>(&self, bytes: &'a [u8], kind: SectionKind) -> &'a [f32] {
+        bytemuck::try_cast_slice(self.bytes(bytes, kind)).unwrap_or(&[])
+    }
+
+    /// Checks one section's crc (a no-op for an absent section).
+    ///
+    /// # Errors
+    /// The section's offset when its bytes do not match.
+    pub fn verify_section(&self, bytes: &[u8], kind: SectionKind) -> Result<(), DecodeError> {
+        match self.entry(kind) {
+            Some(e) if crc32fast::hash(bytes.get(e.range.clone()).unwrap_or(&[])) != e.crc => Err(
+                DecodeError::new(e.range.start, format!("section {kind:?} checksum mismatch")),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks every section's crc. Cost: O(file size).
+    pub fn verify_checksums(&self, bytes: &[u8]) -> Result<(), DecodeError> {
+        for kind in SectionKind::ALL {
+            if let Some(e) = self.entry(*kind) {
+                let data = bytes.get(e.range.clone()).unwrap_or(&[]);
+                if crc32fast::hash(data) != e.crc {
+                    return Err(DecodeError::new(
+                        e.range.start,
+                        format!("section {kind:?} checksum mismatch"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,221 @@
+//! Full content verification of a segment (`verify()`, `hopgraph check`): O(file size).
+
+use super::{HEADER_LEN, SectionKind, SegmentLayout, decode_type_bitmaps};
+use crate::format::codec::{ByteReader, DecodeError};
+use crate::graph::limits;
+
+impl SegmentLayout {
+    /// Decodes the node-tombstone section.
+    pub fn node_tombstones(&self, bytes: &[u8]) -> Result<roaring::RoaringBitmap, DecodeError> {
+        let e = self.bytes(bytes, SectionKind::NodeTombstones);
+        roaring::RoaringBitmap::deserialize_from(e).map_err(|err| {
+            self.err_at(
+                SectionKind::NodeTombstones,
+                format!("node tombstones: {err}"),
+            )
+        })
+    }
+
+    /// Decodes the edge-tombstone section.
+    pub fn edge_tombstones(&self, bytes: &[u8]) -> Result<roaring::RoaringTreemap, DecodeError> {
+        let e = self.bytes(bytes, SectionKind::EdgeTombstones);
+        roaring::RoaringTreemap::deserialize_from(e).map_err(|err| {
+            self.err_at(
+                SectionKind::EdgeTombstones,
+                format!("edge tombstones: {err}"),
+            )
+        })
+    }
+
+    /// Decodes the type-bitmap section.
+    pub fn type_bitmaps(
+        &self,
+        bytes: &[u8],
+    ) -> Result<Vec<(u8, u16, roaring::RoaringBitmap)>, DecodeError> {
+        decode_type_bitmaps(self.bytes(bytes, SectionKind::TypeBitmaps)).map_err(|e| {
+            DecodeError::new(
+                self.entry(SectionKind::TypeBitmaps)
+                    .map(|x| x.range.start)
+                    .unwrap_or(0)
+                    + e.offset,
+                e.what,
+            )
+        })
+    }
+
+    /// Deep content checks: every id in bounds, CSR runs sorted, both CSRs consistent with
+    /// the edge columns (each row appears exactly once per direction), node records decode
+    /// and the key order is sorted. Cost: O(file size).
+    pub fn verify_contents(&self, bytes: &[u8]) -> Result<(), DecodeError> {
+        use SectionKind as K;
+        // Alignment padding between sections (and before the table) is zero.
+        let mut at = HEADER_LEN;
+        for r in self
+            .sorted_ranges()
+            .into_iter()
+            .chain(std::iter::once(self.table_offset..self.table_offset))
+        {
+            if bytes
+                .get(at..r.start)
+                .is_some_and(|gap| gap.iter().any(|&b| b != 0))
+            {
+                return Err(DecodeError::new(at, "non-zero padding between sections"));
+            }
+            at = at.max(r.end);
+        }
+        let s = &self.summary;
+        let bound = s.node_bound;
+        let ntypes = s.types.len();
+        let sources = self.u32s(bytes, K::EdgeSources);
+        let targets = self.u32s(bytes, K::EdgeTargets);
+        let etypes = self.u16s(bytes, K::EdgeTypes);
+        let rows = sources.len();
+        for r in 0..rows {
+            if sources[r] >= bound || targets[r] >= bound || etypes[r] as usize >= ntypes {
+                return Err(self.err_at(
+                    K::EdgeSources,
+                    format!("edge row {r} has an id out of range"),
+                ));
+            }
+        }
+        let ids = self.u64s(bytes, K::EdgeIds);
+        if ids.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(self.err_at(K::EdgeIds, "edge ids are not increasing".into()));
+        }
+        if let Some(last) = ids.last().copied().or(s
+            .dense_edge_base
+            .and_then(|b| b.checked_add(rows as u64))
+            .filter(|_| rows > 0)
+            .map(|e| e - 1))
+            && last >= s.next_edge_id
+        {
+            return Err(self.err_at(K::Summary, "an edge id is not below next_edge_id".into()));
+        }
+        for (offs, nbrs, types, pos, own_is_source) in [
+            (
+                K::OutOffsets,
+                K::OutNeighbors,
+                K::OutTypes,
+                K::OutEdgePos,
+                true,
+            ),
+            (
+                K::InOffsets,
+                K::InNeighbors,
+                K::InTypes,
+                K::InEdgePos,
+                false,
+            ),
+        ] {
+            let o = self.u32s(bytes, offs);
+            let n = self.u32s(bytes, nbrs);
+            let t = self.u16s(bytes, types);
+            let p = self.u32s(bytes, pos);
+            let mut seen = vec![false; rows];
+            for node in 0..bound {
+                let at = node as usize;
+                let run = o[at] as usize..o[at + 1] as usize;
+                for i in run.clone() {
+                    let row = p[i] as usize;
+                    let ok_row = row < rows && !std::mem::replace(&mut seen[row], true);
+                    let (own, other) = if own_is_source {
+                        (sources.get(row), targets.get(row))
+                    } else {
+                        (targets.get(row), sources.get(row))
+                    };
+                    if !ok_row
+                        || own != Some(&node)
+                        || other != Some(&n[i])
+                        || etypes.get(row) != Some(&t[i])
+                    {
+                        return Err(self.err_at(
+                            nbrs,
+                            format!("{nbrs:?} entry {i} disagrees with the edge columns"),
+                        ));
+                    }
+                    if i > run.start && (t[i - 1], n[i - 1]) > (t[i], n[i]) {
+                        return Err(self.err_at(
+                            nbrs,
+                            format!(
+                                "{nbrs:?} run of node {node} is not sorted by (type, neighbour)"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        let node_ids = self.u32s(bytes, K::NodeIds);
+        if node_ids.windows(2).any(|w| w[0] >= w[1]) || node_ids.last().is_some_and(|&x| x >= bound)
+        {
+            return Err(self.err_at(
+                K::NodeIds,
+                "node ids are not increasing below node_bound".into(),
+            ));
+        }
+        let offs = self.u64s(bytes, K::NodeOffsets);
+        let blob = self.bytes(bytes, K::NodeBlob);
+        let mut keys: Vec<&[u8]> = Vec::with_capacity(node_ids.len());
+        for (i, id) in node_ids.iter().enumerate() {
+            // parse() checked the offsets are monotone and end at the blob length.
+            let rec = usize::try_from(offs[i])
+                .ok()
+                .zip(usize::try_from(offs[i + 1]).ok())
+                .and_then(|(a, z)| blob.get(a..z))
+                .ok_or_else(|| {
+                    self.err_at(K::NodeOffsets, format!("node record {i} is out of bounds"))
+                })?;
+            let mut rd = ByteReader::new(rec);
+            crate::format::record::decode_node(&mut rd, crate::graph::NodeId(*id))
+                .map_err(|e| self.err_at(K::NodeBlob, format!("node record {i}: {}", e.what)))?;
+            let mut kr = ByteReader::new(rec);
+            keys.push(
+                kr.bytes(limits::NODE_KEY_BYTES_MAX, "key")
+                    .map_err(|e| self.err_at(K::NodeBlob, e.what))?,
+            );
+        }
+        let order = self.u32s(bytes, K::KeyOrder);
+        let mut seen = vec![false; order.len()];
+        for (j, &k) in order.iter().enumerate() {
+            let k = k as usize;
+            if k >= keys.len() || std::mem::replace(&mut seen[k], true) {
+                return Err(self.err_at(K::KeyOrder, "key order is not a permutation".into()));
+            }
+            if j > 0 && keys[order[j - 1] as usize] >= keys[k] {
+                return Err(self.err_at(K::KeyOrder, "keys are not strictly increasing".into()));
+            }
+        }
+        self.node_tombstones(bytes)?;
+        self.edge_tombstones(bytes)?;
+        for (_, t, _) in self.type_bitmaps(bytes)? {
+            if t as usize >= ntypes {
+                return Err(self.err_at(K::TypeBitmaps, format!("bitmap for unknown type {t}")));
+            }
+        }
+        if self.entry(K::EdgePropsOffsets).is_some() {
+            let offs = self.u64s(bytes, K::EdgePropsOffsets);
+            let blob = self.bytes(bytes, K::EdgePropsBlob);
+            for r in 0..rows {
+                let bytes = usize::try_from(offs[r])
+                    .ok()
+                    .zip(usize::try_from(offs[r + 1]).ok())
+                    .and_then(|(a, z)| blob.get(a..z))
+                    .ok_or_else(|| {
+                        self.err_at(
+                            K::EdgePropsOffsets,
+                            format!("edge row {r} props are out of bounds"),
+                        )
+                    })?;
+                let text = std::str::from_utf8(bytes).map_err(|_| {
+                    self.err_at(
+                        K::EdgePropsBlob,
+                        format!("edge row {r} props are not UTF-8"),
+                    )
+                })?;
+                crate::format::record::decode_edge_props(text).map_err(|e| {
+                    self.err_at(K::EdgePropsBlob, format!("edge row {r}: {}", e.what))
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -289,6 +289,29 @@ impl<'a> SegView<'a> {
         run.start + lo..run.start + hi
     }
 
+    /// The sub-run of `run` holding the type of its first entry (runs are sorted by type);
+    /// empty for an empty or out-of-bounds run.
+    #[inline]
+    pub fn first_type_run(&self, run: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        match self.types.get(run.clone()) {
+            Some(types) if !types.is_empty() => {
+                let t = types[0];
+                run.start..run.start + types.partition_point(|&x| x <= t)
+            }
+            _ => run.start..run.start,
+        }
+    }
+
+    /// The entries of `run` (a sub-run of one type, sorted by neighbour) whose neighbour is
+    /// `n`.
+    #[inline]
+    pub fn neighbor_run(&self, run: std::ops::Range<usize>, n: u32) -> std::ops::Range<usize> {
+        let nbrs = self.neighbors.get(run.clone()).unwrap_or(&[]);
+        let lo = nbrs.partition_point(|&x| x < n);
+        let hi = lo + nbrs[lo..].partition_point(|&x| x <= n);
+        run.start + lo..run.start + hi
+    }
+
     /// Neighbour ids.
     #[inline]
     pub fn neighbors(&self) -> &'a [u32] {

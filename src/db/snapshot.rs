@@ -219,4 +219,18 @@ impl Adjacency for Snapshot {
     fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {
         Some(self.state.nodes_with_edges(dir, types))
     }
+
+    #[inline]
+    fn edges_between<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
+        self.state.edges_between(node, neighbor, dir, types, f)
+    }
+
+    const INDEXED_EDGES_BETWEEN: bool = true;
 }

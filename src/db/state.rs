@@ -405,6 +405,88 @@ impl State {
         ControlFlow::Continue(())
     }
 
+    /// Calls `f` for every live edge at `node` in `dir` whose type passes `types` and whose
+    /// other end is `neighbor`: the edges [`State::for_each_edge`] yields with that
+    /// neighbour, found by a binary search per type run and segment (runs are sorted by
+    /// type, then neighbour) plus a scan of the shorter of the two delta lists (`node`'s in
+    /// `dir`, `neighbor`'s in the other direction; `apply` keeps them in step).
+    pub fn edges_between<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
+        let bound = self.node_bound;
+        if neighbor.0 >= bound {
+            return;
+        }
+        let check_dead =
+            !self.segs.edge_tombstones.is_empty() || !self.delta.deleted_edges.is_empty();
+        for s in &self.segs.segments {
+            let v = s.view(dir);
+            let run = v.run(node);
+            if run.is_empty() {
+                continue;
+            }
+            let mut emit = |type_run: std::ops::Range<usize>| {
+                for (n, t, edge) in v.entries(v.neighbor_run(type_run, neighbor.0)) {
+                    if n != neighbor.0 || (check_dead && !self.segment_edge_live(edge.0)) {
+                        continue;
+                    }
+                    f(EdgeRef {
+                        neighbor,
+                        edge,
+                        edge_type: TypeId(t),
+                    });
+                }
+            };
+            match types {
+                TypeFilter::All => {
+                    let mut rest = run;
+                    while !rest.is_empty() {
+                        let type_run = v.first_type_run(rest.clone());
+                        if type_run.is_empty() {
+                            break;
+                        }
+                        rest.start = type_run.end;
+                        emit(type_run);
+                    }
+                }
+                TypeFilter::Only(list) => {
+                    for t in list {
+                        emit(v.type_run(run.clone(), *t));
+                    }
+                }
+            }
+        }
+        let (fwd, rev) = (
+            &self.delta.adj[dir.index()],
+            &self.delta.adj[1 - dir.index()],
+        );
+        if fwd.is_empty() {
+            return;
+        }
+        let (Some(mine), Some(theirs)) = (fwd.get(&node.0), rev.get(&neighbor.0)) else {
+            return;
+        };
+        let (list, other_end) = if mine.len() <= theirs.len() {
+            (mine, neighbor.0)
+        } else {
+            (theirs, node.0)
+        };
+        for e in list {
+            if e.neighbor == other_end && types.allows(TypeId(e.edge_type)) {
+                f(EdgeRef {
+                    neighbor,
+                    edge: EdgeId(e.edge),
+                    edge_type: TypeId(e.edge_type),
+                });
+            }
+        }
+    }
+
     /// Stored edges at `node` in `dir` (tombstoned ones included): a cheap upper bound.
     #[inline]
     pub fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {

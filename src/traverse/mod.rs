@@ -125,6 +125,35 @@ pub trait Adjacency {
         });
         flow
     }
+
+    /// Calls `f` for every live edge at `node` in physical direction `dir` whose type passes
+    /// `types` and whose other end is `neighbor`: the same edges, as
+    /// [`for_each_edge`](Adjacency::for_each_edge) yields with `neighbor == neighbor`, in an
+    /// unspecified order.
+    ///
+    /// The default implementation scans `for_each_edge` and filters. Graphs that keep each
+    /// node's edges sorted by neighbour should override it with a search (and set
+    /// [`INDEXED_EDGES_BETWEEN`](Adjacency::INDEXED_EDGES_BETWEEN)): the path search then
+    /// tests a few node pairs for adjacency instead of scanning a hub's whole edge list.
+    fn edges_between<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
+        self.for_each_edge(node, dir, types, |e| {
+            if e.neighbor == neighbor {
+                f(e);
+            }
+        });
+    }
+
+    /// Whether [`edges_between`](Adjacency::edges_between) costs about a binary search per
+    /// type run (true) rather than a scan of the node's edges (the default, false). Kernels
+    /// use it only to choose between equivalent strategies; answers never depend on it.
+    const INDEXED_EDGES_BETWEEN: bool = false;
 }
 
 /// An `Adjacency` held by reference is an `Adjacency` too.
@@ -156,4 +185,15 @@ impl<A: Adjacency> Adjacency for &A {
     ) -> ControlFlow<()> {
         (**self).try_for_each_edge(node, dir, types, f)
     }
+    fn edges_between<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
+        (**self).edges_between(node, neighbor, dir, types, f)
+    }
+    const INDEXED_EDGES_BETWEEN: bool = A::INDEXED_EDGES_BETWEEN;
 }

@@ -24,6 +24,22 @@
 //!    meeting `NodeId`. The path is the forward side's parent chain from `from` to the
 //!    meeting node followed by the backward side's chain to `to`.
 //!
+//! # Probing the meeting level
+//!
+//! In the level where the two sides first meet, every meeting candidate has the same total
+//! length (an edge from the expanding frontier into the other side's interior would have
+//! produced an earlier meeting), and the candidates are exactly the nodes of the other
+//! side's frontier joined to the expanding frontier by an allowed edge. So before scanning
+//! a level whose degree sum dwarfs |frontier| · |other frontier| adjacency tests, and only
+//! when the graph answers [`Adjacency::edges_between`] by search
+//! ([`Adjacency::INDEXED_EDGES_BETWEEN`]), the search first tests those pairs. If some pair
+//! is joined, the meeting node is the least such node of the other frontier and its parent
+//! the least node of this frontier joined to it — exactly what the full level would pick
+//! under rule 1 and 2 — and the level is not scanned; otherwise the level is expanded as
+//! usual. Answers are the same either way; a probe that finds the meeting visits only the
+//! meeting node, so it can answer where the full level would have run out of budget (never
+//! the reverse).
+//!
 //! The side that gets expanded depends only on degree estimates, so answers are stable for
 //! a given graph value. [`all_shortest_paths`](super::all_shortest_paths) orders paths lexicographically by their hop
 //! sequence, each hop compared by (next `NodeId`, `TypeId`, `EdgeId`, forward first).
@@ -123,6 +139,120 @@ pub(crate) fn side_dirs(direction: Direction) -> [&'static [EdgeDir]; 2] {
 }
 const FORWARD_ON_OUT: [bool; 2] = [true, false];
 
+/// Whether the search tests frontier pairs for adjacency before expanding a level (see
+/// "Probing the meeting level" in the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Probe {
+    /// Never: every level is expanded in full, so the meeting level's state (both sides'
+    /// frontiers and marks) is complete. [`all_shortest_paths`](super::all_shortest_paths)
+    /// needs that.
+    Off,
+    /// When the graph's look-ups are indexed and the pairs are far cheaper than the level.
+    Auto,
+    /// Before every level (tests: exercises the probe on small graphs).
+    #[cfg(test)]
+    Always,
+}
+
+/// Factor by which the estimated probe cost must stay below the level's degree sum (a
+/// fruitless probe then costs at most about as much as the level it precedes).
+const PROBE_MARGIN: u64 = 1;
+/// Type runs assumed per node and direction when every type is allowed.
+const PROBE_TYPES_ALL: u64 = 4;
+
+/// Whether to probe before expanding a frontier of `f_len` nodes (degree sum `cost`) against
+/// an opposite frontier of `b_len` nodes: each of the `f_len · b_len · dirs` look-ups costs
+/// about a binary search per allowed type run.
+fn probe_pays<G: Adjacency>(
+    probe: Probe,
+    f_len: usize,
+    b_len: usize,
+    dirs: usize,
+    types: &TypeFilter,
+    cost: u64,
+) -> bool {
+    match probe {
+        Probe::Off => false,
+        #[cfg(test)]
+        Probe::Always => true,
+        Probe::Auto => {
+            if !G::INDEXED_EDGES_BETWEEN {
+                return false;
+            }
+            let type_runs = match types {
+                TypeFilter::All => PROBE_TYPES_ALL,
+                TypeFilter::Only(list) => list.len() as u64,
+            };
+            let search = u64::from(64 - cost.leading_zeros()) + 1;
+            let pairs = (f_len as u64)
+                .saturating_mul(b_len as u64)
+                .saturating_mul(dirs as u64);
+            pairs
+                .saturating_mul(type_runs.max(1))
+                .saturating_mul(search)
+                .saturating_mul(PROBE_MARGIN)
+                <= cost
+        }
+    }
+}
+
+/// Tests every pair of `this.frontier` (depth `level`) and `other.frontier` for an allowed
+/// edge, in ascending (other node, this node) order, before `this` expands its level. On the
+/// first joined pair, marks the other-side node as reached by `this` at `level + 1` through
+/// the least joined node of `this.frontier` and returns it: the meeting node the full level
+/// would pick (see the module docs). Both frontiers end up sorted, which the expansion that
+/// follows a fruitless probe would do anyway.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn probe_meeting<G: Adjacency>(
+    graph: &G,
+    this: &mut Side,
+    other: &mut Side,
+    base: u32,
+    level: u32,
+    dirs: &[EdgeDir],
+    forward_on_out: bool,
+    types: &TypeFilter,
+    meter: &mut Meter,
+) -> Result<Option<NodeId>, Exhausted> {
+    if !meter.check_deadline() {
+        return Err(meter.exhausted());
+    }
+    this.frontier.sort_unstable();
+    other.frontier.sort_unstable();
+    let mut found: Option<(NodeId, Link)> = None;
+    'pairs: for &v in &other.frontier {
+        for &u in &this.frontier {
+            for &d in dirs {
+                let forward = (d == EdgeDir::Out) == forward_on_out;
+                graph.edges_between(u, v, d, types, |e| {
+                    if found.is_none() {
+                        let link = Link {
+                            parent: u,
+                            seed: this.link[u.index()].seed,
+                            edge: e.edge,
+                            edge_type: e.edge_type,
+                            forward,
+                        };
+                        found = Some((v, link));
+                    }
+                });
+                if found.is_some() {
+                    break 'pairs;
+                }
+            }
+        }
+    }
+    let Some((v, link)) = found else {
+        return Ok(None);
+    };
+    if !meter.visit() {
+        return Err(meter.exhausted());
+    }
+    this.reach(base, v, level + 1, link);
+    Ok(Some(v))
+}
+
 /// Runs the bidirectional search, leaving both sides' state in `scratch` for reconstruction.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bidirectional<G: Adjacency>(
@@ -134,6 +264,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
     types: &TypeFilter,
     max_hops: u32,
     meter: &mut Meter,
+    probe: Probe,
 ) -> Result<Option<Meet>, Exhausted> {
     let bound = graph.node_bound();
     if from.0 >= bound || to.0 >= bound {
@@ -179,6 +310,33 @@ pub(crate) fn bidirectional<G: Adjacency>(
         } else {
             (backward, forward)
         };
+        let o = 1 - s;
+        if probe_pays::<G>(
+            probe,
+            this.frontier.len(),
+            other.frontier.len(),
+            dirs[s].len(),
+            types,
+            cost[s],
+        ) && let Some(node) = probe_meeting(
+            graph,
+            this,
+            other,
+            base,
+            levels[s],
+            dirs[s],
+            FORWARD_ON_OUT[s],
+            types,
+            meter,
+        )? {
+            levels[s] += 1;
+            return Ok(Some(Meet {
+                node,
+                total: levels[s] + levels[o],
+                levels,
+                last: s,
+            }));
+        }
         expand_level(
             graph,
             this,
@@ -231,9 +389,9 @@ fn best_hop<G: Adjacency>(
     let mut best: Option<(TypeId, EdgeId, bool)> = None;
     for &d in side_dirs(direction)[s] {
         let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        graph.for_each_edge(parent, d, types, |e| {
+        graph.edges_between(parent, child, d, types, |e| {
             let cand = (e.edge_type, e.edge, !forward);
-            if e.neighbor == child && best.is_none_or(|b| cand < b) {
+            if best.is_none_or(|b| cand < b) {
                 best = Some(cand);
             }
         });
@@ -298,7 +456,35 @@ pub(crate) fn shortest_metered<G: Adjacency>(
     max_hops: u32,
     meter: &mut Meter,
 ) -> Result<Option<Path>, Exhausted> {
-    let meet = bidirectional(graph, scratch, from, to, direction, types, max_hops, meter)?;
+    shortest_probed(
+        graph,
+        scratch,
+        from,
+        to,
+        direction,
+        types,
+        max_hops,
+        meter,
+        Probe::Auto,
+    )
+}
+
+/// [`shortest_metered`] with an explicit probe policy (tests compare the policies).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn shortest_probed<G: Adjacency>(
+    graph: &G,
+    scratch: &mut Scratch,
+    from: NodeId,
+    to: NodeId,
+    direction: Direction,
+    types: &TypeFilter,
+    max_hops: u32,
+    meter: &mut Meter,
+    probe: Probe,
+) -> Result<Option<Path>, Exhausted> {
+    let meet = bidirectional(
+        graph, scratch, from, to, direction, types, max_hops, meter, probe,
+    )?;
     Ok(meet.map(|m| build_path(graph, scratch, direction, types, m.node)))
 }
 

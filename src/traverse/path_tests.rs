@@ -449,3 +449,193 @@ fn paths_on_a_larger_graph_match_oracle() {
         }
     }
 }
+
+/// Shortest path with an explicit probe policy and no budget limit.
+fn probed(
+    g: &impl Adjacency,
+    scratch: &mut Scratch,
+    from: NodeId,
+    to: NodeId,
+    dir: Direction,
+    types: &TypeFilter,
+    max_hops: u32,
+    probe: path::Probe,
+) -> Option<Path> {
+    let mut meter = budget::Meter::new(&Budget::unlimited());
+    path::shortest_probed(
+        g, scratch, from, to, dir, types, max_hops, &mut meter, probe,
+    )
+    .unwrap_or_else(|_| panic!("unlimited budget ran out"))
+}
+
+/// A random graph with a few hubs: each hub is joined (in a random direction, with a
+/// random type) to a random subset of the nodes, plus sparse random edges.
+fn arb_hub_graph() -> impl Strategy<Value = (u32, Vec<EdgeSpec>)> {
+    (2u32..40).prop_flat_map(|n| {
+        let hub = (0..n, any::<u64>(), any::<u64>(), any::<u64>());
+        let edge = (0..n, 0..n, 0u16..4);
+        (
+            Just(n),
+            proptest::collection::vec(hub, 0..4),
+            proptest::collection::vec(edge, 0..50),
+        )
+            .prop_map(|(n, hubs, es)| {
+                let mut edges: Vec<(u32, u32, u16)> = es;
+                for (h, members, outward, ty) in hubs {
+                    for v in 0..n {
+                        if members >> (v % 64) & 1 == 1 {
+                            let t = (ty >> (2 * (v % 32)) & 3) as u16;
+                            if outward >> (v % 64) & 1 == 1 {
+                                edges.push((h, v, t));
+                            } else {
+                                edges.push((v, h, t));
+                            }
+                        }
+                    }
+                }
+                let edges = edges
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (s, t, ty))| (s, t, ty, (i as u64).wrapping_mul(7919) % 100_003))
+                    .collect::<Vec<_>>();
+                (n, edges)
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    /// Probing the meeting level before every expansion gives exactly the path of the
+    /// full-level search (nodes and hops), in every direction mode and type filter.
+    #[test]
+    fn meeting_probe_gives_identical_paths(
+        (n, edges) in arb_hub_graph(), dir in arb_direction(), types in arb_types(),
+        max_hops in 0u32..9, pairs in proptest::collection::vec((0u32..42, 0u32..42), 1..8),
+    ) {
+        let g = VecGraph::new(n, &edges);
+        let g2 = VecGraph::new(n, &reordered(&edges));
+        let (mut s1, mut s2) = (Scratch::new(), Scratch::new());
+        for (a, b) in pairs {
+            let (from, to) = (NodeId(a), NodeId(b));
+            let full = probed(&g, &mut s1, from, to, dir, &types, max_hops, path::Probe::Off);
+            let probe = probed(&g, &mut s2, from, to, dir, &types, max_hops, path::Probe::Always);
+            prop_assert_eq!(&probe, &full, "{:?} -> {:?}", from, to);
+            let again = probed(&g2, &mut s2, from, to, dir, &types, max_hops, path::Probe::Always);
+            prop_assert_eq!(&again, &full);
+            let q = query(dir, &types, max_hops);
+            let public = match shortest_path(&g, &mut s1, from, to, &q) {
+                PathOutcome::Found(p) => Some(p),
+                _ => None,
+            };
+            prop_assert_eq!(&public, &full);
+        }
+    }
+}
+
+/// `Snapshot::edges_between` (binary search over segment runs, delta scan from either end)
+/// yields exactly the edges a filtered `for_each_edge` scan does, and the probed search on
+/// a snapshot gives the full-level path, with edges in two segments, tombstones, delta
+/// additions and delta removals.
+#[test]
+fn snapshot_edges_between_and_probe_match_scan() {
+    use crate::{Database, EdgeProps, WriteBatch};
+    const TYPES: [&str; 3] = ["a", "b", "c"];
+    let n = 14u32;
+    let mut x = 99u64;
+    let mut next = move |m: u32| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((x >> 33) as u32) % m
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let commit = |links: usize, unlinks: usize, next: &mut dyn FnMut(u32) -> u32| {
+        let mut b = WriteBatch::new();
+        for k in 0..n {
+            b.ensure_node(format!("k{k}"));
+        }
+        for _ in 0..unlinks {
+            let (s, t, y) = (next(n), next(n), next(3));
+            b.unlink_triple(format!("k{s}"), TYPES[y as usize], format!("k{t}"));
+        }
+        for i in 0..links {
+            // Node 0 and 1 are hubs.
+            let s = if i % 3 == 0 { i as u32 % 2 } else { next(n) };
+            let (t, y) = (next(n), next(3));
+            b.link(
+                format!("k{s}"),
+                TYPES[y as usize],
+                format!("k{t}"),
+                EdgeProps::default(),
+            );
+        }
+        db.commit(b).unwrap();
+    };
+    commit(60, 0, &mut next);
+    db.checkpoint().unwrap();
+    commit(50, 30, &mut next);
+    db.checkpoint().unwrap();
+    commit(40, 30, &mut next);
+    let snap = db.snapshot();
+    let id = |k: u32| snap.node_id(&format!("k{k}")).unwrap();
+    let filters = [
+        TypeFilter::All,
+        TypeFilter::only([TypeId(0)]),
+        TypeFilter::only([TypeId(1), TypeId(2)]),
+        TypeFilter::only([]),
+    ];
+    let mut joined = 0;
+    for types in &filters {
+        for d in [crate::graph::EdgeDir::Out, crate::graph::EdgeDir::In] {
+            for u in 0..n + 1 {
+                for v in 0..n + 1 {
+                    let (u, v) = (NodeId(u), NodeId(v));
+                    let mut want = Vec::new();
+                    snap.for_each_edge(u, d, types, |e| {
+                        if e.neighbor == v {
+                            want.push(e);
+                        }
+                    });
+                    let mut got = Vec::new();
+                    snap.edges_between(u, v, d, types, |e| got.push(e));
+                    want.sort_by_key(|e| (e.edge, e.edge_type, e.neighbor));
+                    got.sort_by_key(|e| (e.edge, e.edge_type, e.neighbor));
+                    assert_eq!(got, want, "{u:?} {v:?} {d:?} {types:?}");
+                    joined += want.len();
+                }
+            }
+        }
+        let mut scratch = Scratch::new();
+        for direction in [Direction::Out, Direction::In, Direction::Both] {
+            for a in 0..n {
+                for b in 0..n {
+                    let (from, to) = (id(a), id(b));
+                    let full = probed(
+                        &snap,
+                        &mut scratch,
+                        from,
+                        to,
+                        direction,
+                        types,
+                        8,
+                        path::Probe::Off,
+                    );
+                    let probe = probed(
+                        &snap,
+                        &mut scratch,
+                        from,
+                        to,
+                        direction,
+                        types,
+                        8,
+                        path::Probe::Always,
+                    );
+                    assert_eq!(probe, full, "{from:?} -> {to:?} {direction:?} {types:?}");
+                }
+            }
+        }
+    }
+    assert!(joined > 100, "too few edges to test: {joined}");
+}

@@ -12,7 +12,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashSet;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
@@ -22,83 +21,19 @@ use hopgraph::{
     BulkLoad, Database, Direction, Durability, EdgeProps, NodeId, Options, TypeFilter, WriteBatch,
 };
 
-const TYPES: [&str; 4] = ["caused_by", "contradicts", "supersedes", "related_to"];
-const TYPE_P: [f64; 4] = [0.15, 0.05, 0.10, 0.70];
+use workload::{SplitMix64, TYPE_NAMES as TYPES};
 
-/// splitmix64: a tiny seeded generator, so the workload needs no dependency.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1) with 53 bits.
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Uniform in `0..n` (`n > 0`; the modulo bias is irrelevant here).
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next_u64() % n as u64).unwrap()
-    }
-
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            v.swap(i, self.below(i + 1));
-        }
-    }
-}
+mod workload;
 
 /// A Kronecker graph: node count and (source, target, type index) edges.
 struct Kron {
     nodes: u32,
-    edges: Vec<(u32, u32, u8)>,
+    edges: Vec<(u32, u32, u16)>,
 }
 
 fn kron(scale: u32, seed: u64) -> Kron {
-    let n: u32 = 1 << scale;
-    let m = 16 * n as usize;
-    let (a, b, c) = (0.57, 0.19, 0.19);
-    let ab = a + b;
-    let c_norm = c / (1.0 - ab);
-    let a_norm = a / ab;
-    let mut rng = SplitMix64(seed);
-    let mut raw: Vec<(u32, u32)> = (0..m)
-        .map(|_| {
-            let (mut i, mut j) = (0u32, 0u32);
-            for bit in 0..scale {
-                let i_bit = rng.next_f64() > ab;
-                let j_bit = rng.next_f64() > if i_bit { c_norm } else { a_norm };
-                i |= u32::from(i_bit) << bit;
-                j |= u32::from(j_bit) << bit;
-            }
-            (i, j)
-        })
-        .collect();
-    let mut perm: Vec<u32> = (0..n).collect();
-    rng.shuffle(&mut perm);
-    rng.shuffle(&mut raw);
-    let mut seen = HashSet::with_capacity(m);
-    let mut edges = Vec::with_capacity(m);
-    for (i, j) in raw {
-        let u = rng.next_f64();
-        let mut t = 0u8;
-        let mut acc = TYPE_P[0];
-        while u >= acc && (t as usize) < TYPES.len() - 1 {
-            t += 1;
-            acc += TYPE_P[t as usize];
-        }
-        let (s, d) = (perm[i as usize], perm[j as usize]);
-        if s != d && seen.insert((u64::from(s) << 34) | (u64::from(d) << 2) | u64::from(t)) {
-            edges.push((s, d, t));
-        }
-    }
-    Kron { nodes: n, edges }
+    let (nodes, edges) = workload::kronecker(scale, &mut SplitMix64(seed));
+    Kron { nodes, edges }
 }
 
 fn scale() -> u32 {

@@ -83,22 +83,9 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, FileStamp)> {
     Ok((m, st))
 }
 
+/// A random database id (the 128 bits of a version-4 UUID).
 fn new_db_id() -> u128 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut id = 0u128;
-    for i in 0..2u64 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(i);
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0),
-        );
-        h.write_u32(std::process::id());
-        id = (id << 64) | u128::from(h.finish());
-    }
-    id
+    uuid::Uuid::new_v4().as_u128()
 }
 
 /// Creates an empty database in `dir` (the caller holds the writer lock).

@@ -174,39 +174,8 @@ pub fn rfc3339(ms: u64) -> String {
 }
 
 /// A random (version 4, RFC 9562) UUID in its 36-character lowercase hyphenated form.
-///
-/// Randomness comes from the standard library's randomly keyed SipHash (`RandomState`),
-/// mixed with the time, the process id and a counter; this is unique enough for memory
-/// ids, which are not secrets.
 pub fn new_uuid_v4() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let half = |salt: u64| {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(nanos);
-        h.write_u32(std::process::id());
-        h.write_u64(count);
-        h.write_u64(salt);
-        h.finish()
-    };
-    let bits = (u128::from(half(1)) << 64) | u128::from(half(2));
-    let bits = (bits & !(0xF << 76)) | (0x4 << 76); // version 4
-    let bits = (bits & !(0x3 << 62)) | (0x2 << 62); // variant 10
-    let hex = format!("{bits:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// Nesting depth of a JSON value (a scalar is 0, `[]` is 1).

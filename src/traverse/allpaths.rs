@@ -9,7 +9,7 @@
 
 use super::Adjacency;
 use super::budget::{Completion, Meter};
-use super::path::{Path, PathHop, PathQuery, PathsOutcome, Probe, bidirectional, side_dirs};
+use super::path::{Path, PathHop, PathQuery, PathsOutcome, Settle, bidirectional, side_dirs};
 use super::scratch::{Link, Scratch, Side};
 use crate::graph::{EdgeDir, NodeId};
 
@@ -47,7 +47,7 @@ pub fn all_shortest_paths<G: Adjacency>(
         types,
         query.max_hops,
         &mut meter,
-        Probe::Off,
+        Settle::Complete,
     ) {
         Err(e) => {
             return PathsOutcome {

@@ -4,41 +4,44 @@
 //!
 //! A forward side grows from `from` and a backward side from `to`. Direction `Out` means the
 //! forward side follows [`EdgeDir::Out`] and the backward side [`EdgeDir::In`]; `In` is the
-//! opposite; `Both` reads both physical directions on both sides. Each step expands one full
+//! opposite; `Both` reads both physical directions on both sides. Each step expands one
 //! level of the side whose frontier is cheaper (sum of [`Adjacency::degree_estimate`] over
-//! its directions; ties go to the forward side). When a level produces nodes already reached
-//! by the other side, the level is finished and *every* such meeting node is considered, so
-//! the result is a shortest path: before the level the two balls were disjoint, hence the
-//! distance exceeded the sum of the depths, and after it the minimum over meeting nodes
-//! equals the distance.
+//! its directions; ties go to the forward side), visiting the frontier in ascending node id
+//! order. The search stops at the first frontier node with an allowed edge to a node the
+//! other side has reached, and finishes only that node's edges. That is a shortest path:
+//! before the level the two balls were disjoint, so the distance exceeded the sum of the
+//! depths, and any node the other side has reached that is adjacent to this frontier lies on
+//! the other side's frontier (an edge into its interior would have met one level earlier),
+//! so every meeting in this level has the same total length.
 //!
 //! # Tie-break rules (independent of the order `for_each_edge` yields edges)
 //!
-//! 1. *Parent within a level*: a node reached from several nodes of the level just expanded
-//!    keeps the candidate with the least (parent `NodeId`, `TypeId`, `EdgeId`, forward
-//!    before backward), where "parent" is the neighbour on the side's own origin's side and
-//!    "forward" means the edge is walked from its source to its target along the path from
-//!    `from` to `to` (on the forward side that is an edge found in `Out`, on the backward
-//!    side one found in `In`).
-//! 2. *Meeting node*: among meeting candidates, the least total length, then the least
-//!    meeting `NodeId`. The path is the forward side's parent chain from `from` to the
-//!    meeting node followed by the backward side's chain to `to`.
+//! 1. *Parent within a level*: a node reached from several nodes of the level being
+//!    expanded keeps the least parent `NodeId` (the first in ascending order), and the hop
+//!    from that parent is the least (`TypeId`, `EdgeId`, forward before backward) among the
+//!    edges joining them, where "forward" means the edge is walked from its source to its
+//!    target along the path from `from` to `to` (on the forward side that is an edge found in
+//!    `Out`, on the backward side one found in `In`).
+//! 2. *Meeting*: in the level where the sides meet, the least node `x` of the expanding
+//!    frontier that has an allowed edge to the other side's frontier, then the least such
+//!    neighbour `y` of `x`. The path is the expanding side's parent chain to `x`, the hop
+//!    `x`–`y` under rule 1, and the other side's chain from `y`.
 //!
-//! # Probing the meeting level
+//! Rule 2 is what lets the search stop early: on graphs with hubs the meeting level is
+//! usually the most expensive one, and a whole-level rule ("least meeting node") would have
+//! to scan every hub of it. [`all_shortest_paths`](super::all_shortest_paths) does expand
+//! the meeting level in full (`Settle::Complete`), since it needs every meeting node.
 //!
-//! In the level where the two sides first meet, every meeting candidate has the same total
-//! length (an edge from the expanding frontier into the other side's interior would have
-//! produced an earlier meeting), and the candidates are exactly the nodes of the other
-//! side's frontier joined to the expanding frontier by an allowed edge. So before scanning
-//! a level whose degree sum dwarfs |frontier| · |other frontier| adjacency tests, and only
-//! when the graph answers [`Adjacency::edges_between`] by search
-//! ([`Adjacency::INDEXED_EDGES_BETWEEN`]), the search first tests those pairs. If some pair
-//! is joined, the meeting node is the least such node of the other frontier and its parent
-//! the least node of this frontier joined to it — exactly what the full level would pick
-//! under rule 1 and 2 — and the level is not scanned; otherwise the level is expanded as
-//! usual. Answers are the same either way; a probe that finds the meeting visits only the
-//! meeting node, so it can answer where the full level would have run out of budget (never
-//! the reverse).
+//! # Probing
+//!
+//! Before scanning the edges of a frontier node whose degree dwarfs |other frontier| ·
+//! (allowed type runs) binary searches, and only when the graph answers
+//! [`Adjacency::edges_between`] by search ([`Adjacency::INDEXED_EDGES_BETWEEN`]), the search
+//! tests that node against every node of the other frontier in ascending order. A joined
+//! pair is exactly the meeting rule 2 picks for that node, and the node's edges are not
+//! scanned; a fruitless probe costs a fraction of the scan that follows it. Answers are the
+//! same either way; a probe that finds the meeting visits fewer nodes, so it can answer where
+//! the scan would have run out of budget (never the reverse).
 //!
 //! The side that gets expanded depends only on degree estimates, so answers are stable for
 //! a given graph value. [`all_shortest_paths`](super::all_shortest_paths) orders paths lexicographically by their hop
@@ -139,118 +142,209 @@ pub(crate) fn side_dirs(direction: Direction) -> [&'static [EdgeDir]; 2] {
 }
 const FORWARD_ON_OUT: [bool; 2] = [true, false];
 
-/// Whether the search tests frontier pairs for adjacency before expanding a level (see
-/// "Probing the meeting level" in the module docs).
+/// Whether the search tests node pairs for adjacency instead of scanning a frontier node's
+/// edges (see "Probing" in the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Probe {
-    /// Never: every level is expanded in full, so the meeting level's state (both sides'
-    /// frontiers and marks) is complete. [`all_shortest_paths`](super::all_shortest_paths)
-    /// needs that.
+    /// Never: every frontier node's edges are scanned (tests compare it with `Always`).
+    #[cfg(test)]
     Off,
-    /// When the graph's look-ups are indexed and the pairs are far cheaper than the level.
+    /// When the graph's look-ups are indexed and the pairs are far cheaper than the scan.
     Auto,
-    /// Before every level (tests: exercises the probe on small graphs).
+    /// Before scanning every frontier node (tests: exercises the probe on small graphs).
     #[cfg(test)]
     Always,
 }
 
-/// Factor by which the estimated probe cost must stay below the level's degree sum (a
-/// fruitless probe then costs at most about as much as the level it precedes).
-const PROBE_MARGIN: u64 = 1;
+/// How [`bidirectional`] settles the level in which the two sides meet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Settle {
+    /// Stop at the first meeting in scan order (rule 2), probing as the policy says.
+    First(Probe),
+    /// Expand the meeting level in full and pick the least meeting node, leaving both sides'
+    /// state complete. [`all_shortest_paths`](super::all_shortest_paths) needs that.
+    Complete,
+}
+
+/// Factor by which the estimated probe cost must stay below the node's degree (a fruitless
+/// probe then adds at most about that share to the scan it precedes).
+const PROBE_MARGIN: u64 = 4;
 /// Type runs assumed per node and direction when every type is allowed.
 const PROBE_TYPES_ALL: u64 = 4;
 
-/// Whether to probe before expanding a frontier of `f_len` nodes (degree sum `cost`) against
-/// an opposite frontier of `b_len` nodes: each of the `f_len · b_len · dirs` look-ups costs
-/// about a binary search per allowed type run.
-fn probe_pays<G: Adjacency>(
+/// The least degree (summed over the side's directions) at which a frontier node is probed
+/// against an opposite frontier of `other_len` nodes, or `None` when no node of a frontier
+/// whose degree sum is `level_cost` can reach it. Each of the `other_len · dirs` look-ups
+/// costs about a binary search per allowed type run.
+fn probe_min_degree<G: Adjacency>(
     probe: Probe,
-    f_len: usize,
-    b_len: usize,
+    other_len: usize,
     dirs: usize,
     types: &TypeFilter,
-    cost: u64,
-) -> bool {
+    level_cost: u64,
+) -> Option<u64> {
     match probe {
-        Probe::Off => false,
         #[cfg(test)]
-        Probe::Always => true,
+        Probe::Off => None,
+        #[cfg(test)]
+        Probe::Always => Some(0),
         Probe::Auto => {
             if !G::INDEXED_EDGES_BETWEEN {
-                return false;
+                return None;
             }
             let type_runs = match types {
                 TypeFilter::All => PROBE_TYPES_ALL,
                 TypeFilter::Only(list) => list.len() as u64,
             };
-            let search = u64::from(64 - cost.leading_zeros()) + 1;
-            let pairs = (f_len as u64)
-                .saturating_mul(b_len as u64)
-                .saturating_mul(dirs as u64);
-            pairs
+            // A search over at most `level_cost` edges.
+            let search = u64::from(64 - level_cost.leading_zeros()) + 1;
+            let min = (other_len as u64)
+                .saturating_mul(dirs as u64)
                 .saturating_mul(type_runs.max(1))
                 .saturating_mul(search)
-                .saturating_mul(PROBE_MARGIN)
-                <= cost
+                .saturating_mul(PROBE_MARGIN);
+            (min <= level_cost).then_some(min)
         }
     }
 }
 
-/// Tests every pair of `this.frontier` (depth `level`) and `other.frontier` for an allowed
-/// edge, in ascending (other node, this node) order, before `this` expands its level. On the
-/// first joined pair, marks the other-side node as reached by `this` at `level + 1` through
-/// the least joined node of `this.frontier` and returns it: the meeting node the full level
-/// would pick (see the module docs). Both frontiers end up sorted, which the expansion that
-/// follows a fruitless probe would do anyway.
+/// The least node of `other_frontier` (sorted) joined to `x` by an allowed edge in `dirs`,
+/// with a link from `x` to it, found by look-ups in ascending order.
+fn probe_node<G: Adjacency>(
+    graph: &G,
+    x: NodeId,
+    seed: u32,
+    other_frontier: &[NodeId],
+    dirs: &[EdgeDir],
+    forward_on_out: bool,
+    types: &TypeFilter,
+) -> Option<(NodeId, Link)> {
+    let mut found: Option<(NodeId, Link)> = None;
+    for &y in other_frontier {
+        for &d in dirs {
+            let forward = (d == EdgeDir::Out) == forward_on_out;
+            graph.edges_between(x, y, d, types, |e| {
+                if found.is_none() {
+                    let link = Link {
+                        parent: x,
+                        seed,
+                        edge: e.edge,
+                        edge_type: e.edge_type,
+                        forward,
+                    };
+                    found = Some((y, link));
+                }
+            });
+            if found.is_some() {
+                return found;
+            }
+        }
+    }
+    None
+}
+
+/// Expands `this.frontier` (depth `level`) one hop, in ascending node order, until a
+/// frontier node `x` has an allowed edge to a node `y` the other side has reached (rule 2):
+/// then marks the least such `y` as reached by `this` at `level + 1` through `x` and returns
+/// it, leaving the rest of the level unexpanded. Returns `None` after expanding the whole
+/// level into `this.next` when no such edge exists. `level_cost` is the frontier's degree
+/// sum; a node whose degree dwarfs the opposite frontier is first probed with
+/// [`Adjacency::edges_between`] (same answer, see the module docs).
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn probe_meeting<G: Adjacency>(
+fn expand_until_meet<G: Adjacency>(
     graph: &G,
     this: &mut Side,
     other: &mut Side,
     base: u32,
+    bound: usize,
     level: u32,
     dirs: &[EdgeDir],
     forward_on_out: bool,
     types: &TypeFilter,
     meter: &mut Meter,
+    probe: Probe,
+    level_cost: u64,
 ) -> Result<Option<NodeId>, Exhausted> {
     if !meter.check_deadline() {
         return Err(meter.exhausted());
     }
-    this.frontier.sort_unstable();
-    other.frontier.sort_unstable();
-    let mut found: Option<(NodeId, Link)> = None;
-    'pairs: for &v in &other.frontier {
-        for &u in &this.frontier {
-            for &d in dirs {
-                let forward = (d == EdgeDir::Out) == forward_on_out;
-                graph.edges_between(u, v, d, types, |e| {
-                    if found.is_none() {
-                        let link = Link {
-                            parent: u,
-                            seed: this.link[u.index()].seed,
-                            edge: e.edge,
-                            edge_type: e.edge_type,
-                            forward,
-                        };
-                        found = Some((v, link));
-                    }
-                });
-                if found.is_some() {
-                    break 'pairs;
-                }
+    let min_degree =
+        probe_min_degree::<G>(probe, other.frontier.len(), dirs.len(), types, level_cost);
+    let mut other_sorted = false;
+    let Side {
+        seen,
+        link,
+        frontier,
+        next,
+    } = this;
+    let Side {
+        seen: other_seen,
+        frontier: other_frontier,
+        ..
+    } = other;
+    frontier.sort_unstable();
+    next.clear();
+    let current = base.saturating_add(level + 1);
+    let mut meet: Option<(NodeId, Link)> = None;
+    for &x in frontier.iter() {
+        let seed = link[x.index()].seed;
+        if let Some(min) = min_degree
+            && degree_sum(graph, &[x], dirs) >= min
+        {
+            if !other_sorted {
+                other_frontier.sort_unstable();
+                other_sorted = true;
+            }
+            meet = probe_node(graph, x, seed, other_frontier, dirs, forward_on_out, types);
+            if meet.is_some() {
+                break;
             }
         }
+        let mut stopped = false;
+        for &d in dirs {
+            let forward = (d == EdgeDir::Out) == forward_on_out;
+            graph.for_each_edge(x, d, types, |e| {
+                let v = e.neighbor.index();
+                if stopped || v >= bound || seen[v] >= base {
+                    return;
+                }
+                let cand = Link {
+                    parent: x,
+                    seed,
+                    edge: e.edge,
+                    edge_type: e.edge_type,
+                    forward,
+                };
+                if other_seen[v] >= base {
+                    if meet.is_none_or(|(y, _)| e.neighbor < y) {
+                        meet = Some((e.neighbor, cand));
+                    }
+                } else if meet.is_none() {
+                    if !meter.visit() {
+                        stopped = true;
+                        return;
+                    }
+                    seen[v] = current;
+                    link[v] = cand;
+                    next.push(e.neighbor);
+                }
+            });
+            if stopped {
+                return Err(meter.exhausted());
+            }
+        }
+        if meet.is_some() {
+            break;
+        }
     }
-    let Some((v, link)) = found else {
+    let Some((y, l)) = meet else {
         return Ok(None);
     };
     if !meter.visit() {
         return Err(meter.exhausted());
     }
-    this.reach(base, v, level + 1, link);
-    Ok(Some(v))
+    this.reach(base, y, level + 1, l);
+    Ok(Some(y))
 }
 
 /// Runs the bidirectional search, leaving both sides' state in `scratch` for reconstruction.
@@ -264,7 +358,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
     types: &TypeFilter,
     max_hops: u32,
     meter: &mut Meter,
-    probe: Probe,
+    settle: Settle,
 ) -> Result<Option<Meet>, Exhausted> {
     let bound = graph.node_bound();
     if from.0 >= bound || to.0 >= bound {
@@ -311,59 +405,49 @@ pub(crate) fn bidirectional<G: Adjacency>(
             (backward, forward)
         };
         let o = 1 - s;
-        if probe_pays::<G>(
-            probe,
-            this.frontier.len(),
-            other.frontier.len(),
-            dirs[s].len(),
-            types,
-            cost[s],
-        ) && let Some(node) = probe_meeting(
-            graph,
-            this,
-            other,
-            base,
-            levels[s],
-            dirs[s],
-            FORWARD_ON_OUT[s],
-            types,
-            meter,
-        )? {
-            levels[s] += 1;
+        let meet = match settle {
+            Settle::First(probe) => expand_until_meet(
+                graph,
+                this,
+                other,
+                base,
+                bound,
+                levels[s],
+                dirs[s],
+                FORWARD_ON_OUT[s],
+                types,
+                meter,
+                probe,
+                cost[s],
+            )?,
+            Settle::Complete => {
+                expand_level(
+                    graph,
+                    this,
+                    base,
+                    bound,
+                    levels[s],
+                    dirs[s],
+                    FORWARD_ON_OUT[s],
+                    types,
+                    meter,
+                    FIRST_PARENT,
+                )?;
+                // Every meeting candidate has the same total (see the module docs), so the
+                // least node decides.
+                this.next
+                    .iter()
+                    .copied()
+                    .filter(|&v| other.depth_of(base, v).is_some())
+                    .min()
+            }
+        };
+        levels[s] += 1;
+        this.advance();
+        if let Some(node) = meet {
             return Ok(Some(Meet {
                 node,
                 total: levels[s] + levels[o],
-                levels,
-                last: s,
-            }));
-        }
-        expand_level(
-            graph,
-            this,
-            base,
-            bound,
-            levels[s],
-            dirs[s],
-            FORWARD_ON_OUT[s],
-            types,
-            meter,
-            FIRST_PARENT,
-        )?;
-        levels[s] += 1;
-        let mut best: Option<(u32, NodeId)> = None;
-        for &v in &this.next {
-            if let Some(d) = other.depth_of(base, v) {
-                let cand = (levels[s] + d, v);
-                if best.is_none_or(|b| cand < b) {
-                    best = Some(cand);
-                }
-            }
-        }
-        this.advance();
-        if let Some((total, node)) = best {
-            return Ok(Some(Meet {
-                node,
-                total,
                 levels,
                 last: s,
             }));
@@ -483,7 +567,15 @@ pub(crate) fn shortest_probed<G: Adjacency>(
     probe: Probe,
 ) -> Result<Option<Path>, Exhausted> {
     let meet = bidirectional(
-        graph, scratch, from, to, direction, types, max_hops, meter, probe,
+        graph,
+        scratch,
+        from,
+        to,
+        direction,
+        types,
+        max_hops,
+        meter,
+        Settle::First(probe),
     )?;
     Ok(meet.map(|m| build_path(graph, scratch, direction, types, m.node)))
 }

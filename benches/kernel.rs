@@ -157,6 +157,9 @@ impl Adjacency for CsrGraph {
             _ => 0,
         }
     }
+    fn degree_total(&self, dir: EdgeDir) -> Option<u64> {
+        self.dirs[dir.index()].offsets.last().map(|&x| u64::from(x))
+    }
     fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<RoaringBitmap> {
         let mut b = RoaringBitmap::new();
         for (t, bm) in self.dirs[dir.index()].by_type.iter().enumerate() {
@@ -165,6 +168,22 @@ impl Adjacency for CsrGraph {
             }
         }
         Some(b)
+    }
+    #[inline]
+    fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) -> ControlFlow<()> {
+        let csr = &self.dirs[dir.index()];
+        for row in csr.rows(node, types) {
+            if types.allows(TypeId(csr.types[row])) {
+                f(NodeId(csr.neighbors[row]))?;
+            }
+        }
+        ControlFlow::Continue(())
     }
     #[inline]
     fn try_for_each_edge<F: FnMut(EdgeRef) -> ControlFlow<()>>(

@@ -159,30 +159,62 @@ impl Segment {
             .is_ok()
     }
 
-    fn key_of_record(&self, index: usize) -> Option<&[u8]> {
-        let rec = self.record_bytes(index)?;
-        ByteReader::new(rec)
-            .bytes(limits::NODE_KEY_BYTES_MAX, "key")
-            .ok()
-    }
-
-    /// Looks a key up in this segment's key index (binary search over sorted keys).
+    /// Looks a key up in this segment's key index (binary search over sorted keys). The
+    /// section slices are fetched once per call, so each step costs one record-offset read
+    /// and one key comparison.
     pub fn node_id_by_key(&self, key: &str) -> Option<NodeId> {
         let b = self.file.bytes();
         let l = &self.file.layout;
         let order = l.u32s(b, K::KeyOrder);
         let ids = l.u32s(b, K::NodeIds);
+        let offs = l.u64s(b, K::NodeOffsets);
+        let blob = l.bytes(b, K::NodeBlob);
+        let key_at = |rec: usize| -> Option<&[u8]> {
+            let start = usize::try_from(*offs.get(rec)?).ok()?;
+            let end = usize::try_from(*offs.get(rec + 1)?).ok()?;
+            ByteReader::new(blob.get(start..end)?)
+                .bytes(limits::NODE_KEY_BYTES_MAX, "key")
+                .ok()
+        };
         let (mut lo, mut hi) = (0usize, order.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let rec = order[mid] as usize;
-            match self.key_of_record(rec)?.cmp(key.as_bytes()) {
+            match key_at(rec)?.cmp(key.as_bytes()) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return ids.get(rec).map(|&x| NodeId(x)),
             }
         }
         None
+    }
+
+    /// The key and title of the node record for `id` stored here, decoding only those two
+    /// fields (a path answer needs nothing else; `node` would decode content and props).
+    ///
+    /// # Errors
+    /// `Corrupt` when the record's first fields do not decode.
+    pub fn node_label(&self, id: NodeId) -> Result<Option<(String, String)>> {
+        let b = self.file.bytes();
+        let ids = self.file.layout.u32s(b, K::NodeIds);
+        let Ok(i) = ids.binary_search(&id.0) else {
+            return Ok(None);
+        };
+        let rec = self
+            .record_bytes(i)
+            .ok_or_else(|| self.corrupt_record(format!("node record {i} out of bounds")))?;
+        let mut r = ByteReader::new(rec);
+        let label = (|| {
+            let key = r.str(limits::NODE_KEY_BYTES_MAX, "node key")?.to_owned();
+            r.str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?;
+            let title = r
+                .str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node title")?
+                .to_owned();
+            Ok::<_, crate::format::codec::DecodeError>((key, title))
+        })();
+        label
+            .map(Some)
+            .map_err(|e| self.corrupt_record(format!("node record {i}: {}", e.what)))
     }
 
     /// All node ids with records here, increasing.

@@ -50,6 +50,15 @@ impl Snapshot {
         self.state.node(id)
     }
 
+    /// The key and title of live node `id`, decoding nothing else of its record (cheaper
+    /// than [`Snapshot::node`] when the node has long content or many properties).
+    ///
+    /// # Errors
+    /// `Corrupt` when its stored record does not decode.
+    pub fn node_label(&self, id: NodeId) -> Result<Option<(String, String)>> {
+        self.state.node_label(id)
+    }
+
     /// The live node with `key`.
     ///
     /// # Errors
@@ -212,8 +221,23 @@ impl Adjacency for Snapshot {
     }
 
     #[inline]
+    fn try_for_each_neighbor<F: FnMut(NodeId) -> std::ops::ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) -> std::ops::ControlFlow<()> {
+        self.state.try_for_each_neighbor(node, dir, types, f)
+    }
+
+    #[inline]
     fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {
         self.state.degree_estimate(node, dir)
+    }
+
+    fn degree_total(&self, dir: EdgeDir) -> Option<u64> {
+        Some(self.state.degree_total(dir))
     }
 
     fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::Snapshot;
 use crate::graph::{Direction, NodeId};
-use crate::memory::{ToolError, non_empty};
+use crate::memory::ToolError;
 use crate::traverse::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
 
 /// Most paths returned with `all_shortest`.
@@ -138,13 +138,13 @@ fn path_text(path: &[PathEntry]) -> String {
 fn entries(snap: &Snapshot, path: &Path) -> Result<Vec<PathEntry>, ToolError> {
     let mut out = Vec::with_capacity(path.nodes.len());
     for (i, &id) in path.nodes.iter().enumerate() {
-        let node = snap
-            .node(id)?
+        let (key, title) = snap
+            .node_label(id)?
             .ok_or_else(|| ToolError(format!("internal error: path node {id} has no record")))?;
         let hop = path.hops.get(i);
         out.push(PathEntry {
-            id: node.key.clone(),
-            title: non_empty(&node.props.title),
+            id: key,
+            title: (!title.is_empty()).then_some(title),
             edge_type_to_next: hop.map(|h| snap.type_name(h.edge_type).unwrap_or("?").to_owned()),
             direction_to_next: hop.map(|h| if h.forward { "forward" } else { "backward" }),
             edge_id: hop.map(|h| h.edge.0.to_string()),

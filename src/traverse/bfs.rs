@@ -13,7 +13,8 @@
 //!
 //! Edge counts come from [`Adjacency::degree_estimate`]; the bottom-up scan visits only the
 //! nodes [`Adjacency::nodes_with_edges`] reports (all ids when it returns `None`) and uses
-//! [`Adjacency::try_for_each_edge`] to stop early.
+//! [`Adjacency::try_for_each_neighbor`] to stop early. Only depths are kept, so both steps
+//! read neighbour ids alone.
 
 use std::ops::ControlFlow;
 
@@ -94,9 +95,12 @@ pub fn bfs_levels<G: Adjacency>(
         if !bottom_up {
             if frontier_edges.saturating_mul(ALPHA) >= u64::from(bound) {
                 let total = *total_edges.get_or_insert_with(|| {
-                    (0..bound)
-                        .map(|v| degree_sum(graph, &[NodeId(v)], dirs))
-                        .sum()
+                    let known: Option<u64> = dirs.iter().map(|&d| graph.degree_total(d)).sum();
+                    known.unwrap_or_else(|| {
+                        (0..bound)
+                            .map(|v| degree_sum(graph, &[NodeId(v)], dirs))
+                            .sum()
+                    })
                 });
                 let unexplored = total.saturating_sub(explored_edges);
                 bottom_up = frontier_edges > unexplored / ALPHA;
@@ -131,9 +135,9 @@ pub fn bfs_levels<G: Adjacency>(
                 }
                 let mut found = false;
                 for &d in back_dirs {
-                    let flow = graph.try_for_each_edge(NodeId(v), d, types, |e| {
+                    let flow = graph.try_for_each_neighbor(NodeId(v), d, types, |n| {
                         stats.edges_examined += 1;
-                        let u = e.neighbor.index();
+                        let u = n.index();
                         if u < bound_us && side.seen[u] == in_frontier {
                             ControlFlow::Break(())
                         } else {
@@ -181,18 +185,19 @@ pub fn bfs_levels<G: Adjacency>(
             } = &mut *side;
             for &u in frontier.iter() {
                 for &d in dirs {
-                    graph.for_each_edge(u, d, types, |e| {
+                    let _ = graph.try_for_each_neighbor(u, d, types, |n| {
                         stats.edges_examined += 1;
-                        let v = e.neighbor.index();
-                        if stopped || v >= bound_us || seen[v] >= base {
-                            return;
+                        let v = n.index();
+                        if v >= bound_us || seen[v] >= base {
+                            return ControlFlow::Continue(());
                         }
                         if !meter.visit() {
                             stopped = true;
-                            return;
+                            return ControlFlow::Break(());
                         }
                         seen[v] = next_stamp;
-                        next.push(e.neighbor);
+                        next.push(n);
+                        ControlFlow::Continue(())
                     });
                 }
                 if stopped {

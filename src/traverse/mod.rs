@@ -95,6 +95,14 @@ pub trait Adjacency {
     /// deleted edges not yet compacted away); used only to estimate frontier costs.
     fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32;
 
+    /// The sum of [`degree_estimate`](Adjacency::degree_estimate) over every node in `dir`,
+    /// when the graph knows it without a pass over the nodes (`None`: the kernels sum it
+    /// themselves). Direction-optimizing BFS uses it to size the unexplored part.
+    fn degree_total(&self, dir: EdgeDir) -> Option<u64> {
+        let _ = dir;
+        None
+    }
+
     /// A superset of the nodes that have at least one edge in `dir` whose type passes
     /// `types`, when the graph keeps per-type node bitmaps; `None` means "unknown, assume
     /// every node". Used by bottom-up BFS steps to skip nodes that cannot contribute.
@@ -124,6 +132,20 @@ pub trait Adjacency {
             }
         });
         flow
+    }
+
+    /// Like [`try_for_each_edge`](Adjacency::try_for_each_edge), but yields only the
+    /// neighbour of each edge (once per edge, so a neighbour joined by parallel edges comes
+    /// more than once). Kernels that need only reachability use it so that a graph can skip
+    /// reading edge ids and types; the default forwards to `try_for_each_edge`.
+    fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) -> ControlFlow<()> {
+        self.try_for_each_edge(node, dir, types, |e| f(e.neighbor))
     }
 
     /// Calls `f` for every live edge at `node` in physical direction `dir` whose type passes
@@ -176,6 +198,9 @@ impl<A: Adjacency> Adjacency for &A {
     fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {
         (**self).nodes_with_edges(dir, types)
     }
+    fn degree_total(&self, dir: EdgeDir) -> Option<u64> {
+        (**self).degree_total(dir)
+    }
     fn try_for_each_edge<F: FnMut(EdgeRef) -> ControlFlow<()>>(
         &self,
         node: NodeId,
@@ -195,5 +220,15 @@ impl<A: Adjacency> Adjacency for &A {
     ) {
         (**self).edges_between(node, neighbor, dir, types, f)
     }
+    fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) -> ControlFlow<()> {
+        (**self).try_for_each_neighbor(node, dir, types, f)
+    }
+
     const INDEXED_EDGES_BETWEEN: bool = A::INDEXED_EDGES_BETWEEN;
 }

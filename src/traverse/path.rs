@@ -50,6 +50,8 @@
 //! A path of exactly `max_hops` hops is found; a longer one is not. `from == to` yields the
 //! zero-hop path. Node ids at or above the graph's bound are not nodes: `NotFound`.
 
+use std::ops::ControlFlow;
+
 use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
 use super::scratch::{FIRST_PARENT, Link, Scratch, Side, degree_sum, expand_level};
@@ -243,6 +245,53 @@ fn probe_node<G: Adjacency>(
     None
 }
 
+/// The least node of `other_frontier` (sorted) joined to `x` by an allowed edge in `dirs`,
+/// given that `first` is one: look-ups of the smaller candidates when the graph answers
+/// them by search and they are fewer than `x`'s edges, else a rescan of `x`'s edges.
+#[allow(clippy::too_many_arguments)]
+fn least_joined<G: Adjacency>(
+    graph: &G,
+    x: NodeId,
+    first: NodeId,
+    other_frontier: &[NodeId],
+    other_seen: &[u32],
+    bound: usize,
+    base: u32,
+    dirs: &[EdgeDir],
+    types: &TypeFilter,
+) -> NodeId {
+    let smaller = &other_frontier[..other_frontier.partition_point(|&y| y < first)];
+    if smaller.is_empty() {
+        return first;
+    }
+    let degree = degree_sum(graph, &[x], dirs);
+    if G::INDEXED_EDGES_BETWEEN
+        && probe_min_degree::<G>(Probe::Auto, smaller.len(), dirs.len(), types, degree).is_some()
+    {
+        for &y in smaller {
+            for &d in dirs {
+                let mut joined = false;
+                graph.edges_between(x, y, d, types, |_| joined = true);
+                if joined {
+                    return y;
+                }
+            }
+        }
+        return first;
+    }
+    let mut least = first;
+    for &d in dirs {
+        let _ = graph.try_for_each_neighbor(x, d, types, |y| {
+            let v = y.index();
+            if v < bound && other_seen[v] >= base && y < least {
+                least = y;
+            }
+            ControlFlow::Continue(())
+        });
+    }
+    least
+}
+
 /// Expands `this.frontier` (depth `level`) one hop, in ascending node order, until a
 /// frontier node `x` has an allowed edge to a node `y` the other side has reached (rule 2):
 /// then marks the least such `y` as reached by `this` at `level + 1` through `x` and returns
@@ -300,40 +349,65 @@ fn expand_until_meet<G: Adjacency>(
                 break;
             }
         }
+        // The hop's edge is chosen by `best_hop` when the path is built, so the scan reads
+        // neighbour ids only and links record just the parent.
+        let mut hit: Option<NodeId> = None;
         let mut stopped = false;
         for &d in dirs {
             let forward = (d == EdgeDir::Out) == forward_on_out;
-            graph.for_each_edge(x, d, types, |e| {
-                let v = e.neighbor.index();
-                if stopped || v >= bound || seen[v] >= base {
-                    return;
+            let _ = graph.try_for_each_neighbor(x, d, types, |y| {
+                let v = y.index();
+                if v >= bound || seen[v] >= base {
+                    return ControlFlow::Continue(());
                 }
-                let cand = Link {
+                if other_seen[v] >= base {
+                    hit = Some(y);
+                    return ControlFlow::Break(());
+                }
+                if !meter.visit() {
+                    stopped = true;
+                    return ControlFlow::Break(());
+                }
+                seen[v] = current;
+                link[v] = Link {
                     parent: x,
                     seed,
-                    edge: e.edge,
-                    edge_type: e.edge_type,
                     forward,
+                    ..Link::default()
                 };
-                if other_seen[v] >= base {
-                    if meet.is_none_or(|(y, _)| e.neighbor < y) {
-                        meet = Some((e.neighbor, cand));
-                    }
-                } else if meet.is_none() {
-                    if !meter.visit() {
-                        stopped = true;
-                        return;
-                    }
-                    seen[v] = current;
-                    link[v] = cand;
-                    next.push(e.neighbor);
-                }
+                next.push(y);
+                ControlFlow::Continue(())
             });
             if stopped {
                 return Err(meter.exhausted());
             }
+            if hit.is_some() {
+                break;
+            }
         }
-        if meet.is_some() {
+        if let Some(first) = hit {
+            if !other_sorted {
+                other_frontier.sort_unstable();
+            }
+            let y = least_joined(
+                graph,
+                x,
+                first,
+                other_frontier,
+                other_seen,
+                bound,
+                base,
+                dirs,
+                types,
+            );
+            meet = Some((
+                y,
+                Link {
+                    parent: x,
+                    seed,
+                    ..Link::default()
+                },
+            ));
             break;
         }
     }

@@ -169,12 +169,13 @@ impl Segment {
         let ids = l.u32s(b, K::NodeIds);
         let offs = l.u64s(b, K::NodeOffsets);
         let blob = l.bytes(b, K::NodeBlob);
+        // A record starts with its key: a little-endian u32 length, then the bytes.
         let key_at = |rec: usize| -> Option<&[u8]> {
             let start = usize::try_from(*offs.get(rec)?).ok()?;
             let end = usize::try_from(*offs.get(rec + 1)?).ok()?;
-            ByteReader::new(blob.get(start..end)?)
-                .bytes(limits::NODE_KEY_BYTES_MAX, "key")
-                .ok()
+            let record = blob.get(start..end)?;
+            let len = u32::from_le_bytes(record.get(..4)?.try_into().ok()?) as usize;
+            record.get(4..4 + len.min(limits::NODE_KEY_BYTES_MAX))
         };
         let (mut lo, mut hi) = (0usize, order.len());
         while lo < hi {

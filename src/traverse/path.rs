@@ -55,7 +55,7 @@ use std::ops::ControlFlow;
 use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
 use super::scratch::{FIRST_PARENT, Link, Scratch, Side, degree_sum, expand_level};
-use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
+use crate::graph::{Direction, EdgeDir, EdgeId, EdgeRef, NodeId, TypeFilter, TypeId};
 
 /// Parameters of a path query.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -210,6 +210,31 @@ fn probe_min_degree<G: Adjacency>(
     }
 }
 
+/// [`Adjacency::edges_between`] for `a` → `b` in `dir`, searched from whichever end has the
+/// fewer edges (the same edges are `b`'s in the opposite direction), so a hub is never the
+/// end that gets searched when the other end is small.
+#[inline]
+fn joining_edges<G: Adjacency, F: FnMut(EdgeRef)>(
+    graph: &G,
+    a: NodeId,
+    b: NodeId,
+    dir: EdgeDir,
+    types: &TypeFilter,
+    mut f: F,
+) {
+    let back = dir.reverse();
+    if graph.degree_estimate(b, back) < graph.degree_estimate(a, dir) {
+        graph.edges_between(b, a, back, types, |e| {
+            f(EdgeRef {
+                neighbor: b,
+                ..e
+            })
+        });
+    } else {
+        graph.edges_between(a, b, dir, types, f);
+    }
+}
+
 /// The least node of `other_frontier` (sorted) joined to `x` by an allowed edge in `dirs`,
 /// with a link from `x` to it, found by look-ups in ascending order.
 fn probe_node<G: Adjacency>(
@@ -225,7 +250,7 @@ fn probe_node<G: Adjacency>(
     for &y in other_frontier {
         for &d in dirs {
             let forward = (d == EdgeDir::Out) == forward_on_out;
-            graph.edges_between(x, y, d, types, |e| {
+            joining_edges(graph, x, y, d, types, |e| {
                 if found.is_none() {
                     let link = Link {
                         parent: x,
@@ -271,7 +296,7 @@ fn least_joined<G: Adjacency>(
         for &y in smaller {
             for &d in dirs {
                 let mut joined = false;
-                graph.edges_between(x, y, d, types, |_| joined = true);
+                joining_edges(graph, x, y, d, types, |_| joined = true);
                 if joined {
                     return y;
                 }
@@ -547,7 +572,7 @@ fn best_hop<G: Adjacency>(
     let mut best: Option<(TypeId, EdgeId, bool)> = None;
     for &d in side_dirs(direction)[s] {
         let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        graph.edges_between(parent, child, d, types, |e| {
+        joining_edges(graph, parent, child, d, types, |e| {
             let cand = (e.edge_type, e.edge, !forward);
             if best.is_none_or(|b| cand < b) {
                 best = Some(cand);

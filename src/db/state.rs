@@ -64,6 +64,9 @@ pub(crate) struct SegmentSet {
     pub edge_tombstones: RoaringTreemap,
     /// Union of every segment's node tombstones.
     pub node_tombstones: RoaringBitmap,
+    /// Whether `edge_tombstones` is non-empty (cached: the scans ask on every call, and
+    /// `RoaringTreemap::is_empty` walks its map).
+    pub any_edge_tombstones: bool,
 }
 
 impl SegmentSet {
@@ -76,6 +79,7 @@ impl SegmentSet {
         }
         SegmentSet {
             segments,
+            any_edge_tombstones: !edge_tombstones.is_empty(),
             edge_tombstones,
             node_tombstones,
         }
@@ -374,8 +378,7 @@ impl State {
         types: &TypeFilter,
         mut f: F,
     ) -> ControlFlow<()> {
-        let check_dead =
-            !self.segs.edge_tombstones.is_empty() || !self.delta.deleted_edges.is_empty();
+        let check_dead = self.segs.any_edge_tombstones || !self.delta.deleted_edges.is_empty();
         let bound = self.node_bound;
         for s in &self.segs.segments {
             let v = s.view(dir);
@@ -434,8 +437,7 @@ impl State {
         types: &TypeFilter,
         mut f: F,
     ) -> ControlFlow<()> {
-        let check_dead =
-            !self.segs.edge_tombstones.is_empty() || !self.delta.deleted_edges.is_empty();
+        let check_dead = self.segs.any_edge_tombstones || !self.delta.deleted_edges.is_empty();
         if check_dead {
             return self.try_for_each_edge(node, dir, types, |e| f(e.neighbor));
         }
@@ -494,8 +496,7 @@ impl State {
         if neighbor.0 >= bound {
             return;
         }
-        let check_dead =
-            !self.segs.edge_tombstones.is_empty() || !self.delta.deleted_edges.is_empty();
+        let check_dead = self.segs.any_edge_tombstones || !self.delta.deleted_edges.is_empty();
         for s in &self.segs.segments {
             let v = s.view(dir);
             let run = v.run(node);

@@ -11,7 +11,9 @@
 //! * bottom-up → top-down when `n_f < n / BETA` (n_f: frontier size, n: nodes) and the
 //!   frontier is shrinking, with `BETA = 24`.
 //!
-//! Edge counts come from [`Adjacency::degree_estimate`]; the bottom-up scan visits only the
+//! Edge counts come from [`Adjacency::degree_estimate`] (summed over a frontier only before
+//! a top-down step; m_u is [`Adjacency::degree_total`] minus the edges of the top-down
+//! frontiers so far, as GAP counts it); the bottom-up scan visits only the
 //! nodes [`Adjacency::nodes_with_edges`] reports (all ids when it returns `None`) and uses
 //! [`Adjacency::try_for_each_neighbor`] to stop early. Only depths are kept, so both steps
 //! read neighbour ids alone.
@@ -50,8 +52,9 @@ pub struct BfsStats {
 ///
 /// O(V_r + E_r) for the top-down levels (V_r, E_r: reached nodes and their edges); a
 /// bottom-up level costs O(candidates) plus the edges read before each unvisited node finds
-/// a parent. One O(node_bound) pass of `degree_estimate` calls is made the first time a
-/// frontier becomes large enough (m_f · α ≥ node_bound) for the switch test to matter.
+/// a parent. When the graph does not report [`Adjacency::degree_total`], one O(node_bound)
+/// pass of `degree_estimate` calls is made the first time a frontier becomes large enough
+/// (m_f · α ≥ node_bound) for the switch test to matter.
 pub fn bfs_levels<G: Adjacency>(
     graph: &G,
     scratch: &mut Scratch,
@@ -80,8 +83,8 @@ pub fn bfs_levels<G: Adjacency>(
     stats.reached = 1;
 
     let mut level = 0u32;
-    let mut frontier_edges = degree_sum(graph, &side.frontier, dirs);
-    let mut explored_edges = frontier_edges;
+    // Edges of top-down frontiers so far (bottom-up levels are not counted, as in GAP).
+    let mut explored_edges = 0u64;
     let mut total_edges: Option<u64> = None;
     let mut candidates: Option<Option<roaring::RoaringBitmap>> = None;
     let mut bottom_up = false;
@@ -93,6 +96,8 @@ pub fn bfs_levels<G: Adjacency>(
         }
         // Choose the step (Beamer et al. §3).
         if !bottom_up {
+            let frontier_edges = degree_sum(graph, &side.frontier, dirs);
+            explored_edges = explored_edges.saturating_add(frontier_edges);
             if frontier_edges.saturating_mul(ALPHA) >= u64::from(bound) {
                 let total = *total_edges.get_or_insert_with(|| {
                     let known: Option<u64> = dirs.iter().map(|&d| graph.degree_total(d)).sum();
@@ -126,7 +131,8 @@ pub fn bfs_levels<G: Adjacency>(
                         _ => union = None,
                     }
                 }
-                union
+                // Iterating a bitmap that holds most ids costs more than the plain range.
+                union.filter(|u| u.len().saturating_mul(2) < u64::from(bound))
             });
             let mut scan = |v: u32, side: &mut Side, stats: &mut BfsStats| -> bool {
                 let vi = v as usize;
@@ -210,8 +216,6 @@ pub fn bfs_levels<G: Adjacency>(
             level += 1;
             stats.max_depth = level;
         }
-        frontier_edges = degree_sum(graph, &side.next, dirs);
-        explored_edges = explored_edges.saturating_add(frontier_edges);
         side.advance();
         if stopped {
             break;

@@ -224,12 +224,7 @@ fn joining_edges<G: Adjacency, F: FnMut(EdgeRef)>(
 ) {
     let back = dir.reverse();
     if graph.degree_estimate(b, back) < graph.degree_estimate(a, dir) {
-        graph.edges_between(b, a, back, types, |e| {
-            f(EdgeRef {
-                neighbor: b,
-                ..e
-            })
-        });
+        graph.edges_between(b, a, back, types, |e| f(EdgeRef { neighbor: b, ..e }));
     } else {
         graph.edges_between(a, b, dir, types, f);
     }

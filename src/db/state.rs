@@ -27,6 +27,10 @@ pub(crate) struct DeltaEdge {
     pub edge: u64,
 }
 
+/// Runs of at most this many entries are scanned by `State::edges_between` instead of
+/// binary-searched per type run (a scan of 32 entries costs about what a few searches do).
+const EDGES_BETWEEN_SCAN_MAX: usize = 32;
+
 /// Changes since the last checkpoint, in persistent (structurally shared) maps.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Delta {
@@ -501,6 +505,22 @@ impl State {
             let v = s.view(dir);
             let run = v.run(node);
             if run.is_empty() {
+                continue;
+            }
+            if run.len() <= EDGES_BETWEEN_SCAN_MAX {
+                // A short run is cheaper to scan than to search type run by type run.
+                for (n, t, edge) in v.entries(run) {
+                    if n == neighbor.0
+                        && types.allows(TypeId(t))
+                        && (!check_dead || self.segment_edge_live(edge.0))
+                    {
+                        f(EdgeRef {
+                            neighbor,
+                            edge,
+                            edge_type: TypeId(t),
+                        });
+                    }
+                }
                 continue;
             }
             let mut emit = |type_run: std::ops::Range<usize>| {

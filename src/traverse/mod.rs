@@ -33,11 +33,13 @@
 //! # The adjacency trait
 //!
 //! Besides the required methods, [`Adjacency::try_for_each_edge`] (provided, forwarding to
-//! `for_each_edge`) lets bottom-up BFS steps stop at the first parent found; a graph that can
-//! stop a scan early should override it. [`Adjacency::nodes_with_edges`] restricts bottom-up
-//! scans to nodes that have an edge of an allowed type. Direction-optimizing steps are used
-//! by [`bfs_levels`] only: the bidirectional path search already keeps both frontiers small,
-//! and its tie-break rule needs every candidate parent, which a bottom-up step skips.
+//! `for_each_edge`) lets a scan stop early, and [`Adjacency::try_for_each_neighbor`] yields
+//! neighbour ids only, so a graph can skip reading edge ids and types where a kernel needs
+//! just reachability; a graph that can do either cheaply should override them.
+//! [`Adjacency::nodes_with_edges`] restricts bottom-up scans to nodes that have an edge of an
+//! allowed type, and [`Adjacency::degree_total`] spares BFS a pass over the nodes.
+//! Direction-optimizing steps are used by [`bfs_levels`] only: the bidirectional path search
+//! already keeps both frontiers small.
 
 use std::ops::ControlFlow;
 

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::format::codec::ByteWriter;
 use crate::format::record::encode_node;
 use crate::format::segment::{
-    SectionKind as K, Summary, encode_bitmap, encode_treemap, encode_type_bitmaps,
+    SectionKind as K, Summary, build_key_hash, encode_bitmap, encode_treemap, encode_type_bitmaps,
 };
 use crate::graph::limits;
 use crate::model::{Edge, Node};
@@ -277,9 +277,13 @@ pub(crate) fn write_segment(
         if summary.dense_edge_base.is_none() {
             enc.array(K::EdgeIds, &rows.ids)?;
         }
-        enc.array(K::EdgeSources, &rows.sources)?;
-        enc.array(K::EdgeTargets, &rows.targets)?;
-        enc.array(K::EdgeTypes, &rows.types)?;
+        // Format version 2: each row's out-CSR entry replaces copies of its source, target
+        // and type.
+        let mut out_pos = vec![0u32; m];
+        for (p, &row) in (0u32..).zip(&out.pos) {
+            out_pos[row as usize] = p;
+        }
+        enc.array(K::EdgeOutPos, &out_pos)?;
         if !weights_default {
             enc.array(K::EdgeWeights, &rows.weights)?;
         }
@@ -304,6 +308,7 @@ pub(crate) fn write_segment(
         enc.array(K::NodeOffsets, &offsets)?;
         enc.section(K::NodeBlob, &blob)?;
         enc.array(K::KeyOrder, &order)?;
+        enc.array(K::KeyHash, &build_key_hash(keys.iter().map(Vec::as_slice)))?;
         Ok(())
     })
 }

@@ -12,7 +12,7 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use crate::error::{Error, Result};
 use crate::format::codec::ByteReader;
 use crate::format::record::{decode_edge_props, decode_node};
-use crate::format::segment::{SectionKind as K, Summary};
+use crate::format::segment::{SectionKind as K, Summary, key_hash};
 use crate::graph::{EdgeDir, EdgeId, NodeId, TypeId, limits};
 use crate::model::{Edge, Node, Props};
 use crate::storage::segment_file::SegmentFile;
@@ -159,9 +159,9 @@ impl Segment {
             .is_ok()
     }
 
-    /// Looks a key up in this segment's key index (binary search over sorted keys). The
-    /// section slices are fetched once per call, so each step costs one record-offset read
-    /// and one key comparison.
+    /// Looks a key up in this segment's key index: the `KeyHash` table when present (about
+    /// one key comparison), else a binary search over the sorted keys. The section slices
+    /// are fetched once per call.
     pub fn node_id_by_key(&self, key: &str) -> Option<NodeId> {
         let b = self.file.bytes();
         let l = &self.file.layout;
@@ -177,6 +177,24 @@ impl Segment {
             let len = u32::from_le_bytes(record.get(..4)?.try_into().ok()?) as usize;
             record.get(4..4 + len.min(limits::NODE_KEY_BYTES_MAX))
         };
+        let table = l.u32s(b, K::KeyHash);
+        if !table.is_empty() {
+            // `parse` checked the length is a power of two above the record count, so there
+            // is an empty slot and the probe ends within `table.len()` steps.
+            let mask = table.len() - 1;
+            let mut i = key_hash(key.as_bytes()) as usize & mask;
+            for _ in 0..table.len() {
+                let slot = table[i] as usize;
+                if slot == 0 {
+                    return None;
+                }
+                if key_at(slot - 1)? == key.as_bytes() {
+                    return ids.get(slot - 1).map(|&x| NodeId(x));
+                }
+                i = (i + 1) & mask;
+            }
+            return None;
+        }
         let (mut lo, mut hi) = (0usize, order.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -244,11 +262,7 @@ impl Segment {
         let b = self.file.bytes();
         let l = &self.file.layout;
         let s = &l.summary;
-        let (Some(&source), Some(&target), Some(&t)) = (
-            l.u32s(b, K::EdgeSources).get(row),
-            l.u32s(b, K::EdgeTargets).get(row),
-            l.u16s(b, K::EdgeTypes).get(row),
-        ) else {
+        let Some((source, target, t)) = l.edge_endpoints(b, row) else {
             return Ok(None);
         };
         let id = match s.dense_edge_base {

@@ -10,6 +10,13 @@ pub mod segment;
 pub mod wal;
 
 /// The on-disk format version written by this build.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// * 1: the first format.
+/// * 2: segments keep each edge row's out-CSR position (`EdgeOutPos`) instead of copies of
+///   its source, target and type (`EdgeSources`, `EdgeTargets`, `EdgeTypes`), 6 bytes less
+///   per edge. WAL and manifest are unchanged. Version 1 files stay readable.
+pub const FORMAT_VERSION: u32 = 2;
+/// The first version whose segments store `EdgeOutPos` instead of the edge columns.
+pub const SEGMENT_OUT_POS_VERSION: u32 = 2;
 /// The oldest format version this build reads.
 pub const FORMAT_VERSION_MIN: u32 = 1;

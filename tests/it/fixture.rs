@@ -1,15 +1,15 @@
-//! A tiny database written by format version 1, committed under `tests/fixtures/db-v1/`,
-//! must keep opening with the same content in every later build. Regenerate it only when
-//! a new format version is introduced (then add a new fixture beside it):
-//! `HOPGRAPH_WRITE_FIXTURE=1 cargo test --test it fixture`.
+//! Tiny databases written by each format version, committed under `tests/fixtures/db-vN/`,
+//! must keep opening with the same content in every later build. When a new format version
+//! is introduced, add a fixture for it beside the others and write it (only it) with
+//! `HOPGRAPH_WRITE_FIXTURE=N cargo test --test it fixture`.
 
 use std::path::{Path, PathBuf};
 
 use hopgraph::{Database, Direction, EdgeProps, NodeProps, Options, TypeFilter, WriteBatch};
 use serde_json::json;
 
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/db-v1")
+fn fixture_dir(version: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/db-v{version}"))
 }
 
 fn write_fixture(dir: &Path) {
@@ -75,15 +75,20 @@ fn check(db: &Database) {
     );
 }
 
-#[test]
-fn format_v1_fixture_opens_with_the_same_content() {
-    let src = fixture_dir();
-    if std::env::var_os("HOPGRAPH_WRITE_FIXTURE").is_some() {
+/// Opens the fixture of `version` read-only in place (it must not change) and writable on
+/// a copy (recovery, a commit and a compaction on top of the old format).
+fn opens_with_the_same_content(version: u32) {
+    let src = fixture_dir(version);
+    if std::env::var("HOPGRAPH_WRITE_FIXTURE").ok() == Some(version.to_string()) {
+        assert_eq!(
+            version,
+            hopgraph::format::FORMAT_VERSION,
+            "only the current version can be written"
+        );
         let _ = std::fs::remove_dir_all(&src);
         write_fixture(&src);
         std::fs::remove_file(src.join("LOCK")).unwrap();
     }
-    // Read-only, in place: must not change the committed files.
     let db = Database::open_with(
         &src,
         Options {
@@ -95,7 +100,6 @@ fn format_v1_fixture_opens_with_the_same_content() {
     check(&db);
     db.verify().unwrap();
     drop(db);
-    // Writable, on a copy: recovery and a new commit work on the old format.
     let tmp = crate::common::tempdir();
     for entry in std::fs::read_dir(&src).unwrap() {
         let entry = entry.unwrap();
@@ -108,4 +112,15 @@ fn format_v1_fixture_opens_with_the_same_content() {
     db.commit(b).unwrap();
     db.compact().unwrap();
     assert_eq!(db.snapshot().node_count(), 4);
+    db.verify().unwrap();
+}
+
+#[test]
+fn format_v1_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(1);
+}
+
+#[test]
+fn format_v2_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(2);
 }

@@ -188,6 +188,36 @@ impl SegmentLayout {
         Ok(layout)
     }
 
+    /// Whether rows are located through `EdgeOutPos` (version 2 on) rather than stored in
+    /// the `EdgeSources` / `EdgeTargets` / `EdgeTypes` columns (version 1).
+    pub fn has_out_pos(&self) -> bool {
+        self.version >= crate::format::SEGMENT_OUT_POS_VERSION
+    }
+
+    /// Source, target and type of edge row `row`: the stored columns in version 1, the
+    /// out-CSR entry `EdgeOutPos[row]` (its owner node, neighbour and type) from version 2
+    /// on. `None` when the row or its position is out of range (a damaged file).
+    pub fn edge_endpoints(&self, bytes: &[u8], row: usize) -> Option<(u32, u32, u16)> {
+        use SectionKind as K;
+        if !self.has_out_pos() {
+            return Some((
+                *self.u32s(bytes, K::EdgeSources).get(row)?,
+                *self.u32s(bytes, K::EdgeTargets).get(row)?,
+                *self.u16s(bytes, K::EdgeTypes).get(row)?,
+            ));
+        }
+        let p = *self.u32s(bytes, K::EdgeOutPos).get(row)?;
+        let offsets = self.u32s(bytes, K::OutOffsets);
+        // `parse` checked the offsets run monotonically from 0 to the row count, so the
+        // owner is the last node whose run starts at or before `p`.
+        let owner = offsets.partition_point(|&o| o <= p).checked_sub(1)?;
+        Some((
+            u32::try_from(owner).ok()?,
+            *self.u32s(bytes, K::OutNeighbors).get(p as usize)?,
+            *self.u16s(bytes, K::OutTypes).get(p as usize)?,
+        ))
+    }
+
     pub(super) fn err_at(&self, kind: SectionKind, what: String) -> DecodeError {
         DecodeError::new(self.entry(kind).map(|e| e.range.start).unwrap_or(0), what)
     }
@@ -215,28 +245,42 @@ impl SegmentLayout {
             (K::InNeighbors, rows),
             (K::InTypes, rows),
             (K::InEdgePos, rows),
-            (K::EdgeSources, rows),
-            (K::EdgeTargets, rows),
-            (K::EdgeTypes, rows),
             (K::NodeIds, recs),
             (K::KeyOrder, recs),
             (K::NodeOffsets, recs + 1),
         ];
+        let v2 = self.has_out_pos();
         for (kind, present) in [
             (K::EdgeIds, s.dense_edge_base.is_none()),
             (K::EdgeCreated, s.uniform_created_at.is_none()),
+            (K::EdgeSources, !v2),
+            (K::EdgeTargets, !v2),
+            (K::EdgeTypes, !v2),
+            (K::EdgeOutPos, v2),
         ] {
             if present {
                 expect.push((kind, rows));
             } else if self.entry(kind).is_some() {
                 return Err(self.err_at(
                     kind,
-                    format!("{kind:?} present although the summary elides it"),
+                    format!(
+                        "{kind:?} present although the summary or the version {} elides it",
+                        self.version
+                    ),
                 ));
             }
         }
         if self.entry(K::EdgeWeights).is_some() {
             expect.push((K::EdgeWeights, rows));
+        }
+        if self.entry(K::KeyHash).is_some() {
+            if !v2 {
+                return Err(self.err_at(
+                    K::KeyHash,
+                    format!("KeyHash present in a version {} segment", self.version),
+                ));
+            }
+            expect.push((K::KeyHash, super::key_hash_slots(recs)));
         }
         if self.entry(K::EdgePropsOffsets).is_some() {
             expect.push((K::EdgePropsOffsets, rows + 1));

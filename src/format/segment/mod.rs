@@ -87,9 +87,9 @@ section_kinds! {
     InTypes = 8, 2, "`u16[edges]`: edge type of each in-CSR entry.";
     InEdgePos = 9, 4, "`u32[edges]`: row of each in-CSR entry in the edge columns.";
     EdgeIds = 10, 8, "`u64[edges]`: edge id per row, increasing; absent when ids are dense.";
-    EdgeSources = 11, 4, "`u32[edges]`: source per row.";
-    EdgeTargets = 12, 4, "`u32[edges]`: target per row.";
-    EdgeTypes = 13, 2, "`u16[edges]`: type per row.";
+    EdgeSources = 11, 4, "`u32[edges]`: source per row (version 1 only).";
+    EdgeTargets = 12, 4, "`u32[edges]`: target per row (version 1 only).";
+    EdgeTypes = 13, 2, "`u16[edges]`: type per row (version 1 only).";
     EdgeWeights = 14, 4, "`f32[edges]`: weight per row; absent when every weight is 1.0.";
     EdgeCreated = 15, 8, "`u64[edges]`: creation time per row; absent when uniform.";
     EdgePropsOffsets = 16, 8, "`u64[edges + 1]` into `EdgePropsBlob`; absent when no props.";
@@ -101,9 +101,45 @@ section_kinds! {
     NodeOffsets = 22, 8, "`u64[records + 1]`: record boundaries in `NodeBlob`.";
     NodeBlob = 23, 1, "Concatenated node records (see `record::encode_node`).";
     KeyOrder = 24, 4, "`u32[records]`: record indices sorted by key bytes.";
+    EdgeOutPos = 25, 4, "`u32[edges]`: out-CSR entry of each row (version 2 on; source, target and type are read there).";
+    KeyHash = 26, 4, "`u32[slots]`: open-addressing hash index of keys, record index + 1 per slot, 0 empty (optional, version 2 on).";
 }
 
-/// Sections every segment must have.
+/// The hash of a node key in the `KeyHash` index: CRC-32 (IEEE, as `crc32fast` computes it)
+/// of the key bytes. Part of the format.
+pub fn key_hash(key: &[u8]) -> u32 {
+    crc32fast::hash(key)
+}
+
+/// Slots of the `KeyHash` index for `records` keys: the least power of two holding them at
+/// a load of at most 3/4 (at least 1). Part of the format (readers check it).
+pub fn key_hash_slots(records: usize) -> usize {
+    records
+        .saturating_mul(4)
+        .div_ceil(3)
+        .max(1)
+        .checked_next_power_of_two()
+        .unwrap_or(usize::MAX)
+}
+
+/// Builds the `KeyHash` index: record `r` (key `keys[r]`) goes to the first empty slot at
+/// or after `key_hash(key) & (slots - 1)`, records in index order, wrapping at the end.
+pub fn build_key_hash<'a>(keys: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u32> {
+    let slots = key_hash_slots(keys.len());
+    let mask = slots - 1;
+    let mut table = vec![0u32; slots];
+    for (r, key) in (1u32..).zip(keys) {
+        let mut i = key_hash(key) as usize & mask;
+        while table[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        table[i] = r;
+    }
+    table
+}
+
+/// Sections every segment must have (plus, by version, `EdgeSources`, `EdgeTargets` and
+/// `EdgeTypes` in version 1 or `EdgeOutPos` from version 2 on; see `SegmentLayout`).
 pub const REQUIRED: &[SectionKind] = &[
     SectionKind::Summary,
     SectionKind::OutOffsets,
@@ -114,9 +150,6 @@ pub const REQUIRED: &[SectionKind] = &[
     SectionKind::InNeighbors,
     SectionKind::InTypes,
     SectionKind::InEdgePos,
-    SectionKind::EdgeSources,
-    SectionKind::EdgeTargets,
-    SectionKind::EdgeTypes,
     SectionKind::TypeBitmaps,
     SectionKind::EdgeTombstones,
     SectionKind::NodeTombstones,

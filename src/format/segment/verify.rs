@@ -43,6 +43,54 @@ impl SegmentLayout {
         })
     }
 
+    /// Every row's source, target and type: the stored columns (version 1), or derived from
+    /// `EdgeOutPos`, which must then be the inverse of `OutEdgePos` (version 2 on).
+    #[allow(clippy::type_complexity)]
+    fn edge_columns<'a>(
+        &self,
+        bytes: &'a [u8],
+        rows: usize,
+    ) -> Result<
+        (
+            std::borrow::Cow<'a, [u32]>,
+            std::borrow::Cow<'a, [u32]>,
+            std::borrow::Cow<'a, [u16]>,
+        ),
+        DecodeError,
+    > {
+        use SectionKind as K;
+        use std::borrow::Cow;
+        if !self.has_out_pos() {
+            return Ok((
+                Cow::Borrowed(self.u32s(bytes, K::EdgeSources)),
+                Cow::Borrowed(self.u32s(bytes, K::EdgeTargets)),
+                Cow::Borrowed(self.u16s(bytes, K::EdgeTypes)),
+            ));
+        }
+        let out_pos = self.u32s(bytes, K::EdgeOutPos);
+        let row_of = self.u32s(bytes, K::OutEdgePos);
+        let (mut sources, mut targets, mut types) = (
+            Vec::with_capacity(rows),
+            Vec::with_capacity(rows),
+            Vec::with_capacity(rows),
+        );
+        for (r, &p) in out_pos.iter().enumerate().take(rows) {
+            if row_of.get(p as usize).map(|&x| x as usize) != Some(r) {
+                return Err(self.err_at(
+                    K::EdgeOutPos,
+                    format!("edge row {r} and its out-CSR entry {p} do not point at each other"),
+                ));
+            }
+            let (s, t, ty) = self.edge_endpoints(bytes, r).ok_or_else(|| {
+                self.err_at(K::EdgeOutPos, format!("edge row {r} is out of range"))
+            })?;
+            sources.push(s);
+            targets.push(t);
+            types.push(ty);
+        }
+        Ok((Cow::Owned(sources), Cow::Owned(targets), Cow::Owned(types)))
+    }
+
     /// Deep content checks: every id in bounds, CSR runs sorted, both CSRs consistent with
     /// the edge columns (each row appears exactly once per direction), node records decode
     /// and the key order is sorted. Cost: O(file size).
@@ -66,10 +114,9 @@ impl SegmentLayout {
         let s = &self.summary;
         let bound = s.node_bound;
         let ntypes = s.types.len();
-        let sources = self.u32s(bytes, K::EdgeSources);
-        let targets = self.u32s(bytes, K::EdgeTargets);
-        let etypes = self.u16s(bytes, K::EdgeTypes);
-        let rows = sources.len();
+        let rows = usize::try_from(s.edge_rows).unwrap_or(usize::MAX);
+        let (sources, targets, etypes) = self.edge_columns(bytes, rows)?;
+        let (sources, targets, etypes) = (&sources[..], &targets[..], &etypes[..]);
         for r in 0..rows {
             if sources[r] >= bound || targets[r] >= bound || etypes[r] as usize >= ntypes {
                 return Err(self.err_at(
@@ -182,6 +229,15 @@ impl SegmentLayout {
             }
             if j > 0 && keys[order[j - 1] as usize] >= keys[k] {
                 return Err(self.err_at(K::KeyOrder, "keys are not strictly increasing".into()));
+            }
+        }
+        if self.entry(K::KeyHash).is_some() {
+            // Same records, same slots: the index must be exactly what the writer builds.
+            let want = super::build_key_hash(keys.iter().copied());
+            if self.u32s(bytes, K::KeyHash) != &want[..] {
+                return Err(
+                    self.err_at(K::KeyHash, "key hash index does not match the keys".into())
+                );
             }
         }
         self.node_tombstones(bytes)?;

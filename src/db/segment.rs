@@ -359,6 +359,29 @@ impl<'a> SegView<'a> {
         run.start + lo..run.start + hi
     }
 
+    /// The entries of `run` (one node's run, sorted by (type, neighbour)) from the first one
+    /// at or after (`t`, `n`) to the end of the run: one binary search on the pair.
+    #[inline]
+    pub fn pair_run(
+        &self,
+        run: std::ops::Range<usize>,
+        t: TypeId,
+        n: u32,
+    ) -> std::ops::Range<usize> {
+        let types = self.types.get(run.clone()).unwrap_or(&[]);
+        let nbrs = self.neighbors.get(run.clone()).unwrap_or(&[]);
+        let (mut lo, mut hi) = (0usize, types.len().min(nbrs.len()));
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if (types[mid], nbrs[mid]) < (t.0, n) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        run.start + lo..run.end
+    }
+
     /// Neighbour ids.
     #[inline]
     pub fn neighbors(&self) -> &'a [u32] {

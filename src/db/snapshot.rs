@@ -256,5 +256,16 @@ impl Adjacency for Snapshot {
         self.state.edges_between(node, neighbor, dir, types, f)
     }
 
+    #[inline]
+    fn least_edge_between(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+    ) -> Option<EdgeRef> {
+        self.state.least_edge_between(node, neighbor, dir, types)
+    }
+
     const INDEXED_EDGES_BETWEEN: bool = true;
 }

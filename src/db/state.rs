@@ -29,7 +29,11 @@ pub(crate) struct DeltaEdge {
 
 /// Runs of at most this many entries are scanned by `State::edges_between` instead of
 /// binary-searched per type run (a scan of 32 entries costs about what a few searches do).
-const EDGES_BETWEEN_SCAN_MAX: usize = 32;
+/// Unit tests use 2, so that their small graphs exercise the searches.
+const EDGES_BETWEEN_SCAN_MAX: usize = if cfg!(test) { 2 } else { 32 };
+/// `State::least_edge_between` tries each type id in turn when there are at most this many
+/// types; beyond, it scans the run.
+const LEAST_EDGE_TYPES_MAX: usize = 16;
 
 /// Changes since the last checkpoint, in persistent (structurally shared) maps.
 #[derive(Clone, Debug, Default)]
@@ -554,6 +558,20 @@ impl State {
                 }
             }
         }
+        self.edges_between_delta(node, neighbor, dir, types, f);
+    }
+
+    /// The delta's part of [`State::edges_between`]: a scan of the shorter of the two delta
+    /// lists (`node`'s in `dir`, `neighbor`'s in the other direction; `apply` keeps them in
+    /// step).
+    fn edges_between_delta<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
         let (fwd, rev) = (
             &self.delta.adj[dir.index()],
             &self.delta.adj[1 - dir.index()],
@@ -578,6 +596,81 @@ impl State {
                 });
             }
         }
+    }
+
+    /// The least live edge by (type, edge id) among those [`State::edges_between`] yields.
+    /// Per segment, the allowed types are tried in ascending order, each with one binary
+    /// search for (type, neighbour) in the node's run (runs are sorted by type, neighbour,
+    /// edge id), stopping at the first type that has a live edge; short runs are scanned.
+    pub fn least_edge_between(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+    ) -> Option<EdgeRef> {
+        if neighbor.0 >= self.node_bound {
+            return None;
+        }
+        let check_dead = self.segs.any_edge_tombstones || !self.delta.deleted_edges.is_empty();
+        let mut best: Option<(u16, u64)> = None;
+        let mut offer = |t: u16, e: u64| {
+            if best.is_none_or(|b| (t, e) < b) {
+                best = Some((t, e));
+            }
+        };
+        let all_types: Vec<TypeId>;
+        let candidates: &[TypeId] = match types {
+            TypeFilter::Only(list) => list,
+            TypeFilter::All if self.types.len() <= LEAST_EDGE_TYPES_MAX => {
+                all_types = (0..self.types.len())
+                    .filter_map(|t| u16::try_from(t).ok().map(TypeId))
+                    .collect();
+                &all_types
+            }
+            TypeFilter::All => &[],
+        };
+        for s in &self.segs.segments {
+            let v = s.view(dir);
+            let run = v.run(node);
+            if run.is_empty() {
+                continue;
+            }
+            let scan = run.len() <= EDGES_BETWEEN_SCAN_MAX
+                || (matches!(types, TypeFilter::All) && candidates.is_empty());
+            if scan {
+                for (n, t, edge) in v.entries(run) {
+                    if n == neighbor.0
+                        && types.allows(TypeId(t))
+                        && (!check_dead || self.segment_edge_live(edge.0))
+                    {
+                        offer(t, edge.0);
+                    }
+                }
+                continue;
+            }
+            'types: for &t in candidates {
+                for (n, et, edge) in v.entries(v.pair_run(run.clone(), t, neighbor.0)) {
+                    if n != neighbor.0 || et != t.0 {
+                        break;
+                    }
+                    if !check_dead || self.segment_edge_live(edge.0) {
+                        // Ascending types and edge ids: the first live entry is this
+                        // segment's least.
+                        offer(t.0, edge.0);
+                        break 'types;
+                    }
+                }
+            }
+        }
+        self.edges_between_delta(node, neighbor, dir, types, |e| {
+            offer(e.edge_type.0, e.edge.0)
+        });
+        best.map(|(t, e)| EdgeRef {
+            neighbor,
+            edge: EdgeId(e),
+            edge_type: TypeId(t),
+        })
     }
 
     /// Stored edges at `node` in `dir` (tombstoned ones included): a cheap upper bound.

@@ -174,6 +174,26 @@ pub trait Adjacency {
         });
     }
 
+    /// The least edge by (`TypeId`, `EdgeId`) among those
+    /// [`edges_between`](Adjacency::edges_between) yields, if any. The default takes the
+    /// minimum over `edges_between`; graphs with sorted runs can stop at the first type that
+    /// has an edge.
+    fn least_edge_between(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+    ) -> Option<EdgeRef> {
+        let mut best: Option<EdgeRef> = None;
+        self.edges_between(node, neighbor, dir, types, |e| {
+            if best.is_none_or(|b| (e.edge_type, e.edge) < (b.edge_type, b.edge)) {
+                best = Some(e);
+            }
+        });
+        best
+    }
+
     /// Whether [`edges_between`](Adjacency::edges_between) costs about a binary search per
     /// type run (true) rather than a scan of the node's edges (the default, false). Kernels
     /// use it only to choose between equivalent strategies; answers never depend on it.
@@ -232,5 +252,14 @@ impl<A: Adjacency> Adjacency for &A {
         (**self).try_for_each_neighbor(node, dir, types, f)
     }
 
+    fn least_edge_between(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+    ) -> Option<EdgeRef> {
+        (**self).least_edge_between(node, neighbor, dir, types)
+    }
     const INDEXED_EDGES_BETWEEN: bool = A::INDEXED_EDGES_BETWEEN;
 }

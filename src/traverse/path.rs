@@ -567,12 +567,19 @@ fn best_hop<G: Adjacency>(
     let mut best: Option<(TypeId, EdgeId, bool)> = None;
     for &d in side_dirs(direction)[s] {
         let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        joining_edges(graph, parent, child, d, types, |e| {
+        // Searched from the end with fewer edges, as in `joining_edges`.
+        let back = d.reverse();
+        let least = if graph.degree_estimate(child, back) < graph.degree_estimate(parent, d) {
+            graph.least_edge_between(child, parent, back, types)
+        } else {
+            graph.least_edge_between(parent, child, d, types)
+        };
+        if let Some(e) = least {
             let cand = (e.edge_type, e.edge, !forward);
             if best.is_none_or(|b| cand < b) {
                 best = Some(cand);
             }
-        });
+        }
     }
     best.map_or(fallback, |(edge_type, edge, backward)| PathHop {
         edge,

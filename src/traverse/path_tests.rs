@@ -603,6 +603,12 @@ fn snapshot_edges_between_and_probe_match_scan() {
                     want.sort_by_key(|e| (e.edge, e.edge_type, e.neighbor));
                     got.sort_by_key(|e| (e.edge, e.edge_type, e.neighbor));
                     assert_eq!(got, want, "{u:?} {v:?} {d:?} {types:?}");
+                    let least = want.iter().min_by_key(|e| (e.edge_type, e.edge)).copied();
+                    assert_eq!(
+                        snap.least_edge_between(u, v, d, types),
+                        least,
+                        "least {u:?} {v:?} {d:?} {types:?}"
+                    );
                     joined += want.len();
                 }
             }

@@ -210,23 +210,25 @@ fn probe_min_degree<G: Adjacency>(
     }
 }
 
-/// [`Adjacency::edges_between`] for `a` → `b` in `dir`, searched from whichever end has the
-/// fewer edges (the same edges are `b`'s in the opposite direction), so a hub is never the
-/// end that gets searched when the other end is small.
+/// [`Adjacency::least_edge_between`] for `a` → `b` in `dir`, searched from whichever end
+/// has the fewer edges (the same edges are `b`'s in the opposite direction), so a hub is
+/// never the end that gets searched when the other end is small. The edge's `neighbor` is
+/// `b`.
 #[inline]
-fn joining_edges<G: Adjacency, F: FnMut(EdgeRef)>(
+fn least_joining<G: Adjacency>(
     graph: &G,
     a: NodeId,
     b: NodeId,
     dir: EdgeDir,
     types: &TypeFilter,
-    mut f: F,
-) {
+) -> Option<EdgeRef> {
     let back = dir.reverse();
     if graph.degree_estimate(b, back) < graph.degree_estimate(a, dir) {
-        graph.edges_between(b, a, back, types, |e| f(EdgeRef { neighbor: b, ..e }));
+        graph
+            .least_edge_between(b, a, back, types)
+            .map(|e| EdgeRef { neighbor: b, ..e })
     } else {
-        graph.edges_between(a, b, dir, types, f);
+        graph.least_edge_between(a, b, dir, types)
     }
 }
 
@@ -241,24 +243,18 @@ fn probe_node<G: Adjacency>(
     forward_on_out: bool,
     types: &TypeFilter,
 ) -> Option<(NodeId, Link)> {
-    let mut found: Option<(NodeId, Link)> = None;
     for &y in other_frontier {
         for &d in dirs {
             let forward = (d == EdgeDir::Out) == forward_on_out;
-            joining_edges(graph, x, y, d, types, |e| {
-                if found.is_none() {
-                    let link = Link {
-                        parent: x,
-                        seed,
-                        edge: e.edge,
-                        edge_type: e.edge_type,
-                        forward,
-                    };
-                    found = Some((y, link));
-                }
-            });
-            if found.is_some() {
-                return found;
+            if let Some(e) = least_joining(graph, x, y, d, types) {
+                let link = Link {
+                    parent: x,
+                    seed,
+                    edge: e.edge,
+                    edge_type: e.edge_type,
+                    forward,
+                };
+                return Some((y, link));
             }
         }
     }
@@ -290,9 +286,7 @@ fn least_joined<G: Adjacency>(
     {
         for &y in smaller {
             for &d in dirs {
-                let mut joined = false;
-                joining_edges(graph, x, y, d, types, |_| joined = true);
-                if joined {
+                if least_joining(graph, x, y, d, types).is_some() {
                     return y;
                 }
             }
@@ -351,7 +345,9 @@ fn expand_until_meet<G: Adjacency>(
         frontier: other_frontier,
         ..
     } = other;
-    frontier.sort_unstable();
+    // A frontier is often a few sorted runs (a node's type runs, in discovery order), which
+    // the run-adaptive stable sort merges in O(n log runs).
+    frontier.sort();
     next.clear();
     let current = base.saturating_add(level + 1);
     let mut meet: Option<(NodeId, Link)> = None;
@@ -361,7 +357,7 @@ fn expand_until_meet<G: Adjacency>(
             && degree_sum(graph, &[x], dirs) >= min
         {
             if !other_sorted {
-                other_frontier.sort_unstable();
+                other_frontier.sort();
                 other_sorted = true;
             }
             meet = probe_node(graph, x, seed, other_frontier, dirs, forward_on_out, types);
@@ -407,7 +403,7 @@ fn expand_until_meet<G: Adjacency>(
         }
         if let Some(first) = hit {
             if !other_sorted {
-                other_frontier.sort_unstable();
+                other_frontier.sort();
             }
             let y = least_joined(
                 graph,
@@ -567,14 +563,7 @@ fn best_hop<G: Adjacency>(
     let mut best: Option<(TypeId, EdgeId, bool)> = None;
     for &d in side_dirs(direction)[s] {
         let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        // Searched from the end with fewer edges, as in `joining_edges`.
-        let back = d.reverse();
-        let least = if graph.degree_estimate(child, back) < graph.degree_estimate(parent, d) {
-            graph.least_edge_between(child, parent, back, types)
-        } else {
-            graph.least_edge_between(parent, child, d, types)
-        };
-        if let Some(e) = least {
+        if let Some(e) = least_joining(graph, parent, child, d, types) {
             let cand = (e.edge_type, e.edge, !forward);
             if best.is_none_or(|b| cand < b) {
                 best = Some(cand);

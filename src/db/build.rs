@@ -24,7 +24,8 @@ use crate::storage::segment_file;
 mod csr;
 mod rows;
 
-pub(crate) use csr::{Csr, join};
+pub(crate) use csr::Csr;
+use csr::{join, worth_a_thread};
 pub(crate) use rows::EdgeRows;
 
 /// Everything one segment holds.
@@ -156,6 +157,7 @@ pub(crate) fn write_segment(
         Some(_) => return Err(Error::invalid("the given out-CSR does not fit the rows")),
         None => {
             let (out, inn) = join(
+                worth_a_thread(m),
                 || Csr::build(bound, &rows.sources, &rows.targets, &rows.types),
                 in_csr,
             );
@@ -175,23 +177,26 @@ pub(crate) fn write_segment(
         let _ = tx.send(inn);
     };
     let mut in_error = None;
-    let ((), written) = join(in_side, || {
+    let in_error_slot = &mut in_error;
+    let ((), written) = join(worth_a_thread(m), in_side, || {
         let mut bitmaps = type_bitmaps(0, &out, ntypes);
         let nodes = NodeSections::new(&content.nodes)?;
         let weights_default = rows.weights_default();
-        segment_file::write_segment(dir, id, db_id, lsn, |enc| {
+        segment_file::write_segment(dir, id, db_id, lsn, move |enc| {
             enc.section(K::Summary, &summary.encode())?;
             enc.array(K::OutOffsets, &out.offsets)?;
             enc.array(K::OutNeighbors, &out.neighbors)?;
             enc.array(K::OutTypes, &out.types)?;
             enc.array(K::OutEdgePos, &out.pos)?;
+            // Written: its memory can serve the in-direction being built.
+            drop(out);
             let inn = match rx.recv() {
                 Ok(Ok((inn, in_bitmaps))) => {
                     bitmaps.extend(in_bitmaps);
                     inn
                 }
                 Ok(Err(e)) => {
-                    in_error = Some(e);
+                    *in_error_slot = Some(e);
                     return Err(std::io::Error::other("cannot build the in-direction CSR"));
                 }
                 Err(e) => return Err(std::io::Error::other(e)),

@@ -88,10 +88,8 @@ impl Csr {
         let m = input.own.len();
         let nodes = u32::try_from(self.offsets.len() - 1).unwrap_or(u32::MAX);
         let mut packed = vec![W::default(); m];
-        let parallel = m >= PARALLEL_ROWS_MIN
-            && std::thread::available_parallelism().is_ok_and(|p| p.get() > 1);
         let offsets = &self.offsets;
-        if !parallel {
+        if !worth_a_thread(m) {
             let out = Out {
                 packed: &mut packed,
                 neighbors: &mut self.neighbors,
@@ -124,6 +122,7 @@ impl Csr {
             pos: s1,
         };
         join(
+            true,
             || fill_part(0..mid, offsets, input, first, layout),
             || fill_part(mid..nodes, offsets, input, second, layout),
         );
@@ -227,14 +226,24 @@ macro_rules! packed {
 packed!(u64);
 packed!(u128);
 
-/// Runs `a` on a second thread while `b` runs on this one; when no thread can be started,
-/// both run here, `a` first (so `b` may wait for a message `a` sends over a buffered
-/// channel). A panic in either is passed on.
+/// Whether work on `rows` rows is worth a second thread.
+pub(crate) fn worth_a_thread(rows: usize) -> bool {
+    rows >= PARALLEL_ROWS_MIN && std::thread::available_parallelism().is_ok_and(|p| p.get() > 1)
+}
+
+/// Runs `a` on a second thread while `b` runs on this one when `parallel`; otherwise, or
+/// when no thread can be started, both run here, `a` first (so `b` may wait for a message
+/// `a` sends over a buffered channel). A panic in either is passed on.
 pub(crate) fn join<RA: Send, RB>(
+    parallel: bool,
     a: impl FnOnce() -> RA + Send,
     b: impl FnOnce() -> RB,
 ) -> (RA, RB) {
     type Job<'a, R> = Box<dyn FnOnce() -> R + Send + 'a>;
+    if !parallel {
+        let ra = a();
+        return (ra, b());
+    }
     std::thread::scope(|s| {
         // The job travels over a channel so that it is still ours when no thread starts.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Job<'_, RA>>(1);
@@ -367,6 +376,7 @@ mod tests {
         let mut v = vec![0u32; 4];
         let (a, b) = v.split_at_mut(2);
         let (x, y) = join(
+            true,
             || {
                 a.fill(1);
                 "a"
@@ -378,5 +388,9 @@ mod tests {
         );
         assert_eq!((x, y), ("a", "b"));
         assert_eq!(v, [1, 1, 2, 2]);
+        // Sequentially, `a` runs first.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let ((), got) = join(false, move || tx.send(7).unwrap(), || rx.recv().unwrap());
+        assert_eq!(got, 7);
     }
 }

@@ -13,9 +13,9 @@
 //! equal triples sit next to each other in input order; that CSR, less the duplicates, is
 //! the segment's out-direction as it is.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use hashbrown::HashMap;
+use foldhash::fast::RandomState;
 
 use super::Database;
 use super::batch::{check_key, check_type_name};
@@ -39,7 +39,7 @@ pub struct BulkLoad {
     keys: Keys,
     /// Properties given for nodes, by local index (the last given wins).
     props: BTreeMap<u32, NodeProps>,
-    types: HashMap<Box<str>, u16>,
+    types: HashMap<Box<str>, u16, RandomState>,
     type_list: Vec<Box<str>>,
     /// Edges by local index: source, target and type.
     sources: Vec<u32>,

@@ -3,34 +3,40 @@
 //! Keys live end to end in one string; a hash table holds, per key, its length, its first
 //! eight bytes and its number. Interning a key allocates nothing, and a key of at most
 //! eight bytes is compared without reading the string. On large loads the table does not
-//! fit in cache, so [`Keys::warm`] lets a caller fetch the entries of the next few keys
-//! together.
+//! fit in cache, so [`Keys::warm`] lets a caller fetch the slots of the next few keys
+//! together. The table is open addressing with linear probing rather than a SwissTable:
+//! a look-up then reads one slot (one cache line, mostly) instead of a control byte and
+//! then a slot, so the reads of a warm-up do not wait for each other.
 
 use std::fmt;
 use std::hash::BuildHasher;
 
-use hashbrown::hash_table::Entry;
-use hashbrown::{DefaultHashBuilder, HashTable};
+use foldhash::fast::RandomState;
 
 use crate::error::{Error, Result};
+
+/// The table starts with this many slots (a power of two).
+const SLOTS_MIN: usize = 1 << 10;
 
 /// Keys numbered in first-use order, their bytes end to end in one string.
 #[derive(Default)]
 pub(super) struct Keys {
-    table: HashTable<Slot>,
-    hasher: DefaultHashBuilder,
+    /// Open addressing with linear probing; a power of two long (or empty), at most 70%
+    /// full, so a look-up mostly reads one cache line.
+    slots: Vec<Slot>,
+    hasher: RandomState,
     text: String,
     /// Key `i` is `text[ends[i - 1]..ends[i]]` (from 0 for the first).
     ends: Vec<usize>,
 }
 
 /// A table entry: the key's length and first eight bytes, which settle most comparisons
-/// without reading the key from `text`, and its number.
-#[derive(Clone, Copy, Debug)]
+/// without reading the key from `text`, and its number plus one (0: an empty slot).
+#[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     head: u64,
     len: u32,
-    id: u32,
+    id_plus_one: u32,
 }
 
 /// The first eight bytes of `key`, zero-padded.
@@ -59,20 +65,31 @@ impl Keys {
         key_at(&self.text, &self.ends, i)
     }
 
-    /// Looks `keys` up without using the answers, so that their table entries are in
-    /// cache for the calls that follow: look-ups that do not depend on each other wait
-    /// for memory together rather than one after the other.
+    /// The slot where the probe for a key with this hash starts.
+    fn home(&self, hash: u64) -> usize {
+        // The table is a power of two long; foldhash mixes the low bits well.
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "only the bits below the table size are kept"
+        )]
+        let h = hash as usize;
+        h & self.slots.len().wrapping_sub(1)
+    }
+
+    /// Reads the first slot of each of `keys` without using it, so that the look-ups that
+    /// follow find them in cache: loads that do not depend on each other wait for memory
+    /// together rather than one after the other.
     pub fn warm(&self, keys: &[&str]) {
-        let mut found = 0u32;
-        for key in keys {
-            let h = head(key);
-            let hash = self.hasher.hash_one(key);
-            if let Some(s) = self.table.find(hash, |s| s.head == h) {
-                found = found.wrapping_add(s.id);
-            }
+        if self.slots.is_empty() {
+            return;
         }
-        // Keeps the look-ups from being optimized away.
-        std::hint::black_box(found);
+        let mut seen = 0u64;
+        for key in keys {
+            let at = self.home(self.hasher.hash_one(key));
+            seen ^= self.slots.get(at).map_or(0, |s| s.head);
+        }
+        // Keeps the loads from being optimized away.
+        std::hint::black_box(seen);
     }
 
     /// The number of `key`; a new key is numbered by `check`, which may refuse it.
@@ -80,38 +97,56 @@ impl Keys {
     /// # Errors
     /// The error of `check`.
     pub fn intern(&mut self, key: &str, check: impl FnOnce(&str) -> Result<u32>) -> Result<u32> {
-        let Keys {
-            table,
-            hasher,
-            text,
-            ends,
-        } = self;
         let Ok(len) = u32::try_from(key.len()) else {
             // Far beyond the key length limit, so not in the table; `check` says why.
             return Err(check(key)
                 .err()
                 .unwrap_or_else(|| Error::invalid("node key too long")));
         };
+        if (self.len() + 1) * 10 > self.slots.len() * 7 {
+            self.grow();
+        }
         let h = head(key);
-        let hash = hasher.hash_one(key);
-        let entry = table.entry(
-            hash,
-            |s| {
-                s.len == len
-                    && s.head == h
-                    && (len <= 8 || key_at(text, ends, s.id as usize) == key)
-            },
-            |s| hasher.hash_one(key_at(text, ends, s.id as usize)),
-        );
-        match entry {
-            Entry::Occupied(e) => Ok(e.get().id),
-            Entry::Vacant(e) => {
-                let id = check(key)?;
-                e.insert(Slot { head: h, len, id });
-                text.push_str(key);
-                ends.push(text.len());
-                Ok(id)
+        let mut at = self.home(self.hasher.hash_one(key));
+        loop {
+            let s = self.slots[at];
+            if s.id_plus_one == 0 {
+                break;
             }
+            let id = s.id_plus_one - 1;
+            if s.len == len
+                && s.head == h
+                && (len <= 8 || key_at(&self.text, &self.ends, id as usize) == key)
+            {
+                return Ok(id);
+            }
+            at = (at + 1) & (self.slots.len() - 1);
+        }
+        let id = check(key)?;
+        let id_plus_one = id
+            .checked_add(1)
+            .ok_or_else(|| Error::invalid("too many keys"))?;
+        self.slots[at] = Slot {
+            head: h,
+            len,
+            id_plus_one,
+        };
+        self.text.push_str(key);
+        self.ends.push(self.text.len());
+        Ok(id)
+    }
+
+    /// Doubles the table (or allocates the first one).
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(SLOTS_MIN);
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
+        for s in old.into_iter().filter(|s| s.id_plus_one != 0) {
+            let key = key_at(&self.text, &self.ends, (s.id_plus_one - 1) as usize);
+            let mut at = self.home(self.hasher.hash_one(key));
+            while self.slots[at].id_plus_one != 0 {
+                at = (at + 1) & (size - 1);
+            }
+            self.slots[at] = s;
         }
     }
 }

@@ -7,11 +7,11 @@
 //! The manifest switch is the commit point, so a bulk load is all or nothing. Cost:
 //! O(E + N) plus sorting each node's out-edges, with no WAL traffic.
 //!
-//! Keys are interned in one byte arena behind a hash table of ids (no allocation per key,
-//! and short keys compare without touching the arena); edges are kept as columns of local
-//! ids. Duplicates are found by building the out-direction CSR of all input edges, where
-//! equal triples sit next to each other in input order; that CSR, less the duplicates, is
-//! the segment's out-direction as it is.
+//! Keys are interned in one string behind an open-addressing table (see `keys`): no
+//! allocation per key, and a look-up mostly reads one cache line. Edges are kept as
+//! columns of local numbers. Duplicates are found by building the out-direction CSR of all
+//! input edges, where equal triples sit next to each other in input order; that CSR, less
+//! the duplicates, is the segment's out-direction as it is.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -154,9 +154,9 @@ impl BulkLoad {
     /// Fetches the index entries of `keys` from memory together, ahead of the
     /// [`edge`](BulkLoad::edge) calls that name them; changes nothing else.
     ///
-    /// Optional: on loads of many distinct keys, each key look-up waits for memory, and
+    /// Optional: on loads of millions of distinct keys, each key look-up waits for memory;
     /// calling this with the keys of the next few edges (say 16) lets those waits overlap
-    /// instead of queueing, which makes adding edges up to twice as fast.
+    /// instead of queueing, which made adding Kronecker scale-20 edges about twice as fast.
     pub fn prefetch(&self, keys: &[&str]) {
         self.keys.warm(keys);
     }

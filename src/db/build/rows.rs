@@ -325,3 +325,64 @@ impl EdgeRows {
         (!self.props.offsets.is_empty()).then_some((&self.props.offsets, &self.props.blob))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_stay_single_values_until_rows_differ() {
+        let mut rows = EdgeRows::default();
+        assert_eq!(rows.dense_base(), Some(0));
+        for i in 0..3 {
+            rows.push(10 + i, 1, 2, 0, 1.0, 5, "");
+        }
+        assert_eq!(rows.dense_base(), Some(10));
+        assert_eq!(rows.uniform_created_at(), Some(5));
+        assert!(rows.weights_default());
+        assert!(rows.props().is_none());
+        rows.push(20, 1, 2, 0, -0.0, 6, "{\"a\":1}");
+        assert_eq!(rows.dense_base(), None);
+        assert_eq!(rows.ids(), [10, 11, 12, 20]);
+        assert_eq!(rows.uniform_created_at(), None);
+        assert_eq!(rows.created(), [5, 5, 5, 6]);
+        assert!(!rows.weights_default());
+        assert_eq!(rows.weight_bits()[3], (-0.0f32).to_bits());
+        let (offsets, blob) = rows.props().unwrap();
+        assert_eq!((offsets, blob), (&[0, 0, 0, 0, 7][..], &b"{\"a\":1}"[..]));
+    }
+
+    #[test]
+    fn sorting_by_id_moves_every_column() {
+        let mut rows = EdgeRows::default();
+        for (id, p) in [(3u64, "c"), (1, ""), (2, "bb")] {
+            let x = u32::try_from(id).unwrap();
+            rows.push(id, x, x + 10, 0, x as f32, id * 100, p);
+        }
+        rows.sort_by_id();
+        assert_eq!(rows.ids(), [1, 2, 3]);
+        assert_eq!(rows.sources, [1, 2, 3]);
+        assert_eq!(rows.targets, [11, 12, 13]);
+        assert_eq!(rows.created(), [100, 200, 300]);
+        assert_eq!(rows.weight_bits(), [1.0f32, 2.0, 3.0].map(f32::to_bits));
+        assert_eq!(rows.props().unwrap(), (&[0, 0, 2, 3][..], &b"bbc"[..]));
+    }
+
+    #[test]
+    fn dense_rows_place_sparse_props() {
+        let rows = EdgeRows::dense(
+            7,
+            9,
+            (vec![0, 1, 2], vec![1, 2, 0], vec![0, 0, 1]),
+            None,
+            &[(1, "{}".to_owned())],
+        )
+        .unwrap();
+        assert_eq!(rows.dense_base(), Some(7));
+        assert_eq!(rows.uniform_created_at(), Some(9));
+        assert!(rows.weights_default());
+        assert_eq!(rows.props().unwrap(), (&[0, 0, 2, 2][..], &b"{}"[..]));
+        let bad = EdgeRows::dense(0, 0, (vec![0], vec![0], vec![0]), None, &[(1, "x".into())]);
+        assert!(bad.is_err());
+    }
+}

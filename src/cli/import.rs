@@ -2,12 +2,13 @@
 
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::input::{Delimited, Invalid, InvalidLines, LineReader, Parsed};
+use super::input::{BatchParser, Delimited, EdgeBatch, Invalid, InvalidLines, LineReader};
 use super::records::{JSONL_VERSION, Line, MemoryLine};
 use super::{CliError, CliResult, DbArg};
 use crate::{BulkLoad, Database, EdgeProps, NodeProps, Props};
@@ -214,6 +215,9 @@ struct Reader<'a> {
 /// Progress is updated every this many lines.
 const PROGRESS_LINES: u64 = 8192;
 
+/// Parsed batches of a delimited file that may wait for the loader.
+const BATCHES_QUEUED: usize = 4;
+
 impl Reader<'_> {
     fn tick(&self, line_no: u64, lines: &LineReader) {
         if line_no.is_multiple_of(PROGRESS_LINES) {
@@ -221,31 +225,70 @@ impl Reader<'_> {
         }
     }
 
+    /// Loads a TSV or CSV file. A second thread reads and splits the lines, batch by
+    /// batch, while this one loads the edges (or this one does both when no thread can be
+    /// started).
     fn delimited(&mut self, path: &Path, lines: &mut LineReader, format: Delimited) -> CliResult {
-        let mut first = true;
-        while let Some((line_no, line)) = lines.next_line(path)? {
-            let result = line.and_then(|line| {
-                let data_line = !line.is_empty() && !line.starts_with('#');
-                let parsed = format.parse(line, first);
-                first &= !data_line;
-                match parsed? {
-                    Parsed::Skip => Ok(()),
-                    Parsed::Edge(e) => {
-                        let props = EdgeProps {
-                            weight: e.weight.unwrap_or(1.0),
-                            props: Props::new(),
-                        };
-                        self.load
-                            .edge(&e.source, &e.edge_type, &e.target, props)
-                            .map_err(Invalid::engine)
+        let (tx, rx) = mpsc::sync_channel::<CliResult<EdgeBatch>>(BATCHES_QUEUED);
+        let reader = &mut *lines;
+        let started = std::thread::scope(|s| {
+            let parse = move || {
+                let mut parser = BatchParser::new(path, reader, format);
+                loop {
+                    let batch = parser.next_batch().transpose();
+                    // Stop at the end, after an error, or when the loader has stopped.
+                    let last = !matches!(batch, Some(Ok(_)));
+                    if batch.is_none_or(|b| tx.send(b).is_err()) || last {
+                        return;
                     }
                 }
-            });
-            if let Err(invalid) = result {
-                self.invalid.record(path, line_no, invalid)?;
+            };
+            let spawned = std::thread::Builder::new()
+                .name("hopgraph-parse".into())
+                .spawn_scoped(s, parse);
+            if spawned.is_err() {
+                return Ok(false);
             }
-            self.tick(line_no, lines);
+            // Returning early drops `rx`, which stops the parser.
+            for batch in rx {
+                self.load_batch(path, batch?)?;
+            }
+            Ok::<_, CliError>(true)
+        })?;
+        if !started {
+            let mut parser = BatchParser::new(path, lines, format);
+            while let Some(batch) = parser.next_batch()? {
+                self.load_batch(path, batch)?;
+            }
         }
+        Ok(())
+    }
+
+    fn load_batch(&mut self, path: &Path, batch: EdgeBatch) -> CliResult {
+        let bytes = batch.bytes;
+        let Reader {
+            load,
+            invalid: invalid_lines,
+            ..
+        } = self;
+        batch.for_each(load, |load, line_no, edge| {
+            let result = edge.and_then(|edge| match edge {
+                None => Ok(()),
+                Some(e) => {
+                    let props = EdgeProps {
+                        weight: e.weight.unwrap_or(1.0),
+                        props: Props::new(),
+                    };
+                    load.edge(&e.source, &e.edge_type, &e.target, props)
+                        .map_err(Invalid::engine)
+                }
+            });
+            match result {
+                Ok(()) => Ok(()),
+                Err(invalid) => invalid_lines.record(path, line_no, invalid),
+            }
+        })?;
+        self.progress.set_position(self.done_bytes + bytes);
         Ok(())
     }
 

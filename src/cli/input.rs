@@ -9,6 +9,10 @@ use std::path::Path;
 
 use super::{CliError, CliResult};
 
+mod batch;
+
+pub(crate) use batch::{BatchParser, EdgeBatch};
+
 /// A file read line by line, keeping the line number and bytes consumed.
 pub(crate) struct LineReader {
     reader: BufReader<File>,
@@ -164,11 +168,24 @@ impl Delimited {
         }
     }
 
-    fn split(self, line: &str) -> Result<Vec<Cow<'_, str>>, Invalid> {
+    fn split(self, line: &str) -> Result<Fields<'_>, Invalid> {
+        let mut fields = Fields::default();
         match self {
-            Delimited::Tsv => Ok(line.split('\t').map(Cow::Borrowed).collect()),
-            Delimited::Csv => split_csv(line),
+            Delimited::Tsv => {
+                // A byte loop: fields are short, and a tab is ASCII, so every cut is on a
+                // character boundary (`get` cannot fail).
+                let mut start = 0;
+                for (i, &b) in line.as_bytes().iter().enumerate() {
+                    if b == b'\t' {
+                        fields.push(Cow::Borrowed(line.get(start..i).unwrap_or_default()));
+                        start = i + 1;
+                    }
+                }
+                fields.push(Cow::Borrowed(line.get(start..).unwrap_or_default()));
+            }
+            Delimited::Csv => split_csv(line, &mut fields)?,
         }
+        Ok(fields)
     }
 
     /// Parses one line; `first` marks the first data line of a file, which may be a header
@@ -177,22 +194,22 @@ impl Delimited {
         if line.is_empty() || line.starts_with('#') {
             return Ok(Parsed::Skip);
         }
-        let mut fields = self.split(line)?;
+        let fields = self.split(line)?;
         if first && is_header(&fields) {
             return Ok(Parsed::Skip);
         }
-        if !(3..=4).contains(&fields.len()) {
+        if !(3..=4).contains(&fields.count) {
             return Err(Invalid::new(
                 "wrong number of fields",
                 format!(
                     "expected 3 or 4 {}-separated fields (source, target, type[, weight]), found {}",
                     self.name(),
-                    fields.len()
+                    fields.count
                 ),
             ));
         }
         for (i, name) in ["source", "target", "type"].iter().enumerate() {
-            if fields[i].is_empty() {
+            if fields.kept[i].is_empty() {
                 return Err(Invalid::new("empty field", format!("the {name} is empty")));
             }
         }
@@ -208,12 +225,7 @@ impl Delimited {
                 }
             },
         };
-        fields.truncate(3);
-        let mut it = fields.into_iter();
-        let (Some(source), Some(target), Some(edge_type)) = (it.next(), it.next(), it.next())
-        else {
-            return Err(Invalid::new("wrong number of fields", "too few fields"));
-        };
+        let [source, target, edge_type, _] = fields.kept;
         Ok(Parsed::Edge(EdgeLine {
             source,
             target,
@@ -223,14 +235,38 @@ impl Delimited {
     }
 }
 
+/// The fields of a delimited line: the first four kept, all of them counted (a line has
+/// 3 or 4), so splitting a line allocates nothing.
+#[derive(Default)]
+struct Fields<'a> {
+    kept: [Cow<'a, str>; 4],
+    count: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn push(&mut self, field: Cow<'a, str>) {
+        if let Some(slot) = self.kept.get_mut(self.count) {
+            *slot = field;
+        }
+        self.count += 1;
+    }
+
+    fn get(&self, i: usize) -> Option<&str> {
+        (i < self.count)
+            .then(|| self.kept.get(i))
+            .flatten()
+            .map(|f| &**f)
+    }
+}
+
 /// Whether the fields name columns rather than an edge.
-fn is_header(fields: &[Cow<'_, str>]) -> bool {
+fn is_header(fields: &Fields<'_>) -> bool {
     let is = |i: usize, names: &[&str]| {
         fields
             .get(i)
             .is_some_and(|f| names.iter().any(|n| f.eq_ignore_ascii_case(n)))
     };
-    (3..=4).contains(&fields.len())
+    (3..=4).contains(&fields.count)
         && is(0, &["source", "src", "from", "subject"])
         && is(1, &["target", "dst", "to", "object"])
         && is(
@@ -240,8 +276,7 @@ fn is_header(fields: &[Cow<'_, str>]) -> bool {
 }
 
 /// Splits a CSV line (RFC 4180 quoting within one line: `"a,b"`, `"say ""hi"""`).
-fn split_csv(line: &str) -> Result<Vec<Cow<'_, str>>, Invalid> {
-    let mut fields = Vec::with_capacity(4);
+fn split_csv<'a>(line: &'a str, fields: &mut Fields<'a>) -> Result<(), Invalid> {
     let mut rest = line;
     loop {
         if let Some(quoted) = rest.strip_prefix('"') {
@@ -268,7 +303,7 @@ fn split_csv(line: &str) -> Result<Vec<Cow<'_, str>>, Invalid> {
             };
             fields.push(Cow::Owned(value));
             if after.is_empty() {
-                return Ok(fields);
+                return Ok(());
             }
             match after.strip_prefix(',') {
                 Some(r) => rest = r,
@@ -287,7 +322,7 @@ fn split_csv(line: &str) -> Result<Vec<Cow<'_, str>>, Invalid> {
                 }
                 None => {
                     fields.push(Cow::Borrowed(rest));
-                    return Ok(fields);
+                    return Ok(());
                 }
             }
         }

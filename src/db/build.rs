@@ -1,11 +1,13 @@
 //! Building segment files: the shared back end of checkpoint, compaction and bulk load.
 //!
 //! Callers gather a [`SegmentContent`] (edge rows, node records, tombstones and the
-//! cumulative summary); [`write_segment`] sorts the rows into both CSR directions with a
-//! counting sort by owner node, orders each run by (type, neighbour, edge id), derives the
-//! per-(direction, type) node bitmaps and writes every section.
+//! cumulative summary); [`write_segment`] sorts the rows into both CSR directions (see
+//! [`Csr::build`]: a counting sort by owner node, then each run by (type, neighbour, edge
+//! id), the two directions on two threads), derives the per-(direction, type) node bitmaps
+//! and writes every section.
 
 use std::path::Path;
+use std::sync::mpsc;
 
 use roaring::{RoaringBitmap, RoaringTreemap};
 
@@ -16,85 +18,23 @@ use crate::format::segment::{
     SectionKind as K, Summary, build_key_hash, encode_bitmap, encode_treemap, encode_type_bitmaps,
 };
 use crate::graph::limits;
-use crate::model::{Edge, Node};
+use crate::model::Node;
 use crate::storage::segment_file;
 
-/// Edge rows of a segment, sorted by id.
-#[derive(Debug, Default)]
-pub(crate) struct EdgeRows {
-    pub ids: Vec<u64>,
-    pub sources: Vec<u32>,
-    pub targets: Vec<u32>,
-    pub types: Vec<u16>,
-    pub weights: Vec<f32>,
-    pub created: Vec<u64>,
-    /// Compact JSON per row, empty for none.
-    pub props: Vec<String>,
-}
+mod csr;
+mod rows;
 
-impl EdgeRows {
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-
-    #[allow(clippy::too_many_arguments, reason = "one argument per column")]
-    pub fn push(
-        &mut self,
-        id: u64,
-        source: u32,
-        target: u32,
-        t: u16,
-        weight: f32,
-        created: u64,
-        props: String,
-    ) {
-        self.ids.push(id);
-        self.sources.push(source);
-        self.targets.push(target);
-        self.types.push(t);
-        self.weights.push(weight);
-        self.created.push(created);
-        self.props.push(props);
-    }
-
-    /// Appends a stored edge.
-    pub fn push_edge(&mut self, e: &Edge) {
-        let props = crate::format::record::encode_edge_props(&e.props);
-        self.push(
-            e.id.0,
-            e.source.0,
-            e.target.0,
-            e.edge_type.0,
-            e.weight,
-            e.created_at,
-            props,
-        );
-    }
-
-    /// Sorts rows by edge id (a no-op when already sorted).
-    pub fn sort_by_id(&mut self) {
-        if self.ids.windows(2).all(|w| w[0] < w[1]) {
-            return;
-        }
-        let mut order: Vec<usize> = (0..self.len()).collect();
-        order.sort_unstable_by_key(|&i| self.ids[i]);
-        fn permute<T: Clone>(v: &mut Vec<T>, order: &[usize]) {
-            *v = order.iter().map(|&i| v[i].clone()).collect();
-        }
-        permute(&mut self.ids, &order);
-        permute(&mut self.sources, &order);
-        permute(&mut self.targets, &order);
-        permute(&mut self.types, &order);
-        permute(&mut self.weights, &order);
-        permute(&mut self.created, &order);
-        permute(&mut self.props, &order);
-    }
-}
+pub(crate) use csr::Csr;
+use csr::{join, worth_a_thread};
+pub(crate) use rows::EdgeRows;
 
 /// Everything one segment holds.
 #[derive(Debug, Default)]
 pub(crate) struct SegmentContent {
     pub edges: EdgeRows,
+    /// The out-direction CSR of `edges` when the caller has it already (bulk load gets it
+    /// from its duplicate check); it must be exactly what `Csr::build` makes of the rows.
+    pub out_csr: Option<Csr>,
     /// Encoded node records (see `encode_node`), sorted by id, with their keys.
     pub nodes: Vec<(u32, Vec<u8>)>,
     pub edge_tombstones: RoaringTreemap,
@@ -111,53 +51,6 @@ impl SegmentContent {
         encode_node(&mut w, node);
         self.nodes.push((node.id.0, w.buf));
     }
-}
-
-/// A CSR of one direction.
-struct Csr {
-    offsets: Vec<u32>,
-    neighbors: Vec<u32>,
-    types: Vec<u16>,
-    pos: Vec<u32>,
-}
-
-fn build_csr(node_bound: u32, own: &[u32], other: &[u32], rows: &EdgeRows) -> Result<Csr> {
-    let n = node_bound as usize;
-    let mut offsets = vec![0u32; n + 1];
-    for &o in own {
-        offsets[o as usize + 1] += 1;
-    }
-    for i in 0..n {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut cursor = offsets.clone();
-    let mut pos = vec![0u32; own.len()];
-    for (row, &o) in own.iter().enumerate() {
-        let c = &mut cursor[o as usize];
-        pos[*c as usize] =
-            u32::try_from(row).map_err(|_| Error::invalid("segment edge limit exceeded"))?;
-        *c += 1;
-    }
-    for i in 0..n {
-        let run = &mut pos[offsets[i] as usize..offsets[i + 1] as usize];
-        if run.len() > 1 {
-            run.sort_unstable_by_key(|&r| {
-                (
-                    rows.types[r as usize],
-                    other[r as usize],
-                    rows.ids[r as usize],
-                )
-            });
-        }
-    }
-    let neighbors = pos.iter().map(|&r| other[r as usize]).collect();
-    let types = pos.iter().map(|&r| rows.types[r as usize]).collect();
-    Ok(Csr {
-        offsets,
-        neighbors,
-        types,
-        pos,
-    })
 }
 
 fn type_bitmaps(dir: u8, csr: &Csr, ntypes: usize) -> Vec<(u8, u16, RoaringBitmap)> {
@@ -180,6 +73,37 @@ fn type_bitmaps(dir: u8, csr: &Csr, ntypes: usize) -> Vec<(u8, u16, RoaringBitma
         .filter(|(_, b)| !b.is_empty())
         .filter_map(|(t, b)| Some((dir, u16::try_from(t).ok()?, b)))
         .collect()
+}
+
+/// The key of an encoded node record (empty if it cannot be read).
+fn key_of(rec: &[u8]) -> &[u8] {
+    let mut r = crate::format::codec::ByteReader::new(rec);
+    r.bytes(limits::NODE_KEY_BYTES_MAX, "key")
+        .unwrap_or_default()
+}
+
+/// The order of `keys` by bytes (they are distinct): integer compares of each key's first
+/// eight bytes settle most comparisons without touching the keys themselves.
+fn key_order(keys: &[&[u8]]) -> Result<Vec<u32>> {
+    let head = |k: &[u8]| {
+        let mut b = [0u8; 8];
+        let n = k.len().min(8);
+        b[..n].copy_from_slice(&k[..n]);
+        u64::from_be_bytes(b)
+    };
+    let mut order = Vec::with_capacity(keys.len());
+    for (i, k) in keys.iter().enumerate() {
+        let i = u32::try_from(i)
+            .map_err(|_| Error::invalid("too many node records for one segment"))?;
+        order.push((head(k), i));
+    }
+    // Zero padding sorts a key before its extensions, so heads never contradict the
+    // byte order; equal heads fall back to the keys.
+    order.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| keys[a.1 as usize].cmp(keys[b.1 as usize]))
+    });
+    Ok(order.into_iter().map(|(_, i)| i).collect())
 }
 
 /// Writes `content` as segment `id` and returns the file size.
@@ -214,101 +138,143 @@ pub(crate) fn write_segment(
             "an edge refers to a node id beyond the node bound",
         ));
     }
+    let rows = &content.edges;
     content.nodes.sort_unstable_by_key(|(id, _)| *id);
     let mut summary = content.summary.clone();
     summary.edge_rows = m as u64;
     summary.node_records = content.nodes.len() as u64;
-    summary.dense_edge_base = rows
-        .ids
-        .first()
-        .copied()
-        .filter(|&b| rows.ids.iter().enumerate().all(|(i, &x)| x == b + i as u64));
-    if m == 0 {
-        summary.dense_edge_base = Some(0);
-    }
-    summary.uniform_created_at = rows
-        .created
-        .first()
-        .copied()
-        .filter(|&c| rows.created.iter().all(|&x| x == c));
-    if m == 0 {
-        summary.uniform_created_at = Some(0);
-    }
-    let out = build_csr(bound, &rows.sources, &rows.targets, rows)?;
-    let inn = build_csr(bound, &rows.targets, &rows.sources, rows)?;
-    let ntypes = summary.types.len();
-    let mut bitmaps = type_bitmaps(0, &out, ntypes);
-    bitmaps.extend(type_bitmaps(1, &inn, ntypes));
-
-    // Node records: blob, offsets, and key order.
-    let mut blob = Vec::new();
-    let mut offsets = Vec::with_capacity(content.nodes.len() + 1);
-    let mut ids = Vec::with_capacity(content.nodes.len());
-    offsets.push(0u64);
-    for (nid, rec) in &content.nodes {
-        ids.push(*nid);
-        blob.extend_from_slice(rec);
-        offsets.push(blob.len() as u64);
-    }
-    let key_of = |rec: &[u8]| -> Vec<u8> {
-        let mut r = crate::format::codec::ByteReader::new(rec);
-        r.bytes(limits::NODE_KEY_BYTES_MAX, "key")
-            .map(<[u8]>::to_vec)
-            .unwrap_or_default()
+    summary.dense_edge_base = rows.dense_base();
+    summary.uniform_created_at = if m == 0 {
+        Some(0)
+    } else {
+        rows.uniform_created_at()
     };
-    let keys: Vec<Vec<u8>> = content.nodes.iter().map(|(_, rec)| key_of(rec)).collect();
-    let records = u32::try_from(content.nodes.len())
-        .map_err(|_| Error::invalid("too many node records for one segment"))?;
-    let mut order: Vec<u32> = (0..records).collect();
-    order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
-
-    let has_props = rows.props.iter().any(|p| !p.is_empty());
-    let weights_default = rows.weights.iter().all(|&w| w == 1.0);
-    segment_file::write_segment(dir, id, db_id, lsn, |enc| {
-        enc.section(K::Summary, &summary.encode())?;
-        enc.array(K::OutOffsets, &out.offsets)?;
-        enc.array(K::OutNeighbors, &out.neighbors)?;
-        enc.array(K::OutTypes, &out.types)?;
-        enc.array(K::OutEdgePos, &out.pos)?;
-        enc.array(K::InOffsets, &inn.offsets)?;
-        enc.array(K::InNeighbors, &inn.neighbors)?;
-        enc.array(K::InTypes, &inn.types)?;
-        enc.array(K::InEdgePos, &inn.pos)?;
-        if summary.dense_edge_base.is_none() {
-            enc.array(K::EdgeIds, &rows.ids)?;
+    // Rows are sorted by id, so a CSR's row order within equal (type, neighbour) is the
+    // id order the format asks for.
+    let in_csr = || Csr::build(bound, &rows.targets, &rows.sources, &rows.types);
+    let (out, inn) = match content.out_csr.take() {
+        Some(out) if out.offsets.len() == bound as usize + 1 && out.pos.len() == m => (out, None),
+        Some(_) => return Err(Error::invalid("the given out-CSR does not fit the rows")),
+        None => {
+            let (out, inn) = join(
+                worth_a_thread(m),
+                || Csr::build(bound, &rows.sources, &rows.targets, &rows.types),
+                in_csr,
+            );
+            (out?, Some(inn?))
         }
-        // Format version 2: each row's out-CSR entry replaces copies of its source, target
-        // and type.
-        let mut out_pos = vec![0u32; m];
-        for (p, &row) in (0u32..).zip(&out.pos) {
-            out_pos[row as usize] = p;
-        }
-        enc.array(K::EdgeOutPos, &out_pos)?;
-        if !weights_default {
-            enc.array(K::EdgeWeights, &rows.weights)?;
-        }
-        if summary.uniform_created_at.is_none() {
-            enc.array(K::EdgeCreated, &rows.created)?;
-        }
-        if has_props {
-            let mut offs = Vec::with_capacity(m + 1);
-            let mut pblob = Vec::new();
-            offs.push(0u64);
-            for p in &rows.props {
-                pblob.extend_from_slice(p.as_bytes());
-                offs.push(pblob.len() as u64);
+    };
+    let ntypes = summary.types.len();
+    // When only the out-direction is ready, the in-direction is built on a second thread
+    // while the sections before it are prepared and written.
+    let (tx, rx) = mpsc::sync_channel(1);
+    let in_side = move || {
+        let inn = inn.map_or_else(in_csr, Ok).map(|inn| {
+            let bitmaps = type_bitmaps(1, &inn, ntypes);
+            (inn, bitmaps)
+        });
+        // The receiver is gone only when writing failed already.
+        let _ = tx.send(inn);
+    };
+    let mut in_error = None;
+    let in_error_slot = &mut in_error;
+    let ((), written) = join(worth_a_thread(m), in_side, || {
+        let mut bitmaps = type_bitmaps(0, &out, ntypes);
+        let nodes = NodeSections::new(&content.nodes)?;
+        let weights_default = rows.weights_default();
+        segment_file::write_segment(dir, id, db_id, lsn, move |enc| {
+            enc.section(K::Summary, &summary.encode())?;
+            enc.array(K::OutOffsets, &out.offsets)?;
+            enc.array(K::OutNeighbors, &out.neighbors)?;
+            enc.array(K::OutTypes, &out.types)?;
+            enc.array(K::OutEdgePos, &out.pos)?;
+            // Format version 2: each row's out-CSR entry (the inverse permutation) replaces
+            // copies of its source, target and type.
+            let mut out_pos = vec![0u32; out.pos.len()];
+            for (p, &row) in (0u32..).zip(&out.pos) {
+                if let Some(slot) = out_pos.get_mut(row as usize) {
+                    *slot = p;
+                }
             }
-            enc.array(K::EdgePropsOffsets, &offs)?;
-            enc.section(K::EdgePropsBlob, &pblob)?;
+            enc.array(K::EdgeOutPos, &out_pos)?;
+            // Written: its memory can serve the in-direction being built.
+            drop(out_pos);
+            drop(out);
+            let inn = match rx.recv() {
+                Ok(Ok((inn, in_bitmaps))) => {
+                    bitmaps.extend(in_bitmaps);
+                    inn
+                }
+                Ok(Err(e)) => {
+                    *in_error_slot = Some(e);
+                    return Err(std::io::Error::other("cannot build the in-direction CSR"));
+                }
+                Err(e) => return Err(std::io::Error::other(e)),
+            };
+            enc.array(K::InOffsets, &inn.offsets)?;
+            enc.array(K::InNeighbors, &inn.neighbors)?;
+            enc.array(K::InTypes, &inn.types)?;
+            enc.array(K::InEdgePos, &inn.pos)?;
+            drop(inn);
+            if summary.dense_edge_base.is_none() {
+                enc.array(K::EdgeIds, &rows.ids())?;
+            }
+            if !weights_default {
+                enc.array(K::EdgeWeights, &rows.weight_bits())?;
+            }
+            if summary.uniform_created_at.is_none() {
+                enc.array(K::EdgeCreated, &rows.created())?;
+            }
+            if let Some((offsets, blob)) = rows.props() {
+                enc.array(K::EdgePropsOffsets, offsets)?;
+                enc.section(K::EdgePropsBlob, blob)?;
+            }
+            enc.section(K::TypeBitmaps, &encode_type_bitmaps(&bitmaps))?;
+            enc.section(K::EdgeTombstones, &encode_treemap(&content.edge_tombstones))?;
+            enc.section(K::NodeTombstones, &encode_bitmap(&content.node_tombstones))?;
+            enc.array(K::NodeIds, &nodes.ids)?;
+            enc.array(K::NodeOffsets, &nodes.offsets)?;
+            enc.section(K::NodeBlob, &nodes.blob)?;
+            enc.array(K::KeyOrder, &nodes.key_order)?;
+            enc.array(K::KeyHash, &nodes.key_hash)?;
+            Ok(())
+        })
+    });
+    // An error building the in-direction is reported as itself, not as the write it stopped.
+    in_error.map_or(written, Err)
+}
+
+/// The node sections: record ids, record boundaries, records, the key order and the key
+/// hash index.
+struct NodeSections {
+    ids: Vec<u32>,
+    offsets: Vec<u64>,
+    blob: Vec<u8>,
+    key_order: Vec<u32>,
+    key_hash: Vec<u32>,
+}
+
+impl NodeSections {
+    /// From encoded records sorted by id.
+    fn new(records: &[(u32, Vec<u8>)]) -> Result<NodeSections> {
+        let mut blob = Vec::new();
+        let mut offsets = Vec::with_capacity(records.len() + 1);
+        let mut ids = Vec::with_capacity(records.len());
+        offsets.push(0u64);
+        for (nid, rec) in records {
+            ids.push(*nid);
+            blob.extend_from_slice(rec);
+            offsets.push(blob.len() as u64);
         }
-        enc.section(K::TypeBitmaps, &encode_type_bitmaps(&bitmaps))?;
-        enc.section(K::EdgeTombstones, &encode_treemap(&content.edge_tombstones))?;
-        enc.section(K::NodeTombstones, &encode_bitmap(&content.node_tombstones))?;
-        enc.array(K::NodeIds, &ids)?;
-        enc.array(K::NodeOffsets, &offsets)?;
-        enc.section(K::NodeBlob, &blob)?;
-        enc.array(K::KeyOrder, &order)?;
-        enc.array(K::KeyHash, &build_key_hash(keys.iter().map(Vec::as_slice)))?;
-        Ok(())
-    })
+        let keys: Vec<&[u8]> = records.iter().map(|(_, rec)| key_of(rec)).collect();
+        let key_order = key_order(&keys)?;
+        let key_hash = build_key_hash(keys.iter().copied());
+        Ok(NodeSections {
+            ids,
+            offsets,
+            blob,
+            key_order,
+            key_hash,
+        })
+    }
 }

@@ -5,13 +5,21 @@
 //! nodes keep theirs), drops duplicate triples (within the input, first occurrence wins,
 //! and against the database), assigns dense edge ids in input order and writes one segment.
 //! The manifest switch is the commit point, so a bulk load is all or nothing. Cost:
-//! O(E log E) for the CSR sort, with no WAL traffic.
+//! O(E + N) plus sorting each node's out-edges, with no WAL traffic.
+//!
+//! Keys are interned in one string behind an open-addressing table (see `keys`): no
+//! allocation per key, and a look-up mostly reads one cache line. Edges are kept as
+//! columns of local numbers. Duplicates are found by building the out-direction CSR of all
+//! input edges, where equal triples sit next to each other in input order; that CSR, less
+//! the duplicates, is the segment's out-direction as it is.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+
+use foldhash::fast::RandomState;
 
 use super::Database;
 use super::batch::{check_key, check_type_name};
-use super::build::{SegmentContent, write_segment};
+use super::build::{Csr, EdgeRows, SegmentContent, write_segment};
 use super::commit::now_ms;
 use super::segment::Segment;
 use super::state::{SegmentSet, State};
@@ -21,15 +29,24 @@ use crate::format::record::encode_edge_props;
 use crate::graph::{NodeId, TypeId, limits};
 use crate::model::{EdgeProps, Node, NodeProps};
 
+mod keys;
+
+use keys::Keys;
+
 /// Nodes and edges to load in one atomic step.
 #[derive(Debug, Default)]
 pub struct BulkLoad {
-    keys: HashMap<Box<str>, u32>,
-    key_list: Vec<Box<str>>,
-    props: Vec<Option<NodeProps>>,
-    types: HashMap<Box<str>, u16>,
+    keys: Keys,
+    /// Properties given for nodes, by local index (the last given wins).
+    props: BTreeMap<u32, NodeProps>,
+    types: HashMap<Box<str>, u16, RandomState>,
     type_list: Vec<Box<str>>,
-    edges: Vec<(u32, u32, u16, f32)>,
+    /// Edges by local index: source, target and type.
+    sources: Vec<u32>,
+    targets: Vec<u32>,
+    edge_types: Vec<u16>,
+    /// `f32::to_bits` of every edge's weight; None while all are 1.0.
+    weights: Option<Vec<u32>>,
     edge_props: Vec<(u32, String)>,
 }
 
@@ -58,18 +75,14 @@ impl BulkLoad {
     }
 
     fn local(&mut self, key: &str) -> Result<u32> {
-        if let Some(&i) = self.keys.get(key) {
-            return Ok(i);
-        }
-        check_key(key)?;
-        let i = u32::try_from(self.key_list.len())
-            .ok()
-            .filter(|&i| u64::from(i) < limits::NODES_MAX)
-            .ok_or_else(|| Error::invalid("too many nodes in one bulk load"))?;
-        self.keys.insert(key.into(), i);
-        self.key_list.push(key.into());
-        self.props.push(None);
-        Ok(i)
+        let next = self.keys.len();
+        self.keys.intern(key, |key| {
+            check_key(key)?;
+            u32::try_from(next)
+                .ok()
+                .filter(|&i| u64::from(i) < limits::NODES_MAX)
+                .ok_or_else(|| Error::invalid("too many nodes in one bulk load"))
+        })
     }
 
     /// Adds node `key` with `props` (replacing the properties of an existing node).
@@ -79,7 +92,7 @@ impl BulkLoad {
     pub fn node(&mut self, key: &str, props: NodeProps) -> Result<()> {
         super::batch::check_props(&props)?;
         let i = self.local(key)?;
-        self.props[i as usize] = Some(props);
+        self.props.insert(i, props);
         Ok(())
     }
 
@@ -113,26 +126,49 @@ impl BulkLoad {
                 x
             }
         };
+        let idx = self.sources.len();
         if !props.props.is_empty() {
-            let idx = u32::try_from(self.edges.len())
+            let idx = u32::try_from(idx)
                 .map_err(|_| Error::invalid("too many edges in one bulk load"))?;
             self.edge_props.push((idx, encode_edge_props(&props.props)));
         }
-        self.edges.push((s, t, ty, props.weight));
-        if self.edges.len() as u64 > limits::SEGMENT_EDGES_MAX {
+        let weight = props.weight.to_bits();
+        match &mut self.weights {
+            Some(w) => w.push(weight),
+            None if weight == 1.0f32.to_bits() => {}
+            None => {
+                let mut w = vec![1.0f32.to_bits(); idx];
+                w.push(weight);
+                self.weights = Some(w);
+            }
+        }
+        self.sources.push(s);
+        self.targets.push(t);
+        self.edge_types.push(ty);
+        if self.sources.len() as u64 > limits::SEGMENT_EDGES_MAX {
             return Err(Error::invalid("too many edges in one bulk load"));
         }
         Ok(())
     }
 
+    /// Fetches the index entries of `keys` from memory together, ahead of the
+    /// [`edge`](BulkLoad::edge) calls that name them; changes nothing else.
+    ///
+    /// Optional: on loads of millions of distinct keys, each key look-up waits for memory;
+    /// calling this with the keys of the next few edges (say 16) lets those waits overlap
+    /// instead of queueing, which made adding Kronecker scale-20 edges about twice as fast.
+    pub fn prefetch(&self, keys: &[&str]) {
+        self.keys.warm(keys);
+    }
+
     /// Nodes named so far.
     pub fn node_count(&self) -> usize {
-        self.key_list.len()
+        self.keys.len()
     }
 
     /// Edges added so far (duplicates included).
     pub fn edge_count(&self) -> usize {
-        self.edges.len()
+        self.sources.len()
     }
 }
 
@@ -163,12 +199,23 @@ impl Database {
         let now = now_ms();
         let mut report = BulkReport::default();
         let mut next = State::clone(&st);
+        let BulkLoad {
+            keys,
+            mut props,
+            type_list,
+            mut sources,
+            mut targets,
+            mut edge_types,
+            mut weights,
+            edge_props,
+            ..
+        } = load;
 
         // Keys to ids.
-        let mut ids = Vec::with_capacity(load.key_list.len());
-        let mut existed = Vec::with_capacity(load.key_list.len());
+        let mut ids = Vec::with_capacity(keys.len());
         let mut content = SegmentContent::default();
-        for (i, key) in load.key_list.iter().enumerate() {
+        for i in 0..keys.len() {
+            let key = keys.get(i);
             let (id, old) = match st.node_id(key) {
                 Some(id) => (id, true),
                 None => {
@@ -184,9 +231,10 @@ impl Database {
                 }
             };
             ids.push(id.0);
-            existed.push(old);
-            let props = match (&load.props[i], old) {
-                (Some(p), _) => Some(p.clone()),
+            // Local indices fit in u32 (`local` checks).
+            let given = u32::try_from(i).ok().and_then(|i| props.remove(&i));
+            let props = match (given, old) {
+                (Some(p), _) => Some(p),
                 (None, false) => Some(NodeProps::default()),
                 (None, true) => None,
             };
@@ -206,9 +254,10 @@ impl Database {
                 });
             }
         }
+        drop(keys);
         // Types to ids.
-        let mut type_map = Vec::with_capacity(load.type_list.len());
-        for name in &load.type_list {
+        let mut type_map = Vec::with_capacity(type_list.len());
+        for name in &type_list {
             let id = match next.type_ids.get(&**name) {
                 Some(&t) => t,
                 None => {
@@ -224,65 +273,81 @@ impl Database {
             };
             type_map.push(id);
         }
-        // Dedup: first occurrence of each triple wins; then drop triples that exist.
-        // `edge` keeps the count below SEGMENT_EDGES_MAX, which fits in u32.
-        let mut order: Vec<u32> =
-            (0..u32::try_from(load.edges.len()).unwrap_or(u32::MAX)).collect();
-        let key_of = |i: u32| {
-            let (s, t, ty, _) = load.edges[i as usize];
-            (ids[s as usize], type_map[ty as usize], ids[t as usize])
-        };
-        order.sort_unstable_by_key(|&i| (key_of(i), i));
-        let mut keep = vec![false; load.edges.len()];
-        for (j, &i) in order.iter().enumerate() {
-            let first = j == 0 || key_of(order[j - 1]) != key_of(i);
-            let (s, t, _, _) = load.edges[i as usize];
-            let (gs, gty, gt) = key_of(i);
-            let in_db = existed[s as usize]
-                && existed[t as usize]
-                && st
-                    .edge_by_triple(NodeId(gs), TypeId(gty), NodeId(gt))
-                    .is_some();
-            keep[i as usize] = first && !in_db;
+        // Edges to global ids, in place.
+        let global = |local: u32| ids.get(local as usize).copied().ok_or_else(bad_local);
+        for x in sources.iter_mut().chain(targets.iter_mut()) {
+            *x = global(*x)?;
         }
-        drop(order);
-        let mut props_iter = load.edge_props.iter().peekable();
-        let mut edge_id = next.next_edge_id;
-        for (i, &(s, t, ty, weight)) in load.edges.iter().enumerate() {
-            let mut props = String::new();
-            while let Some((pi, p)) = props_iter.peek() {
-                if *pi as usize > i {
-                    break;
+        for t in &mut edge_types {
+            *t = type_map.get(*t as usize).copied().ok_or_else(bad_local)?;
+        }
+        drop(ids);
+
+        // Dedup: in the out-CSR of every input edge, equal triples are neighbours in input
+        // order, so the first of each run of equals is the first occurrence; it is dropped
+        // too when the triple is stored already.
+        let mut out = Csr::build(next.node_bound, &sources, &targets, &edge_types)?;
+        let stored = |g: u32| g < st.node_bound;
+        let mut keep = vec![true; sources.len()];
+        let mut dropped = 0u64;
+        for (node, w) in (0u32..).zip(out.offsets.windows(2)) {
+            let run = w[0] as usize..w[1] as usize;
+            for i in run.clone() {
+                let (t, n) = (out.types[i], out.neighbors[i]);
+                let first = i == run.start || (out.types[i - 1], out.neighbors[i - 1]) != (t, n);
+                let in_db = first
+                    && stored(node)
+                    && stored(n)
+                    && st
+                        .edge_by_triple(NodeId(node), TypeId(t), NodeId(n))
+                        .is_some();
+                if !first || in_db {
+                    keep[out.pos[i] as usize] = false;
+                    dropped += 1;
                 }
-                if *pi as usize == i {
-                    props = p.clone();
-                }
-                props_iter.next();
             }
-            if !keep[i] {
-                report.duplicates_skipped += 1;
-                continue;
+        }
+        if dropped > 0 {
+            drop_rows(&mut out, &keep, &mut sources, &mut targets, &mut edge_types);
+            if let Some(w) = &mut weights {
+                retain_kept(w, &keep);
             }
-            let gty = type_map[ty as usize];
-            content.edges.push(
-                edge_id,
-                ids[s as usize],
-                ids[t as usize],
-                gty,
-                weight,
-                now,
-                props,
-            );
-            if let Some(c) = next.type_counts.get_mut(gty as usize) {
+        }
+        // Edge ids are dense in input order: the row of a kept edge is its rank.
+        let mut rows_props = Vec::with_capacity(edge_props.len());
+        let mut kept_before = 0u32;
+        let mut at = 0usize;
+        for (i, p) in edge_props {
+            while at < i as usize {
+                kept_before += u32::from(keep[at]);
+                at += 1;
+            }
+            if keep.get(i as usize).copied().unwrap_or(false) {
+                rows_props.push((kept_before, p));
+            }
+        }
+        drop(keep);
+        for &t in &edge_types {
+            if let Some(c) = next.type_counts.get_mut(t as usize) {
                 *c += 1;
             }
-            edge_id += 1;
         }
-        next.next_edge_id = edge_id;
-        report.edges_created = content.edges.len() as u64;
-        if content.edges.len() == 0 && content.nodes.is_empty() {
+        let kept = sources.len() as u64;
+        report.duplicates_skipped = dropped;
+        report.edges_created = kept;
+        let base = next.next_edge_id;
+        next.next_edge_id = base + kept;
+        if kept == 0 && content.nodes.is_empty() {
             return Ok(report);
         }
+        content.edges = EdgeRows::dense(
+            base,
+            now,
+            (sources, targets, edge_types),
+            weights,
+            &rows_props,
+        )?;
+        content.out_csr = Some(out);
         content.summary = super::maintenance::summary_of(&next);
         let dir = &self.shared.dir;
         let seg_id = w.manifest.next_segment_id;
@@ -307,4 +372,60 @@ impl Database {
         )?;
         Ok(report)
     }
+}
+
+fn bad_local() -> Error {
+    Error::invalid("bulk load refers to an unknown local id")
+}
+
+/// Keeps the entries of `v` whose `keep` is set, in order.
+fn retain_kept<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut w = 0;
+    for i in 0..v.len() {
+        if keep.get(i).copied().unwrap_or(false) {
+            v[w] = v[i];
+            w += 1;
+        }
+    }
+    v.truncate(w);
+}
+
+/// Removes the rows `keep` clears from the edge columns and from `out`, whose `pos` then
+/// names rows of the remaining edges.
+fn drop_rows(
+    out: &mut Csr,
+    keep: &[bool],
+    sources: &mut Vec<u32>,
+    targets: &mut Vec<u32>,
+    types: &mut Vec<u16>,
+) {
+    let mut row_of = Vec::with_capacity(keep.len());
+    let mut rows = 0u32;
+    for &k in keep {
+        row_of.push(rows);
+        rows += u32::from(k);
+    }
+    let mut w = 0usize;
+    let mut start = 0usize;
+    for node in 0..out.offsets.len().saturating_sub(1) {
+        let end = out.offsets[node + 1] as usize;
+        for i in start..end {
+            let p = out.pos[i] as usize;
+            if keep[p] {
+                out.neighbors[w] = out.neighbors[i];
+                out.types[w] = out.types[i];
+                out.pos[w] = row_of[p];
+                w += 1;
+            }
+        }
+        // `w` counts kept entries, at most the input's rows, which fit in u32.
+        out.offsets[node + 1] = u32::try_from(w).unwrap_or(u32::MAX);
+        start = end;
+    }
+    out.neighbors.truncate(w);
+    out.types.truncate(w);
+    out.pos.truncate(w);
+    retain_kept(sources, keep);
+    retain_kept(targets, keep);
+    retain_kept(types, keep);
 }

@@ -69,11 +69,6 @@ impl SegmentLayout {
         }
         let out_pos = self.u32s(bytes, K::EdgeOutPos);
         let row_of = self.u32s(bytes, K::OutEdgePos);
-        let (mut sources, mut targets, mut types) = (
-            Vec::with_capacity(rows),
-            Vec::with_capacity(rows),
-            Vec::with_capacity(rows),
-        );
         for (r, &p) in out_pos.iter().enumerate().take(rows) {
             if row_of.get(p as usize).map(|&x| x as usize) != Some(r) {
                 return Err(self.err_at(
@@ -81,12 +76,32 @@ impl SegmentLayout {
                     format!("edge row {r} and its out-CSR entry {p} do not point at each other"),
                 ));
             }
-            let (s, t, ty) = self.edge_endpoints(bytes, r).ok_or_else(|| {
-                self.err_at(K::EdgeOutPos, format!("edge row {r} is out of range"))
-            })?;
-            sources.push(s);
-            targets.push(t);
-            types.push(ty);
+        }
+        // The two are inverse permutations of 0..rows, so walking the out-CSR in order
+        // visits every row once (what `edge_endpoints` finds by binary search per row).
+        let offsets = self.u32s(bytes, K::OutOffsets);
+        let nbrs = self.u32s(bytes, K::OutNeighbors);
+        let etypes = self.u16s(bytes, K::OutTypes);
+        let (mut sources, mut targets, mut types) =
+            (vec![0u32; rows], vec![0u32; rows], vec![0u16; rows]);
+        for (node, w) in (0u32..).zip(offsets.windows(2)) {
+            for p in w[0] as usize..w[1] as usize {
+                let (Some(&r), Some(&n), Some(&t)) = (row_of.get(p), nbrs.get(p), etypes.get(p))
+                else {
+                    return Err(
+                        self.err_at(K::OutEdgePos, format!("out-CSR entry {p} is out of range"))
+                    );
+                };
+                let r = r as usize;
+                if r >= rows {
+                    return Err(
+                        self.err_at(K::OutEdgePos, format!("out-CSR entry {p} names row {r}"))
+                    );
+                }
+                sources[r] = node;
+                targets[r] = n;
+                types[r] = t;
+            }
         }
         Ok((Cow::Owned(sources), Cow::Owned(targets), Cow::Owned(types)))
     }
@@ -138,31 +153,56 @@ impl SegmentLayout {
         {
             return Err(self.err_at(K::Summary, "an edge id is not below next_edge_id".into()));
         }
-        for (offs, nbrs, types, pos, own_is_source) in [
-            (
-                K::OutOffsets,
-                K::OutNeighbors,
-                K::OutTypes,
-                K::OutEdgePos,
-                true,
-            ),
-            (
-                K::InOffsets,
-                K::InNeighbors,
-                K::InTypes,
-                K::InEdgePos,
-                false,
-            ),
-        ] {
-            let o = self.u32s(bytes, offs);
-            let n = self.u32s(bytes, nbrs);
-            let t = self.u16s(bytes, types);
-            let p = self.u32s(bytes, pos);
-            let mut seen = vec![false; rows];
-            for node in 0..bound {
-                let at = node as usize;
-                let run = o[at] as usize..o[at + 1] as usize;
-                for i in run.clone() {
+        // The in-direction (random access into the row columns) is checked on a second
+        // thread while this one checks the out-direction and the node records.
+        let cols = EdgeColumns {
+            sources,
+            targets,
+            etypes,
+        };
+        let (in_check, rest) = std::thread::scope(|scope| {
+            let inn = scope.spawn(|| self.check_csr(bytes, &cols, false, bound));
+            let rest = self
+                .check_csr(bytes, &cols, true, bound)
+                .and_then(|()| self.verify_nodes_and_rest(bytes, rows, bound, ntypes));
+            (inn.join(), rest)
+        });
+        // A panic in the checker would be a bug; report it as corruption rather than unwind.
+        in_check
+            .unwrap_or_else(|_| Err(self.err_at(K::InNeighbors, "in-CSR check failed".into())))?;
+        rest
+    }
+
+    /// Checks one CSR direction against the row columns: every row exactly once, owner,
+    /// neighbour and type equal to the row's, runs sorted by (type, neighbour). For the
+    /// out-direction of a version-2 segment the columns were derived from it, so only the
+    /// order is checked.
+    fn check_csr(
+        &self,
+        bytes: &[u8],
+        cols: &EdgeColumns<'_>,
+        own_is_source: bool,
+        bound: u32,
+    ) -> Result<(), DecodeError> {
+        use SectionKind as K;
+        let (offs, nbrs, types, pos) = if own_is_source {
+            (K::OutOffsets, K::OutNeighbors, K::OutTypes, K::OutEdgePos)
+        } else {
+            (K::InOffsets, K::InNeighbors, K::InTypes, K::InEdgePos)
+        };
+        let cross_check = !(own_is_source && self.has_out_pos());
+        let (sources, targets, etypes) = (cols.sources, cols.targets, cols.etypes);
+        let rows = sources.len();
+        let o = self.u32s(bytes, offs);
+        let n = self.u32s(bytes, nbrs);
+        let t = self.u16s(bytes, types);
+        let p = self.u32s(bytes, pos);
+        let mut seen = vec![false; if cross_check { rows } else { 0 }];
+        for node in 0..bound {
+            let at = node as usize;
+            let run = o[at] as usize..o[at + 1] as usize;
+            for i in run.clone() {
+                if cross_check {
                     let row = p[i] as usize;
                     let ok_row = row < rows && !std::mem::replace(&mut seen[row], true);
                     let (own, other) = if own_is_source {
@@ -180,17 +220,28 @@ impl SegmentLayout {
                             format!("{nbrs:?} entry {i} disagrees with the edge columns"),
                         ));
                     }
-                    if i > run.start && (t[i - 1], n[i - 1]) > (t[i], n[i]) {
-                        return Err(self.err_at(
-                            nbrs,
-                            format!(
-                                "{nbrs:?} run of node {node} is not sorted by (type, neighbour)"
-                            ),
-                        ));
-                    }
+                }
+                if i > run.start && (t[i - 1], n[i - 1]) > (t[i], n[i]) {
+                    return Err(self.err_at(
+                        nbrs,
+                        format!("{nbrs:?} run of node {node} is not sorted by (type, neighbour)"),
+                    ));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The checks after the CSRs: node ids, records and key index, tombstones, bitmaps and
+    /// edge props.
+    fn verify_nodes_and_rest(
+        &self,
+        bytes: &[u8],
+        rows: usize,
+        bound: u32,
+        ntypes: usize,
+    ) -> Result<(), DecodeError> {
+        use SectionKind as K;
         let node_ids = self.u32s(bytes, K::NodeIds);
         if node_ids.windows(2).any(|w| w[0] >= w[1]) || node_ids.last().is_some_and(|&x| x >= bound)
         {
@@ -274,4 +325,11 @@ impl SegmentLayout {
         }
         Ok(())
     }
+}
+
+/// Each row's source, target and type, stored (version 1) or derived (version 2).
+struct EdgeColumns<'a> {
+    sources: &'a [u32],
+    targets: &'a [u32],
+    etypes: &'a [u16],
 }

@@ -113,6 +113,23 @@ impl Csr {
         }
     }
 
+    /// The first row of `node`'s run at or after (`t`, `n`): one binary search on the pair
+    /// (runs are sorted by type, neighbour, row).
+    #[inline]
+    fn pair_start(&self, node: NodeId, t: u16, n: u32) -> (usize, usize) {
+        let run = self.rows(node, &TypeFilter::All);
+        let (mut lo, mut hi) = (run.start, run.end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if (self.types[mid], self.neighbors[mid]) < (t, n) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo, run.end)
+    }
+
     #[inline]
     fn edge(&self, row: usize) -> EdgeRef {
         EdgeRef {
@@ -169,6 +186,43 @@ impl Adjacency for CsrGraph {
         }
         Some(b)
     }
+    fn edges_between<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut f: F,
+    ) {
+        let csr = &self.dirs[dir.index()];
+        for t in 0..TYPE_NAMES.len() as u16 {
+            if !types.allows(TypeId(t)) {
+                continue;
+            }
+            let (mut row, end) = csr.pair_start(node, t, neighbor.0);
+            while row < end && (csr.types[row], csr.neighbors[row]) == (t, neighbor.0) {
+                f(csr.edge(row));
+                row += 1;
+            }
+        }
+    }
+    fn least_edge_between(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+    ) -> Option<EdgeRef> {
+        let csr = &self.dirs[dir.index()];
+        (0..TYPE_NAMES.len() as u16)
+            .filter(|&t| types.allows(TypeId(t)))
+            .find_map(|t| {
+                let (row, end) = csr.pair_start(node, t, neighbor.0);
+                (row < end && (csr.types[row], csr.neighbors[row]) == (t, neighbor.0))
+                    .then(|| csr.edge(row))
+            })
+    }
+    const INDEXED_EDGES_BETWEEN: bool = true;
     #[inline]
     fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(
         &self,

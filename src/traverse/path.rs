@@ -37,11 +37,14 @@
 //! Before scanning the edges of a frontier node whose degree dwarfs |other frontier| ·
 //! (allowed type runs) binary searches, and only when the graph answers
 //! [`Adjacency::edges_between`] by search ([`Adjacency::INDEXED_EDGES_BETWEEN`]), the search
-//! tests that node against every node of the other frontier in ascending order. A joined
-//! pair is exactly the meeting rule 2 picks for that node, and the node's edges are not
-//! scanned; a fruitless probe costs a fraction of the scan that follows it. Answers are the
-//! same either way; a probe that finds the meeting visits fewer nodes, so it can answer where
-//! the scan would have run out of budget (never the reverse).
+//! tests that node against every node of the other frontier in ascending order (with
+//! [`Adjacency::least_edge_between`], from whichever end of the pair has fewer edges). A
+//! joined pair is exactly the meeting rule 2 picks for that node, and the node's edges are
+//! not scanned; a fruitless probe costs a fraction of the scan that follows it. Answers are
+//! the same either way; a probe that finds the meeting visits fewer nodes, so it can answer
+//! where the scan would have run out of budget (never the reverse). The same look-up, from
+//! the smaller end, resolves each hop of the finished path (rule 1's least edge) and, after
+//! a scan finds a meeting, checks whether a smaller node of the other frontier is joined too.
 //!
 //! The side that gets expanded depends only on degree estimates, so answers are stable for
 //! a given graph value. [`all_shortest_paths`](super::all_shortest_paths) orders paths lexicographically by their hop

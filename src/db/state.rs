@@ -13,7 +13,7 @@ use std::sync::Arc;
 use imbl::{HashMap as PMap, HashSet as PSet, Vector as PVec};
 use roaring::{RoaringBitmap, RoaringTreemap};
 
-use super::segment::Segment;
+use super::segment::{SegView, Segment};
 use crate::error::Result;
 use crate::format::record::WalOp;
 use crate::graph::{EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId};
@@ -375,6 +375,50 @@ impl State {
         });
     }
 
+    /// Calls `emit` with each segment's view and every index range of `node`'s run in `dir`
+    /// that holds allowed types (the whole run for `All`, one sub-run per listed type),
+    /// oldest segment first, stopping when `emit` breaks. The shared walk of
+    /// [`State::try_for_each_edge`] and [`State::try_for_each_neighbor`].
+    #[inline]
+    fn try_for_each_segment_run<F>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        mut emit: F,
+    ) -> ControlFlow<()>
+    where
+        F: FnMut(SegView<'_>, std::ops::Range<usize>) -> ControlFlow<()>,
+    {
+        for s in &self.segs.segments {
+            let v = s.view(dir);
+            let run = v.run(node);
+            if run.is_empty() {
+                continue;
+            }
+            match types {
+                TypeFilter::All => emit(v, run)?,
+                TypeFilter::Only(list) => {
+                    for t in list {
+                        emit(v, v.type_run(run.clone(), *t))?;
+                    }
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The delta's edges at `node` in `dir` (all types, commit order), if any.
+    #[inline]
+    fn delta_edges(&self, node: NodeId, dir: EdgeDir) -> Option<&PVec<DeltaEdge>> {
+        let delta = &self.delta.adj[dir.index()];
+        if delta.is_empty() {
+            None
+        } else {
+            delta.get(&node.0)
+        }
+    }
+
     /// Like [`State::for_each_edge`], stopping as soon as `f` breaks. Neighbour ids beyond
     /// the node bound (possible only in a damaged segment that passed structural checks)
     /// are skipped, never indexed.
@@ -388,48 +432,26 @@ impl State {
     ) -> ControlFlow<()> {
         let check_dead = self.segs.any_edge_tombstones || !self.delta.deleted_edges.is_empty();
         let bound = self.node_bound;
-        for s in &self.segs.segments {
-            let v = s.view(dir);
-            let run = v.run(node);
-            if run.is_empty() {
-                continue;
+        self.try_for_each_segment_run(node, dir, types, |v, range| {
+            for (n, t, edge) in v.entries(range) {
+                if n >= bound || (check_dead && !self.segment_edge_live(edge.0)) {
+                    continue;
+                }
+                f(EdgeRef {
+                    neighbor: NodeId(n),
+                    edge,
+                    edge_type: TypeId(t),
+                })?;
             }
-            let mut emit = |range: std::ops::Range<usize>| -> ControlFlow<()> {
-                for (n, t, edge) in v.entries(range) {
-                    if n >= bound || (check_dead && !self.segment_edge_live(edge.0)) {
-                        continue;
-                    }
-                    f(EdgeRef {
-                        neighbor: NodeId(n),
-                        edge,
-                        edge_type: TypeId(t),
-                    })?;
-                }
-                ControlFlow::Continue(())
-            };
-            match types {
-                TypeFilter::All => emit(run)?,
-                TypeFilter::Only(list) => {
-                    for t in list {
-                        emit(v.type_run(run.clone(), *t))?;
-                    }
-                }
-            }
-        }
-        let delta = &self.delta.adj[dir.index()];
-        if let Some(list) = if delta.is_empty() {
-            None
-        } else {
-            delta.get(&node.0)
-        } {
-            for e in list {
-                if types.allows(TypeId(e.edge_type)) {
-                    f(EdgeRef {
-                        neighbor: NodeId(e.neighbor),
-                        edge: EdgeId(e.edge),
-                        edge_type: TypeId(e.edge_type),
-                    })?;
-                }
+            ControlFlow::Continue(())
+        })?;
+        for e in self.delta_edges(node, dir).into_iter().flatten() {
+            if types.allows(TypeId(e.edge_type)) {
+                f(EdgeRef {
+                    neighbor: NodeId(e.neighbor),
+                    edge: EdgeId(e.edge),
+                    edge_type: TypeId(e.edge_type),
+                })?;
             }
         }
         ControlFlow::Continue(())
@@ -450,38 +472,17 @@ impl State {
             return self.try_for_each_edge(node, dir, types, |e| f(e.neighbor));
         }
         let bound = self.node_bound;
-        for s in &self.segs.segments {
-            let v = s.view(dir);
-            let run = v.run(node);
-            if run.is_empty() {
-                continue;
-            }
-            let mut emit = |range: std::ops::Range<usize>| -> ControlFlow<()> {
-                for &n in v.neighbors().get(range).unwrap_or(&[]) {
-                    if n < bound {
-                        f(NodeId(n))?;
-                    }
-                }
-                ControlFlow::Continue(())
-            };
-            match types {
-                TypeFilter::All => emit(run)?,
-                TypeFilter::Only(list) => {
-                    for t in list {
-                        emit(v.type_run(run.clone(), *t))?;
-                    }
+        self.try_for_each_segment_run(node, dir, types, |v, range| {
+            for &n in v.neighbors().get(range).unwrap_or(&[]) {
+                if n < bound {
+                    f(NodeId(n))?;
                 }
             }
-        }
-        let delta = &self.delta.adj[dir.index()];
-        if delta.is_empty() {
-            return ControlFlow::Continue(());
-        }
-        if let Some(list) = delta.get(&node.0) {
-            for e in list {
-                if types.allows(TypeId(e.edge_type)) {
-                    f(NodeId(e.neighbor))?;
-                }
+            ControlFlow::Continue(())
+        })?;
+        for e in self.delta_edges(node, dir).into_iter().flatten() {
+            if types.allows(TypeId(e.edge_type)) {
+                f(NodeId(e.neighbor))?;
             }
         }
         ControlFlow::Continue(())

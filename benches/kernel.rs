@@ -206,22 +206,6 @@ impl Adjacency for CsrGraph {
             }
         }
     }
-    fn least_edge_between(
-        &self,
-        node: NodeId,
-        neighbor: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-    ) -> Option<EdgeRef> {
-        let csr = &self.dirs[dir.index()];
-        (0..TYPE_NAMES.len() as u16)
-            .filter(|&t| types.allows(TypeId(t)))
-            .find_map(|t| {
-                let (row, end) = csr.pair_start(node, t, neighbor.0);
-                (row < end && (csr.types[row], csr.neighbors[row]) == (t, neighbor.0))
-                    .then(|| csr.edge(row))
-            })
-    }
     const INDEXED_EDGES_BETWEEN: bool = true;
     #[inline]
     fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(

@@ -514,18 +514,7 @@ impl State {
             }
             if run.len() <= EDGES_BETWEEN_SCAN_MAX {
                 // A short run is cheaper to scan than to search type run by type run.
-                for (n, t, edge) in v.entries(run) {
-                    if n == neighbor.0
-                        && types.allows(TypeId(t))
-                        && (!check_dead || self.segment_edge_live(edge.0))
-                    {
-                        f(EdgeRef {
-                            neighbor,
-                            edge,
-                            edge_type: TypeId(t),
-                        });
-                    }
-                }
+                self.scan_run_between(v, run, neighbor, types, check_dead, &mut f);
                 continue;
             }
             let mut emit = |type_run: std::ops::Range<usize>| {
@@ -560,6 +549,32 @@ impl State {
             }
         }
         self.edges_between_delta(node, neighbor, dir, types, f);
+    }
+
+    /// The live entries of `run` (a node's run in segment view `v`) whose neighbour is
+    /// `neighbor` and whose type passes `types`, found by scanning the run: the short-run
+    /// path of [`State::edges_between`] and [`State::least_edge_between`].
+    fn scan_run_between<F: FnMut(EdgeRef)>(
+        &self,
+        v: SegView<'_>,
+        run: std::ops::Range<usize>,
+        neighbor: NodeId,
+        types: &TypeFilter,
+        check_dead: bool,
+        mut f: F,
+    ) {
+        for (n, t, edge) in v.entries(run) {
+            if n == neighbor.0
+                && types.allows(TypeId(t))
+                && (!check_dead || self.segment_edge_live(edge.0))
+            {
+                f(EdgeRef {
+                    neighbor,
+                    edge,
+                    edge_type: TypeId(t),
+                });
+            }
+        }
     }
 
     /// The delta's part of [`State::edges_between`]: a scan of the shorter of the two delta
@@ -640,14 +655,9 @@ impl State {
             let scan = run.len() <= EDGES_BETWEEN_SCAN_MAX
                 || (matches!(types, TypeFilter::All) && candidates.is_empty());
             if scan {
-                for (n, t, edge) in v.entries(run) {
-                    if n == neighbor.0
-                        && types.allows(TypeId(t))
-                        && (!check_dead || self.segment_edge_live(edge.0))
-                    {
-                        offer(t, edge.0);
-                    }
-                }
+                self.scan_run_between(v, run, neighbor, types, check_dead, |e| {
+                    offer(e.edge_type.0, e.edge.0)
+                });
                 continue;
             }
             'types: for &t in candidates {

@@ -136,9 +136,7 @@ impl Segment {
     /// # Errors
     /// `Corrupt` when the record does not decode.
     pub fn node(&self, id: NodeId) -> Result<Option<Node>> {
-        let b = self.file.bytes();
-        let ids = self.file.layout.u32s(b, K::NodeIds);
-        let Ok(i) = ids.binary_search(&id.0) else {
+        let Some(i) = self.record_index(id) else {
             return Ok(None);
         };
         let rec = self
@@ -151,12 +149,20 @@ impl Segment {
 
     /// Whether this segment holds a record for `id`.
     pub fn has_node(&self, id: NodeId) -> bool {
-        let b = self.file.bytes();
-        self.file
-            .layout
-            .u32s(b, K::NodeIds)
-            .binary_search(&id.0)
-            .is_ok()
+        self.record_index(id).is_some()
+    }
+
+    /// The index of `id`'s record. Ids are stored increasing, so when they are dense from
+    /// the first one (every bulk load) the record sits at `id - first`: one read instead
+    /// of a binary search.
+    #[inline]
+    fn record_index(&self, id: NodeId) -> Option<usize> {
+        let ids = self.node_ids();
+        let guess = usize::try_from(id.0.checked_sub(*ids.first()?)?).ok()?;
+        if ids.get(guess) == Some(&id.0) {
+            return Some(guess);
+        }
+        ids.binary_search(&id.0).ok()
     }
 
     /// Looks a key up in this segment's key index: the `KeyHash` table when present (about
@@ -214,9 +220,7 @@ impl Segment {
     /// # Errors
     /// `Corrupt` when the record's first fields do not decode.
     pub fn node_label(&self, id: NodeId) -> Result<Option<(String, String)>> {
-        let b = self.file.bytes();
-        let ids = self.file.layout.u32s(b, K::NodeIds);
-        let Ok(i) = ids.binary_search(&id.0) else {
+        let Some(i) = self.record_index(id) else {
             return Ok(None);
         };
         let rec = self
@@ -334,6 +338,14 @@ impl<'a> SegView<'a> {
         let lo = types.partition_point(|&x| x < t.0);
         let hi = lo + types[lo..].partition_point(|&x| x <= t.0);
         run.start + lo..run.start + hi
+    }
+
+    /// The least and greatest type of `run` (runs are sorted by type); `None` for an empty
+    /// or out-of-bounds run.
+    #[inline]
+    pub fn type_span(&self, run: std::ops::Range<usize>) -> Option<(u16, u16)> {
+        let types = self.types.get(run)?;
+        Some((*types.first()?, *types.last()?))
     }
 
     /// The sub-run of `run` holding the type of its first entry (runs are sorted by type);

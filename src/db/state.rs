@@ -31,8 +31,8 @@ pub(crate) struct DeltaEdge {
 /// binary-searched per type run (a scan of 32 entries costs about what a few searches do).
 /// Unit tests use 2, so that their small graphs exercise the searches.
 const EDGES_BETWEEN_SCAN_MAX: usize = if cfg!(test) { 2 } else { 32 };
-/// `State::least_edge_between` tries each type id in turn when there are at most this many
-/// types; beyond, it scans the run.
+/// `State::least_edge_between` tries each type id of a run's type span in turn when the
+/// span holds at most this many types; beyond, it scans the run.
 const LEAST_EDGE_TYPES_MAX: usize = 16;
 
 /// Changes since the last checkpoint, in persistent (structurally shared) maps.
@@ -552,8 +552,9 @@ impl State {
     }
 
     /// The live entries of `run` (a node's run in segment view `v`) whose neighbour is
-    /// `neighbor` and whose type passes `types`, found by scanning the run: the short-run
-    /// path of [`State::edges_between`] and [`State::least_edge_between`].
+    /// `neighbor` and whose type passes `types`, found by scanning the run's neighbour ids
+    /// (types and edge ids are read only for matches): the short-run path of
+    /// [`State::edges_between`] and [`State::least_edge_between`].
     fn scan_run_between<F: FnMut(EdgeRef)>(
         &self,
         v: SegView<'_>,
@@ -563,16 +564,20 @@ impl State {
         check_dead: bool,
         mut f: F,
     ) {
-        for (n, t, edge) in v.entries(run) {
-            if n == neighbor.0
-                && types.allows(TypeId(t))
-                && (!check_dead || self.segment_edge_live(edge.0))
-            {
-                f(EdgeRef {
-                    neighbor,
-                    edge,
-                    edge_type: TypeId(t),
-                });
+        let nbrs = v.neighbors().get(run.clone()).unwrap_or(&[]);
+        for (i, &n) in nbrs.iter().enumerate() {
+            if n != neighbor.0 {
+                continue;
+            }
+            let at = run.start + i;
+            for (_, t, edge) in v.entries(at..at + 1) {
+                if types.allows(TypeId(t)) && (!check_dead || self.segment_edge_live(edge.0)) {
+                    f(EdgeRef {
+                        neighbor,
+                        edge,
+                        edge_type: TypeId(t),
+                    });
+                }
             }
         }
     }
@@ -615,9 +620,11 @@ impl State {
     }
 
     /// The least live edge by (type, edge id) among those [`State::edges_between`] yields.
-    /// Per segment, the allowed types are tried in ascending order, each with one binary
-    /// search for (type, neighbour) in the node's run (runs are sorted by type, neighbour,
-    /// edge id), stopping at the first type that has a live edge; short runs are scanned.
+    /// Per segment, the allowed types within the run's type span are tried in ascending
+    /// order, each with one binary search for (type, neighbour) in the node's run (runs are
+    /// sorted by type, neighbour, edge id), stopping at the first type that has a live
+    /// edge; short runs, and runs spanning more than [`LEAST_EDGE_TYPES_MAX`] types when
+    /// every type is allowed, are scanned.
     pub fn least_edge_between(
         &self,
         node: NodeId,
@@ -635,41 +642,47 @@ impl State {
                 best = Some((t, e));
             }
         };
-        let all_types: Vec<TypeId>;
-        let candidates: &[TypeId] = match types {
-            TypeFilter::Only(list) => list,
-            TypeFilter::All if self.types.len() <= LEAST_EDGE_TYPES_MAX => {
-                all_types = (0..self.types.len())
-                    .filter_map(|t| u16::try_from(t).ok().map(TypeId))
-                    .collect();
-                &all_types
-            }
-            TypeFilter::All => &[],
-        };
         for s in &self.segs.segments {
             let v = s.view(dir);
             let run = v.run(node);
-            if run.is_empty() {
+            let Some((lo, hi)) = v.type_span(run.clone()) else {
                 continue;
-            }
-            let scan = run.len() <= EDGES_BETWEEN_SCAN_MAX
-                || (matches!(types, TypeFilter::All) && candidates.is_empty());
-            if scan {
+            };
+            let many_types =
+                matches!(types, TypeFilter::All) && usize::from(hi - lo) >= LEAST_EDGE_TYPES_MAX;
+            if run.len() <= EDGES_BETWEEN_SCAN_MAX || many_types {
                 self.scan_run_between(v, run, neighbor, types, check_dead, |e| {
                     offer(e.edge_type.0, e.edge.0)
                 });
                 continue;
             }
-            'types: for &t in candidates {
-                for (n, et, edge) in v.entries(v.pair_run(run.clone(), t, neighbor.0)) {
-                    if n != neighbor.0 || et != t.0 {
-                        break;
+            // Whether type `t` joins the pair; offers this segment's least such edge.
+            let mut try_type = |t: u16| -> bool {
+                for (n, et, edge) in v.entries(v.pair_run(run.clone(), TypeId(t), neighbor.0)) {
+                    if n != neighbor.0 || et != t {
+                        return false;
                     }
                     if !check_dead || self.segment_edge_live(edge.0) {
-                        // Ascending types and edge ids: the first live entry is this
-                        // segment's least.
-                        offer(t.0, edge.0);
-                        break 'types;
+                        // Ascending types and edge ids: the first live entry is the least.
+                        offer(t, edge.0);
+                        return true;
+                    }
+                }
+                false
+            };
+            match types {
+                TypeFilter::Only(list) => {
+                    for t in list {
+                        if (lo..=hi).contains(&t.0) && try_type(t.0) {
+                            break;
+                        }
+                    }
+                }
+                TypeFilter::All => {
+                    for t in lo..=hi {
+                        if try_type(t) {
+                            break;
+                        }
                     }
                 }
             }

@@ -57,7 +57,7 @@ use std::ops::ControlFlow;
 
 use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
-use super::scratch::{FIRST_PARENT, Link, Scratch, Side, degree_sum, expand_level};
+use super::scratch::{FIRST_PARENT, Link, Scratch, Side, degree_sum, expand_level, sort_nodes};
 use crate::graph::{Direction, EdgeDir, EdgeId, EdgeRef, NodeId, TypeFilter, TypeId};
 
 /// Parameters of a path query.
@@ -330,6 +330,7 @@ fn expand_until_meet<G: Adjacency>(
     meter: &mut Meter,
     probe: Probe,
     level_cost: u64,
+    other_cost: &mut FrontierCost,
 ) -> Result<Option<NodeId>, Exhausted> {
     if !meter.check_deadline() {
         return Err(meter.exhausted());
@@ -342,15 +343,15 @@ fn expand_until_meet<G: Adjacency>(
         link,
         frontier,
         next,
+        spare,
     } = this;
     let Side {
         seen: other_seen,
         frontier: other_frontier,
+        spare: other_spare,
         ..
     } = other;
-    // A frontier is often a few sorted runs (a node's type runs, in discovery order), which
-    // the run-adaptive stable sort merges in O(n log runs).
-    frontier.sort();
+    sort_nodes(frontier, spare, bound);
     next.clear();
     let current = base.saturating_add(level + 1);
     let mut meet: Option<(NodeId, Link)> = None;
@@ -360,7 +361,7 @@ fn expand_until_meet<G: Adjacency>(
             && degree_sum(graph, &[x], dirs) >= min
         {
             if !other_sorted {
-                other_frontier.sort();
+                sort_other(other_frontier, other_spare, bound, other_cost);
                 other_sorted = true;
             }
             meet = probe_node(graph, x, seed, other_frontier, dirs, forward_on_out, types);
@@ -406,7 +407,7 @@ fn expand_until_meet<G: Adjacency>(
         }
         if let Some(first) = hit {
             if !other_sorted {
-                other_frontier.sort();
+                sort_other(other_frontier, other_spare, bound, other_cost);
             }
             let y = least_joined(
                 graph,
@@ -440,6 +441,20 @@ fn expand_until_meet<G: Adjacency>(
     Ok(Some(y))
 }
 
+/// Sorts the opposite frontier for probing. A partial degree sum covers a prefix that the
+/// sort reorders, so it starts over; a complete one stays valid.
+fn sort_other(
+    frontier: &mut Vec<NodeId>,
+    spare: &mut Vec<NodeId>,
+    bound: usize,
+    cost: &mut FrontierCost,
+) {
+    sort_nodes(frontier, spare, bound);
+    if cost.counted < frontier.len() {
+        *cost = FrontierCost::default();
+    }
+}
+
 /// Runs the bidirectional search, leaving both sides' state in `scratch` for reconstruction.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bidirectional<G: Adjacency>(
@@ -462,7 +477,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
     let dirs = side_dirs(direction);
     let origin = [from, to];
     let mut levels = [0u32; 2];
-    let mut cost = [0u64; 2];
+    let mut cost = [FrontierCost::default(); 2];
     for s in 0..2 {
         if !meter.visit() {
             return Err(meter.exhausted());
@@ -473,7 +488,6 @@ pub(crate) fn bidirectional<G: Adjacency>(
         };
         sides[s].reach(base, origin[s], 0, root);
         sides[s].frontier.push(origin[s]);
-        cost[s] = degree_sum(graph, &sides[s].frontier, dirs[s]);
         if from == to {
             return Ok(Some(Meet {
                 node: from,
@@ -490,14 +504,15 @@ pub(crate) fn bidirectional<G: Adjacency>(
         {
             return Ok(None);
         }
-        let s = if cost[0] <= cost[1] { 0 } else { 1 };
+        let s = cheaper_side(graph, sides, &dirs, &mut cost);
+        let level_cost = cost[s].sum;
+        let o = 1 - s;
         let [forward, backward] = &mut *sides;
         let (this, other): (&mut Side, &mut Side) = if s == 0 {
             (forward, backward)
         } else {
             (backward, forward)
         };
-        let o = 1 - s;
         let meet = match settle {
             Settle::First(probe) => expand_until_meet(
                 graph,
@@ -511,7 +526,8 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 types,
                 meter,
                 probe,
-                cost[s],
+                level_cost,
+                &mut cost[o],
             )?,
             Settle::Complete => {
                 expand_level(
@@ -545,8 +561,46 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 last: s,
             }));
         }
-        // Only a level that may be expanded later needs its cost.
-        cost[s] = degree_sum(graph, &this.frontier, dirs[s]);
+        cost[s] = FrontierCost::default();
+    }
+}
+
+/// A frontier's degree sum, computed lazily: `sum` covers `frontier[..counted]`.
+#[derive(Clone, Copy, Debug, Default)]
+struct FrontierCost {
+    sum: u64,
+    counted: usize,
+}
+
+/// The side whose frontier has the smaller degree sum (the forward side on a tie), summing
+/// only as much of the two frontiers as the comparison needs: the partial sums race, the
+/// smaller one is extended, and a complete sum that does not exceed the other's partial
+/// sum decides. The chosen side's sum is always complete (the probe policy needs it); the
+/// other side's partial sum is kept for the next step, as its frontier has not changed.
+/// A meeting level usually ends the search before the unchosen frontier is ever summed in
+/// full, so this saves a degree look-up per node of it.
+fn cheaper_side<G: Adjacency>(
+    graph: &G,
+    sides: &[Side; 2],
+    dirs: &[&[EdgeDir]; 2],
+    cost: &mut [FrontierCost; 2],
+) -> usize {
+    loop {
+        let complete = [0, 1].map(|s| cost[s].counted >= sides[s].frontier.len());
+        match complete {
+            [true, true] => return if cost[0].sum <= cost[1].sum { 0 } else { 1 },
+            [true, false] if cost[0].sum <= cost[1].sum => return 0,
+            [false, true] if cost[1].sum < cost[0].sum => return 1,
+            _ => {}
+        }
+        let s = match complete {
+            [false, false] => usize::from(cost[1].sum < cost[0].sum),
+            [true, _] => 1,
+            [false, _] => 0,
+        };
+        let v = sides[s].frontier[cost[s].counted];
+        cost[s].sum += degree_sum(graph, &[v], dirs[s]);
+        cost[s].counted += 1;
     }
 }
 

@@ -45,6 +45,8 @@ pub(crate) struct Side {
     pub(crate) link: Vec<Link>,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
+    /// The radix sort's second buffer (see [`sort_nodes`]).
+    pub(crate) spare: Vec<NodeId>,
 }
 
 impl Side {
@@ -165,6 +167,43 @@ pub(crate) fn degree_sum<G: Adjacency>(graph: &G, nodes: &[NodeId], dirs: &[Edge
     sum
 }
 
+/// Node lists at least this long are radix-sorted by [`sort_nodes`].
+const RADIX_SORT_MIN: usize = 256;
+
+/// Sorts `nodes` (ids below `bound`) ascending. Short lists get a comparison sort; long
+/// ones an LSD radix sort on the id's bytes through `spare` (one pass per byte `bound`
+/// needs, skipping a byte every id shares), which is O(n) where a frontier of thousands
+/// would cost n log n comparisons. The two vectors may trade buffers.
+pub(crate) fn sort_nodes(nodes: &mut Vec<NodeId>, spare: &mut Vec<NodeId>, bound: usize) {
+    if nodes.len() < RADIX_SORT_MIN {
+        nodes.sort_unstable();
+        return;
+    }
+    let bits = usize::BITS - bound.saturating_sub(1).leading_zeros();
+    spare.clear();
+    spare.resize(nodes.len(), NodeId(0));
+    for pass in 0..bits.div_ceil(8) {
+        let shift = pass * 8;
+        let digit = |v: NodeId| ((v.0 >> shift) & 0xff) as usize;
+        let mut start = [0usize; 257];
+        for &v in nodes.iter() {
+            start[digit(v) + 1] += 1;
+        }
+        if start.contains(&nodes.len()) {
+            continue;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        for &v in nodes.iter() {
+            let d = digit(v);
+            spare[start[d]] = v;
+            start[d] += 1;
+        }
+        std::mem::swap(nodes, spare);
+    }
+}
+
 /// No tie-break key: the first parent to reach a node keeps it (see [`expand_level`]).
 pub(crate) const FIRST_PARENT: Option<fn(&Link) -> ()> = None;
 
@@ -206,9 +245,10 @@ where
         link,
         frontier,
         next,
+        spare,
     } = side;
     if key.is_none() {
-        frontier.sort_unstable();
+        sort_nodes(frontier, spare, bound);
     }
     next.clear();
     let current = base.saturating_add(level + 1);
@@ -331,6 +371,31 @@ impl Drop for PooledScratch<'_> {
         let mut free = self.pool.lock();
         if free.len() < self.pool.keep_max {
             free.push(scratch);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{NodeId, RADIX_SORT_MIN, sort_nodes};
+
+    proptest! {
+        /// The radix path (long lists, bounds of one to four bytes) sorts exactly as a
+        /// comparison sort does, and so does the short-list path.
+        #[test]
+        fn sort_nodes_matches_sort(
+            bound_bits in 1u32..=32,
+            raw in prop::collection::vec(any::<u32>(), 0..RADIX_SORT_MIN * 4),
+        ) {
+            let bound = if bound_bits == 32 { u32::MAX } else { 1u32 << bound_bits };
+            let mut nodes: Vec<NodeId> = raw.iter().map(|&v| NodeId(v % bound)).collect();
+            let mut want = nodes.clone();
+            want.sort_unstable();
+            let mut spare = vec![NodeId(7); 3];
+            sort_nodes(&mut nodes, &mut spare, bound as usize);
+            prop_assert_eq!(nodes, want);
         }
     }
 }

@@ -210,7 +210,18 @@ def hopgraph_query(a, out: PhaseOut) -> None:
     if not m:
         raise SystemExit(f"cannot parse hopgraph path summary: {err.strip()!r}")
     us = [float(m.group(k)) for k in (4, 5, 6, 7)]
+    # A second pass over the same pairs with --warm: every page of the database is read once
+    # before the first query (a long-running server's state), so no query pays a page fault.
+    # The table keeps the cold pass; the report prints this one as a note.
+    w = subprocess.run(cmd + ["--warm"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    wm = _SUMMARY.search(w.stderr) if w.returncode == 0 else None
+    warm = None
+    if wm:
+        warm = {"p50_s": float(wm.group(4)) / 1e6, "p90_s": float(wm.group(5)) / 1e6,
+                "p99_s": float(wm.group(6)) / 1e6, "summary": w.stderr.strip()}
     out.end({
+        "warm": warm,
         "done": done, "total": done, "limit_reached": limited,
         "p50_s": us[0] / 1e6, "p90_s": us[1] / 1e6, "p99_s": us[2] / 1e6, "max_s": us[3] / 1e6,
         "query_wall_s": float(m.group(8)), "process_wall_s": wall,

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import sys
 
@@ -129,6 +130,15 @@ def dataset_tables(ds: str, entry: dict) -> list[str]:
         for q, qr in s.get("queries", {}).items():
             if qr.get("note"):
                 notes.append(f"- {name} {q}: {qr['note']} ({qr.get('done')} pairs answered)")
+            if qr.get("warm"):
+                w = qr["warm"]
+                took = re.search(r"warmed [^\n]*", w.get("summary", ""))
+                peers = [(n, o["queries"][q].get("p50_s")) for n, o in systems.items()
+                         if n != name and q in o.get("queries", {})]
+                vs = ", ".join(f"{n} ÷ warm p50 = {fmt_ratio(p, w['p50_s'])}" for n, p in peers if p)
+                notes.append(f"- {name} {q} with `--warm` ({took.group(0) if took else 'pages prefaulted'}): "
+                             f"p50 / p90 / p99 {fmt_t(w['p50_s'])} / {fmt_t(w['p90_s'])} / "
+                             f"{fmt_t(w['p99_s'])}" + (f"; {vs}" if vs else ""))
             if qr.get("beyond_max_hops"):
                 notes.append(f"- {name} {q}: {qr['beyond_max_hops']} paths longer than 10 hops counted as not found")
             if qr.get("rc") not in (0, None) and not qr.get("killed"):

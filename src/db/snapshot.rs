@@ -37,6 +37,20 @@ impl Snapshot {
         self.state.lsn
     }
 
+    /// Reads every page of the snapshot's segment files once, so that queries that follow
+    /// take no page faults: the state a long-running process reaches after its first
+    /// queries, reached up front (opening stays lazy; this is the caller's choice). Costs
+    /// one pass over the files, a few milliseconds per hundred MB of page-cached data.
+    /// Returns the bytes covered.
+    pub fn prefault(&self) -> u64 {
+        self.state
+            .segs
+            .segments
+            .iter()
+            .map(|s| s.file.prefault())
+            .sum()
+    }
+
     /// The id of the live node with `key`. Cost: O(log n) per segment.
     pub fn node_id(&self, key: &str) -> Option<NodeId> {
         self.state.node_id(key)

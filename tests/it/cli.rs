@@ -739,6 +739,28 @@ fn path_pairs_batch() {
         "{err}"
     );
     assert!(err.contains(" p99 ") && err.contains("total "), "{err}");
+    assert!(!err.contains("warmed"), "{err}");
+
+    // --warm prefaults the database first: the same answers, and the summary says so.
+    let (code, warm_out, err) = hopgraph(&[
+        "path",
+        "--db",
+        &db_arg(&a),
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--direction",
+        "out",
+        "--warm",
+    ]);
+    assert_eq!((code, warm_out.as_str()), (0, out.as_str()), "{err}");
+    assert!(
+        err.contains(", warmed ") && err.contains(" MiB in "),
+        "{err}"
+    );
+    // It only means something with --pairs.
+    let (code, out, err) = hopgraph(&["path", "--db", &db_arg(&a), "a", "c", "--warm"]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(err.contains("--warm goes with --pairs"), "{err}");
 
     // A malformed pair fails before any answer is printed.
     std::fs::write(&pairs, "a\tc\na\tb\tc\n").unwrap();

@@ -208,7 +208,7 @@ impl Adjacency for CsrGraph {
     }
     const INDEXED_EDGES_BETWEEN: bool = true;
     #[inline]
-    fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(
+    fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
@@ -216,10 +216,22 @@ impl Adjacency for CsrGraph {
         mut f: F,
     ) -> ControlFlow<()> {
         let csr = &self.dirs[dir.index()];
-        for row in csr.rows(node, types) {
-            if types.allows(TypeId(csr.types[row])) {
-                f(NodeId(csr.neighbors[row]))?;
+        let rows = csr.rows(node, types);
+        if matches!(types, TypeFilter::All) {
+            return f(&csr.neighbors[rows]);
+        }
+        // Maximal stretches of allowed rows (a node's rows are sorted by type).
+        let mut start = rows.start;
+        for row in rows.clone() {
+            if !types.allows(TypeId(csr.types[row])) {
+                if start < row {
+                    f(&csr.neighbors[start..row])?;
+                }
+                start = row + 1;
             }
+        }
+        if start < rows.end {
+            f(&csr.neighbors[start..rows.end])?;
         }
         ControlFlow::Continue(())
     }

@@ -235,14 +235,14 @@ impl Adjacency for Snapshot {
     }
 
     #[inline]
-    fn try_for_each_neighbor<F: FnMut(NodeId) -> std::ops::ControlFlow<()>>(
+    fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> std::ops::ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
         types: &TypeFilter,
         f: F,
     ) -> std::ops::ControlFlow<()> {
-        self.state.try_for_each_neighbor(node, dir, types, f)
+        self.state.try_for_each_neighbor_run(node, dir, types, f)
     }
 
     #[inline]

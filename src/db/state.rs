@@ -251,10 +251,7 @@ impl State {
 
     /// Whether `id` is a node that exists now.
     pub fn is_live(&self, id: NodeId) -> bool {
-        if id.0 >= self.node_bound
-            || self.delta.deleted_nodes.contains(&id.0)
-            || self.segs.node_tombstones.contains(id.0)
-        {
+        if id.0 >= self.node_bound || self.node_deleted(id) {
             return false;
         }
         self.delta.nodes.contains_key(&id.0)
@@ -263,7 +260,10 @@ impl State {
 
     /// The id of the live node with `key`.
     pub fn node_id(&self, key: &str) -> Option<NodeId> {
-        if let Some(&id) = self.delta.keys.get(key) {
+        // An empty persistent map still hashes the key (SipHash) before finding nothing.
+        if !self.delta.keys.is_empty()
+            && let Some(&id) = self.delta.keys.get(key)
+        {
             return Some(NodeId(id));
         }
         let id = self
@@ -272,17 +272,19 @@ impl State {
             .iter()
             .rev()
             .find_map(|s| s.node_id_by_key(key))?;
-        let dead =
-            self.delta.deleted_nodes.contains(&id.0) || self.segs.node_tombstones.contains(id.0);
-        (!dead).then_some(id)
+        (!self.node_deleted(id)).then_some(id)
+    }
+
+    /// Whether `id` was deleted, in the delta or by a segment tombstone.
+    #[inline]
+    fn node_deleted(&self, id: NodeId) -> bool {
+        (!self.delta.deleted_nodes.is_empty() && self.delta.deleted_nodes.contains(&id.0))
+            || self.segs.node_tombstones.contains(id.0)
     }
 
     /// The record of live node `id`.
     pub fn node(&self, id: NodeId) -> Result<Option<Arc<Node>>> {
-        if id.0 >= self.node_bound
-            || self.delta.deleted_nodes.contains(&id.0)
-            || self.segs.node_tombstones.contains(id.0)
-        {
+        if id.0 >= self.node_bound || self.node_deleted(id) {
             return Ok(None);
         }
         if let Some(n) = self.delta.nodes.get(&id.0) {
@@ -298,13 +300,12 @@ impl State {
 
     /// The key and title of live node `id`, without decoding the rest of its record.
     pub fn node_label(&self, id: NodeId) -> Result<Option<(String, String)>> {
-        if id.0 >= self.node_bound
-            || self.delta.deleted_nodes.contains(&id.0)
-            || self.segs.node_tombstones.contains(id.0)
-        {
+        if id.0 >= self.node_bound || self.node_deleted(id) {
             return Ok(None);
         }
-        if let Some(n) = self.delta.nodes.get(&id.0) {
+        if !self.delta.nodes.is_empty()
+            && let Some(n) = self.delta.nodes.get(&id.0)
+        {
             return Ok(Some((n.key.clone(), n.props.title.clone())));
         }
         for s in self.segs.segments.iter().rev() {
@@ -378,7 +379,7 @@ impl State {
     /// Calls `emit` with each segment's view and every index range of `node`'s run in `dir`
     /// that holds allowed types (the whole run for `All`, one sub-run per listed type),
     /// oldest segment first, stopping when `emit` breaks. The shared walk of
-    /// [`State::try_for_each_edge`] and [`State::try_for_each_neighbor`].
+    /// [`State::try_for_each_edge`] and [`State::try_for_each_neighbor_run`].
     #[inline]
     fn try_for_each_segment_run<F>(
         &self,
@@ -457,10 +458,13 @@ impl State {
         ControlFlow::Continue(())
     }
 
-    /// Like [`State::try_for_each_edge`], yielding only neighbour ids. Without tombstones a
-    /// segment run is read from its neighbour array alone (4 bytes per edge instead of 10).
+    /// Like [`State::try_for_each_edge`], yielding only neighbour ids, in runs (see
+    /// [`Adjacency::try_for_each_neighbor_run`](crate::traverse::Adjacency::try_for_each_neighbor_run)).
+    /// Without tombstones each segment type run is one slice of the mapped neighbour array
+    /// (4 bytes per edge read instead of 10); with them, and for delta edges, runs are
+    /// single neighbours. Ids are not checked against the node bound: callers do.
     #[inline]
-    pub fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(
+    pub fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
@@ -469,20 +473,14 @@ impl State {
     ) -> ControlFlow<()> {
         let check_dead = self.segs.any_edge_tombstones || !self.delta.deleted_edges.is_empty();
         if check_dead {
-            return self.try_for_each_edge(node, dir, types, |e| f(e.neighbor));
+            return self.try_for_each_edge(node, dir, types, |e| f(&[e.neighbor.0]));
         }
-        let bound = self.node_bound;
         self.try_for_each_segment_run(node, dir, types, |v, range| {
-            for &n in v.neighbors().get(range).unwrap_or(&[]) {
-                if n < bound {
-                    f(NodeId(n))?;
-                }
-            }
-            ControlFlow::Continue(())
+            f(v.neighbors().get(range).unwrap_or(&[]))
         })?;
         for e in self.delta_edges(node, dir).into_iter().flatten() {
             if types.allows(TypeId(e.edge_type)) {
-                f(NodeId(e.neighbor))?;
+                f(&[e.neighbor])?;
             }
         }
         ControlFlow::Continue(())

@@ -15,7 +15,7 @@
 //! a top-down step; m_u is [`Adjacency::degree_total`] minus the edges of the top-down
 //! frontiers so far, as GAP counts it); the bottom-up scan visits only the
 //! nodes [`Adjacency::nodes_with_edges`] reports (all ids when it returns `None`) and uses
-//! [`Adjacency::try_for_each_neighbor`] to stop early. Only depths are kept, so both steps
+//! [`Adjacency::try_for_each_neighbor_run`] to stop early. Only depths are kept, so both steps
 //! read neighbour ids alone.
 
 use std::ops::ControlFlow;
@@ -141,14 +141,15 @@ pub fn bfs_levels<G: Adjacency>(
                 }
                 let mut found = false;
                 for &d in back_dirs {
-                    let flow = graph.try_for_each_neighbor(NodeId(v), d, types, |n| {
-                        stats.edges_examined += 1;
-                        let u = n.index();
-                        if u < bound_us && side.seen[u] == in_frontier {
-                            ControlFlow::Break(())
-                        } else {
-                            ControlFlow::Continue(())
+                    let flow = graph.try_for_each_neighbor_run(NodeId(v), d, types, |run| {
+                        for &n in run {
+                            stats.edges_examined += 1;
+                            let u = n as usize;
+                            if u < bound_us && side.seen[u] == in_frontier {
+                                return ControlFlow::Break(());
+                            }
                         }
+                        ControlFlow::Continue(())
                     });
                     if flow.is_break() {
                         found = true;
@@ -191,18 +192,20 @@ pub fn bfs_levels<G: Adjacency>(
             } = &mut *side;
             for &u in frontier.iter() {
                 for &d in dirs {
-                    let _ = graph.try_for_each_neighbor(u, d, types, |n| {
-                        stats.edges_examined += 1;
-                        let v = n.index();
-                        if v >= bound_us || seen[v] >= base {
-                            return ControlFlow::Continue(());
+                    let _ = graph.try_for_each_neighbor_run(u, d, types, |run| {
+                        stats.edges_examined += run.len() as u64;
+                        for &n in run {
+                            let v = n as usize;
+                            if v >= bound_us || seen[v] >= base {
+                                continue;
+                            }
+                            if !meter.visit() {
+                                stopped = true;
+                                return ControlFlow::Break(());
+                            }
+                            seen[v] = next_stamp;
+                            next.push(NodeId(n));
                         }
-                        if !meter.visit() {
-                            stopped = true;
-                            return ControlFlow::Break(());
-                        }
-                        seen[v] = next_stamp;
-                        next.push(n);
                         ControlFlow::Continue(())
                     });
                 }

@@ -33,7 +33,7 @@
 //! # The adjacency trait
 //!
 //! Besides the required methods, [`Adjacency::try_for_each_edge`] (provided, forwarding to
-//! `for_each_edge`) lets a scan stop early, and [`Adjacency::try_for_each_neighbor`] yields
+//! `for_each_edge`) lets a scan stop early, and [`Adjacency::try_for_each_neighbor_run`] yields
 //! neighbour ids only, so a graph can skip reading edge ids and types where a kernel needs
 //! just reachability; a graph that can do either cheaply should override them.
 //! [`Adjacency::nodes_with_edges`] restricts bottom-up scans to nodes that have an edge of an
@@ -136,18 +136,22 @@ pub trait Adjacency {
         flow
     }
 
-    /// Like [`try_for_each_edge`](Adjacency::try_for_each_edge), but yields only the
-    /// neighbour of each edge (once per edge, so a neighbour joined by parallel edges comes
-    /// more than once). Kernels that need only reachability use it so that a graph can skip
-    /// reading edge ids and types; the default forwards to `try_for_each_edge`.
-    fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(
+    /// Calls `f` with runs of neighbour ids: together, the other end of every live edge at
+    /// `node` in physical direction `dir` whose type passes `types`, once per edge (a
+    /// neighbour joined by parallel edges comes more than once), stopping when `f` breaks.
+    /// Kernels that need only reachability use it: a graph hands out slices of its own
+    /// neighbour arrays, so the kernel's per-edge work is a plain loop over memory (no call
+    /// per edge) and edge ids and types are never read. Ids at or above
+    /// [`node_bound`](Adjacency::node_bound) can come only from a damaged graph; callers
+    /// skip them. The default forwards `try_for_each_edge` one neighbour at a time.
+    fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
         types: &TypeFilter,
         mut f: F,
     ) -> ControlFlow<()> {
-        self.try_for_each_edge(node, dir, types, |e| f(e.neighbor))
+        self.try_for_each_edge(node, dir, types, |e| f(&[e.neighbor.0]))
     }
 
     /// Calls `f` for every live edge at `node` in physical direction `dir` whose type passes
@@ -242,14 +246,14 @@ impl<A: Adjacency> Adjacency for &A {
     ) {
         (**self).edges_between(node, neighbor, dir, types, f)
     }
-    fn try_for_each_neighbor<F: FnMut(NodeId) -> ControlFlow<()>>(
+    fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
         types: &TypeFilter,
         f: F,
     ) -> ControlFlow<()> {
-        (**self).try_for_each_neighbor(node, dir, types, f)
+        (**self).try_for_each_neighbor_run(node, dir, types, f)
     }
 
     fn least_edge_between(

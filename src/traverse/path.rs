@@ -298,10 +298,12 @@ fn least_joined<G: Adjacency>(
     }
     let mut least = first;
     for &d in dirs {
-        let _ = graph.try_for_each_neighbor(x, d, types, |y| {
-            let v = y.index();
-            if v < bound && other_seen[v] >= base && y < least {
-                least = y;
+        let _ = graph.try_for_each_neighbor_run(x, d, types, |run| {
+            for &n in run {
+                let v = n as usize;
+                if v < bound && other_seen[v] >= base && n < least.0 {
+                    least = NodeId(n);
+                }
             }
             ControlFlow::Continue(())
         });
@@ -375,27 +377,29 @@ fn expand_until_meet<G: Adjacency>(
         let mut stopped = false;
         for &d in dirs {
             let forward = (d == EdgeDir::Out) == forward_on_out;
-            let _ = graph.try_for_each_neighbor(x, d, types, |y| {
-                let v = y.index();
-                if v >= bound || seen[v] >= base {
-                    return ControlFlow::Continue(());
+            let _ = graph.try_for_each_neighbor_run(x, d, types, |run| {
+                for &n in run {
+                    let v = n as usize;
+                    if v >= bound || seen[v] >= base {
+                        continue;
+                    }
+                    if other_seen[v] >= base {
+                        hit = Some(NodeId(n));
+                        return ControlFlow::Break(());
+                    }
+                    if !meter.visit() {
+                        stopped = true;
+                        return ControlFlow::Break(());
+                    }
+                    seen[v] = current;
+                    link[v] = Link {
+                        parent: x,
+                        seed,
+                        forward,
+                        ..Link::default()
+                    };
+                    next.push(NodeId(n));
                 }
-                if other_seen[v] >= base {
-                    hit = Some(y);
-                    return ControlFlow::Break(());
-                }
-                if !meter.visit() {
-                    stopped = true;
-                    return ControlFlow::Break(());
-                }
-                seen[v] = current;
-                link[v] = Link {
-                    parent: x,
-                    seed,
-                    forward,
-                    ..Link::default()
-                };
-                next.push(y);
                 ControlFlow::Continue(())
             });
             if stopped {

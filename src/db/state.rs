@@ -643,17 +643,22 @@ impl State {
         for s in &self.segs.segments {
             let v = s.view(dir);
             let run = v.run(node);
-            let Some((lo, hi)) = v.type_span(run.clone()) else {
-                continue;
+            // A short run is scanned by its neighbour ids alone (its types are read only on
+            // a match), so its type span is not even looked up.
+            let span = if run.len() <= EDGES_BETWEEN_SCAN_MAX {
+                None
+            } else {
+                v.type_span(run.clone())
             };
-            let many_types =
-                matches!(types, TypeFilter::All) && usize::from(hi - lo) >= LEAST_EDGE_TYPES_MAX;
-            if run.len() <= EDGES_BETWEEN_SCAN_MAX || many_types {
+            let many_types = |(lo, hi): (u16, u16)| {
+                matches!(types, TypeFilter::All) && usize::from(hi - lo) >= LEAST_EDGE_TYPES_MAX
+            };
+            let Some((lo, hi)) = span.filter(|&s| !many_types(s)) else {
                 self.scan_run_between(v, run, neighbor, types, check_dead, |e| {
                     offer(e.edge_type.0, e.edge.0)
                 });
                 continue;
-            }
+            };
             // Whether type `t` joins the pair; offers this segment's least such edge.
             let mut try_type = |t: u16| -> bool {
                 for (n, et, edge) in v.entries(v.pair_run(run.clone(), TypeId(t), neighbor.0)) {

@@ -264,9 +264,10 @@ fn probe_node<G: Adjacency>(
     None
 }
 
-/// The least node of `other_frontier` (sorted) joined to `x` by an allowed edge in `dirs`,
-/// given that `first` is one: look-ups of the smaller candidates when the graph answers
-/// them by search and they are fewer than `x`'s edges, else a rescan of `x`'s edges.
+/// The least node of `other_frontier` (in any order) joined to `x` by an allowed edge in
+/// `dirs`, given that `first` is one: look-ups of the smaller candidates, in ascending order,
+/// when the graph answers them by search and they are far fewer than `x`'s edges, else a
+/// rescan of `x`'s edges. `buf` holds the candidates (no sort of the whole frontier).
 #[allow(clippy::too_many_arguments)]
 fn least_joined<G: Adjacency>(
     graph: &G,
@@ -278,16 +279,20 @@ fn least_joined<G: Adjacency>(
     base: u32,
     dirs: &[EdgeDir],
     types: &TypeFilter,
+    buf: &mut Vec<NodeId>,
 ) -> NodeId {
-    let smaller = &other_frontier[..other_frontier.partition_point(|&y| y < first)];
-    if smaller.is_empty() {
+    let smaller = other_frontier.iter().filter(|&&y| y < first).count();
+    if smaller == 0 {
         return first;
     }
     let degree = degree_sum(graph, &[x], dirs);
     if G::INDEXED_EDGES_BETWEEN
-        && probe_min_degree::<G>(Probe::Auto, smaller.len(), dirs.len(), types, degree).is_some()
+        && probe_min_degree::<G>(Probe::Auto, smaller, dirs.len(), types, degree).is_some()
     {
-        for &y in smaller {
+        buf.clear();
+        buf.extend(other_frontier.iter().copied().filter(|&y| y < first));
+        buf.sort_unstable();
+        for &y in buf.iter() {
             for &d in dirs {
                 if least_joining(graph, x, y, d, types).is_some() {
                     return y;
@@ -410,9 +415,6 @@ fn expand_until_meet<G: Adjacency>(
             }
         }
         if let Some(first) = hit {
-            if !other_sorted {
-                sort_other(other_frontier, other_spare, bound, other_cost);
-            }
             let y = least_joined(
                 graph,
                 x,
@@ -423,6 +425,7 @@ fn expand_until_meet<G: Adjacency>(
                 base,
                 dirs,
                 types,
+                other_spare,
             );
             meet = Some((
                 y,

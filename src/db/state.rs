@@ -618,7 +618,8 @@ impl State {
     }
 
     /// The least live edge by (type, edge id) among those [`State::edges_between`] yields.
-    /// Per segment, the allowed types within the run's type span are tried in ascending
+    /// Per segment, in the shorter of `node`'s run in `dir` and `neighbor`'s in the opposite
+    /// direction (a hub is never the end searched when the other end is small), the allowed types within the run's type span are tried in ascending
     /// order, each with one binary search for (type, neighbour) in the node's run (runs are
     /// sorted by type, neighbour, edge id), stopping at the first type that has a live
     /// edge; short runs, and runs spanning more than [`LEAST_EDGE_TYPES_MAX`] types when
@@ -641,8 +642,18 @@ impl State {
             }
         };
         for s in &self.segs.segments {
-            let v = s.view(dir);
-            let run = v.run(node);
+            // Every edge node → neighbor in `dir` is also in neighbor's run in the opposite
+            // direction (same id and type), so the shorter of the two runs is searched.
+            let (out, back) = (s.view(dir), s.view(dir.reverse()));
+            let (run, back_run) = (out.run(node), back.run(neighbor));
+            if run.is_empty() || back_run.is_empty() {
+                continue;
+            }
+            let (v, run, target) = if back_run.len() < run.len() {
+                (back, back_run, node)
+            } else {
+                (out, run, neighbor)
+            };
             // A short run is scanned by its neighbour ids alone (its types are read only on
             // a match), so its type span is not even looked up.
             let span = if run.len() <= EDGES_BETWEEN_SCAN_MAX {
@@ -654,15 +665,15 @@ impl State {
                 matches!(types, TypeFilter::All) && usize::from(hi - lo) >= LEAST_EDGE_TYPES_MAX
             };
             let Some((lo, hi)) = span.filter(|&s| !many_types(s)) else {
-                self.scan_run_between(v, run, neighbor, types, check_dead, |e| {
+                self.scan_run_between(v, run, target, types, check_dead, |e| {
                     offer(e.edge_type.0, e.edge.0)
                 });
                 continue;
             };
             // Whether type `t` joins the pair; offers this segment's least such edge.
             let mut try_type = |t: u16| -> bool {
-                for (n, et, edge) in v.entries(v.pair_run(run.clone(), TypeId(t), neighbor.0)) {
-                    if n != neighbor.0 || et != t {
+                for (n, et, edge) in v.entries(v.pair_run(run.clone(), TypeId(t), target.0)) {
+                    if n != target.0 || et != t {
                         return false;
                     }
                     if !check_dead || self.segment_edge_live(edge.0) {

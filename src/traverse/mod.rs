@@ -179,7 +179,10 @@ pub trait Adjacency {
     }
 
     /// The least edge by (`TypeId`, `EdgeId`) among those
-    /// [`edges_between`](Adjacency::edges_between) yields, if any. The default takes the
+    /// [`edges_between`](Adjacency::edges_between) yields, if any. The same edges are
+    /// `neighbor`'s in the opposite direction, so an implementation should search from the
+    /// end with fewer edges (the path search calls this with a hub at either end). The
+    /// default does that with [`degree_estimate`](Adjacency::degree_estimate) and takes the
     /// minimum over `edges_between`; graphs with sorted runs can stop at the first type that
     /// has an edge.
     fn least_edge_between(
@@ -190,11 +193,17 @@ pub trait Adjacency {
         types: &TypeFilter,
     ) -> Option<EdgeRef> {
         let mut best: Option<EdgeRef> = None;
-        self.edges_between(node, neighbor, dir, types, |e| {
+        let mut offer = |e: EdgeRef| {
             if best.is_none_or(|b| (e.edge_type, e.edge) < (b.edge_type, b.edge)) {
-                best = Some(e);
+                best = Some(EdgeRef { neighbor, ..e });
             }
-        });
+        };
+        let back = dir.reverse();
+        if self.degree_estimate(neighbor, back) < self.degree_estimate(node, dir) {
+            self.edges_between(neighbor, node, back, types, &mut offer);
+        } else {
+            self.edges_between(node, neighbor, dir, types, &mut offer);
+        }
         best
     }
 

@@ -40,7 +40,11 @@
 //! tests that node against every node of the other frontier in ascending order (with
 //! [`Adjacency::least_edge_between`], from whichever end of the pair has fewer edges). A
 //! joined pair is exactly the meeting rule 2 picks for that node, and the node's edges are
-//! not scanned; a fruitless probe costs a fraction of the scan that follows it. Answers are
+//! not scanned; a fruitless probe costs a fraction of the scan that follows it. When even
+//! the whole frontier's look-ups against the other frontier cost a fraction of the level's
+//! scan (|this| · |other| · directions · 16 edges, at most half of the degree sum), every
+//! node is probed before any edge is scanned, so a meeting in that level scans nothing.
+//! Answers are
 //! the same either way; a probe that finds the meeting visits fewer nodes, so it can answer
 //! where the scan would have run out of budget (never the reverse). The same look-up, from
 //! the smaller end, resolves each hop of the finished path (rule 1's least edge) and, after
@@ -58,7 +62,7 @@ use std::ops::ControlFlow;
 use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
 use super::scratch::{FIRST_PARENT, Link, Scratch, Side, degree_sum, expand_level, sort_nodes};
-use crate::graph::{Direction, EdgeDir, EdgeId, EdgeRef, NodeId, TypeFilter, TypeId};
+use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
 
 /// Parameters of a path query.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,6 +163,9 @@ pub(crate) enum Probe {
     /// Before scanning every frontier node (tests: exercises the probe on small graphs).
     #[cfg(test)]
     Always,
+    /// Every node of a level before any of its edges are scanned (tests).
+    #[cfg(test)]
+    Level,
 }
 
 /// How [`bidirectional`] settles the level in which the two sides meet.
@@ -193,6 +200,8 @@ fn probe_min_degree<G: Adjacency>(
         Probe::Off => None,
         #[cfg(test)]
         Probe::Always => Some(0),
+        #[cfg(test)]
+        Probe::Level => None,
         Probe::Auto => {
             if !G::INDEXED_EDGES_BETWEEN {
                 return None;
@@ -213,55 +222,53 @@ fn probe_min_degree<G: Adjacency>(
     }
 }
 
-/// [`Adjacency::least_edge_between`] for `a` → `b` in `dir`, searched from whichever end
-/// has the fewer edges (the same edges are `b`'s in the opposite direction), so a hub is
-/// never the end that gets searched when the other end is small. The edge's `neighbor` is
-/// `b`.
-#[inline]
-fn least_joining<G: Adjacency>(
-    graph: &G,
-    a: NodeId,
-    b: NodeId,
-    dir: EdgeDir,
-    types: &TypeFilter,
-) -> Option<EdgeRef> {
-    let back = dir.reverse();
-    if graph.degree_estimate(b, back) < graph.degree_estimate(a, dir) {
-        graph
-            .least_edge_between(b, a, back, types)
-            .map(|e| EdgeRef { neighbor: b, ..e })
-    } else {
-        graph.least_edge_between(a, b, dir, types)
+/// Edges a frontier scan reads (and mostly writes: stamp, link, next frontier) in about the
+/// time of one pair look-up with [`Adjacency::least_edge_between`].
+const PROBE_COST_EDGES: u64 = 16;
+/// Factor by which the level's probes must stay below its scan (a fruitless level-first
+/// probe then adds at most about half to the scan that follows).
+const PROBE_LEVEL_MARGIN: u64 = 2;
+
+/// Whether the search tests every node of a frontier of `this_len` nodes against the
+/// opposite frontier of `other_len` before scanning any edges: when the meeting is in this
+/// level, no edge of it is scanned at all. Chosen when the look-ups cost a fraction of the
+/// level's scan (`level_cost` edges) and the graph answers them by search.
+fn probe_level_first<G: Adjacency>(
+    probe: Probe,
+    this_len: usize,
+    other_len: usize,
+    dirs: usize,
+    level_cost: u64,
+) -> bool {
+    match probe {
+        #[cfg(test)]
+        Probe::Off | Probe::Always => false,
+        #[cfg(test)]
+        Probe::Level => true,
+        Probe::Auto => {
+            G::INDEXED_EDGES_BETWEEN
+                && (this_len as u64)
+                    .saturating_mul(other_len as u64)
+                    .saturating_mul(dirs as u64)
+                    .saturating_mul(PROBE_COST_EDGES * PROBE_LEVEL_MARGIN)
+                    <= level_cost
+        }
     }
 }
 
 /// The least node of `other_frontier` (sorted) joined to `x` by an allowed edge in `dirs`,
-/// with a link from `x` to it, found by look-ups in ascending order.
+/// found by look-ups in ascending order.
 fn probe_node<G: Adjacency>(
     graph: &G,
     x: NodeId,
-    seed: u32,
     other_frontier: &[NodeId],
     dirs: &[EdgeDir],
-    forward_on_out: bool,
     types: &TypeFilter,
-) -> Option<(NodeId, Link)> {
-    for &y in other_frontier {
-        for &d in dirs {
-            let forward = (d == EdgeDir::Out) == forward_on_out;
-            if let Some(e) = least_joining(graph, x, y, d, types) {
-                let link = Link {
-                    parent: x,
-                    seed,
-                    edge: e.edge,
-                    edge_type: e.edge_type,
-                    forward,
-                };
-                return Some((y, link));
-            }
-        }
-    }
-    None
+) -> Option<NodeId> {
+    other_frontier.iter().copied().find(|&y| {
+        dirs.iter()
+            .any(|&d| graph.least_edge_between(x, y, d, types).is_some())
+    })
 }
 
 /// The least node of `other_frontier` (in any order) joined to `x` by an allowed edge in
@@ -294,7 +301,7 @@ fn least_joined<G: Adjacency>(
         buf.sort_unstable();
         for &y in buf.iter() {
             for &d in dirs {
-                if least_joining(graph, x, y, d, types).is_some() {
+                if graph.least_edge_between(x, y, d, types).is_some() {
                     return y;
                 }
             }
@@ -332,7 +339,6 @@ fn expand_until_meet<G: Adjacency>(
     bound: usize,
     level: u32,
     dirs: &[EdgeDir],
-    forward_on_out: bool,
     types: &TypeFilter,
     meter: &mut Meter,
     probe: Probe,
@@ -342,15 +348,28 @@ fn expand_until_meet<G: Adjacency>(
     if !meter.check_deadline() {
         return Err(meter.exhausted());
     }
-    let min_degree =
-        probe_min_degree::<G>(probe, other.frontier.len(), dirs.len(), types, level_cost);
+    let level_first = probe_level_first::<G>(
+        probe,
+        this.frontier.len(),
+        other.frontier.len(),
+        dirs.len(),
+        level_cost,
+    );
+    // After a fruitless level-first probe no node of this level can meet, so the scan only
+    // expands and per-node probes would repeat work.
+    let min_degree = if level_first {
+        None
+    } else {
+        probe_min_degree::<G>(probe, other.frontier.len(), dirs.len(), types, level_cost)
+    };
     let mut other_sorted = false;
     let Side {
         seen,
-        link,
+        parent,
         frontier,
         next,
         spare,
+        ..
     } = this;
     let Side {
         seen: other_seen,
@@ -361,9 +380,22 @@ fn expand_until_meet<G: Adjacency>(
     sort_nodes(frontier, spare, bound);
     next.clear();
     let current = base.saturating_add(level + 1);
-    let mut meet: Option<(NodeId, Link)> = None;
+    // (the other side's node y, this side's node x) of the meeting edge.
+    let mut meet: Option<(NodeId, NodeId)> = None;
+    if level_first {
+        sort_other(other_frontier, other_spare, bound, other_cost);
+        other_sorted = true;
+        for &x in frontier.iter() {
+            meet = probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x));
+            if meet.is_some() {
+                break;
+            }
+        }
+    }
     for &x in frontier.iter() {
-        let seed = link[x.index()].seed;
+        if meet.is_some() {
+            break;
+        }
         if let Some(min) = min_degree
             && degree_sum(graph, &[x], dirs) >= min
         {
@@ -371,17 +403,16 @@ fn expand_until_meet<G: Adjacency>(
                 sort_other(other_frontier, other_spare, bound, other_cost);
                 other_sorted = true;
             }
-            meet = probe_node(graph, x, seed, other_frontier, dirs, forward_on_out, types);
+            meet = probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x));
             if meet.is_some() {
                 break;
             }
         }
         // The hop's edge is chosen by `best_hop` when the path is built, so the scan reads
-        // neighbour ids only and links record just the parent.
+        // neighbour ids only and records just the parent.
         let mut hit: Option<NodeId> = None;
         let mut stopped = false;
         for &d in dirs {
-            let forward = (d == EdgeDir::Out) == forward_on_out;
             let _ = graph.try_for_each_neighbor_run(x, d, types, |run| {
                 for &n in run {
                     let v = n as usize;
@@ -397,12 +428,7 @@ fn expand_until_meet<G: Adjacency>(
                         return ControlFlow::Break(());
                     }
                     seen[v] = current;
-                    link[v] = Link {
-                        parent: x,
-                        seed,
-                        forward,
-                        ..Link::default()
-                    };
+                    parent[v] = x;
                     next.push(NodeId(n));
                 }
                 ControlFlow::Continue(())
@@ -427,24 +453,18 @@ fn expand_until_meet<G: Adjacency>(
                 types,
                 other_spare,
             );
-            meet = Some((
-                y,
-                Link {
-                    parent: x,
-                    seed,
-                    ..Link::default()
-                },
-            ));
+            meet = Some((y, x));
             break;
         }
     }
-    let Some((y, l)) = meet else {
+    let Some((y, x)) = meet else {
         return Ok(None);
     };
     if !meter.visit() {
         return Err(meter.exhausted());
     }
-    this.reach(base, y, level + 1, l);
+    this.seen[y.index()] = current;
+    this.parent[y.index()] = x;
     Ok(Some(y))
 }
 
@@ -529,7 +549,6 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 bound,
                 levels[s],
                 dirs[s],
-                FORWARD_ON_OUT[s],
                 types,
                 meter,
                 probe,
@@ -622,23 +641,27 @@ fn best_hop<G: Adjacency>(
     types: &TypeFilter,
     parent: NodeId,
     child: NodeId,
-    fallback: PathHop,
 ) -> PathHop {
     let mut best: Option<(TypeId, EdgeId, bool)> = None;
     for &d in side_dirs(direction)[s] {
         let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        if let Some(e) = least_joining(graph, parent, child, d, types) {
+        if let Some(e) = graph.least_edge_between(parent, child, d, types) {
             let cand = (e.edge_type, e.edge, !forward);
             if best.is_none_or(|b| cand < b) {
                 best = Some(cand);
             }
         }
     }
-    best.map_or(fallback, |(edge_type, edge, backward)| PathHop {
+    // The search linked `child` to `parent` through an allowed edge in these directions,
+    // so only a damaged graph (neighbour ids that disagree with the edges around them) has
+    // none; the hop then names no edge and no type (ids no graph hands out).
+    let missing = (TypeId(u16::MAX), EdgeId(u64::MAX), s == 1);
+    let (edge_type, edge, backward) = best.unwrap_or(missing);
+    PathHop {
         edge,
         edge_type,
         forward: !backward,
-    })
+    }
 }
 
 /// Builds the path through `meet` from the state `bidirectional` left in `scratch`: the
@@ -660,23 +683,10 @@ fn build_path<G: Adjacency>(
         }
         let mut cur = meet;
         for _ in 0..side.depth_of(base, meet).unwrap_or(0) {
-            let link = side.link[cur.index()];
-            let fallback = PathHop {
-                edge: link.edge,
-                edge_type: link.edge_type,
-                forward: link.forward,
-            };
-            hops.push(best_hop(
-                graph,
-                s,
-                direction,
-                types,
-                link.parent,
-                cur,
-                fallback,
-            ));
-            nodes.push(link.parent);
-            cur = link.parent;
+            let parent = side.parent[cur.index()];
+            hops.push(best_hop(graph, s, direction, types, parent, cur));
+            nodes.push(parent);
+            cur = parent;
         }
     }
     Path { nodes, hops }

@@ -506,8 +506,9 @@ fn arb_hub_graph() -> impl Strategy<Value = (u32, Vec<EdgeSpec>)> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
-    /// Probing the meeting level before every expansion gives exactly the path of the
-    /// full-level search (nodes and hops), in every direction mode and type filter.
+    /// Probing the meeting level before every expansion, node by node or the whole level
+    /// first, gives exactly the path of the full-level search (nodes and hops), in every
+    /// direction mode and type filter.
     #[test]
     fn meeting_probe_gives_identical_paths(
         (n, edges) in arb_hub_graph(), dir in arb_direction(), types in arb_types(),
@@ -523,6 +524,8 @@ proptest! {
             prop_assert_eq!(&probe, &full, "{:?} -> {:?}", from, to);
             let again = probed(&g2, &mut s2, from, to, dir, &types, max_hops, path::Probe::Always);
             prop_assert_eq!(&again, &full);
+            let level = probed(&g2, &mut s2, from, to, dir, &types, max_hops, path::Probe::Level);
+            prop_assert_eq!(&level, &full, "level-first {:?} -> {:?}", from, to);
             let q = query(dir, &types, max_hops);
             let public = match shortest_path(&g, &mut s1, from, to, &q) {
                 PathOutcome::Found(p) => Some(p),
@@ -639,6 +642,20 @@ fn snapshot_edges_between_and_probe_match_scan() {
                         path::Probe::Always,
                     );
                     assert_eq!(probe, full, "{from:?} -> {to:?} {direction:?} {types:?}");
+                    let level = probed(
+                        &snap,
+                        &mut scratch,
+                        from,
+                        to,
+                        direction,
+                        types,
+                        8,
+                        path::Probe::Level,
+                    );
+                    assert_eq!(
+                        level, full,
+                        "level {from:?} -> {to:?} {direction:?} {types:?}"
+                    );
                 }
             }
         }

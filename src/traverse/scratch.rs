@@ -43,6 +43,10 @@ pub(crate) struct Link {
 pub(crate) struct Side {
     pub(crate) seen: Vec<u32>,
     pub(crate) link: Vec<Link>,
+    /// The parent alone, for the shortest-path search: it needs nothing else per node, and
+    /// a 4-byte array beside the stamps keeps its hot loop within 8 bytes per node instead
+    /// of 28 (the links of a 64 Ki-node graph already overflow a 2 MiB L2 cache).
+    pub(crate) parent: Vec<NodeId>,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
     /// The radix sort's second buffer (see [`sort_nodes`]).
@@ -54,6 +58,7 @@ impl Side {
         if self.seen.len() < bound {
             self.seen.resize(bound, 0);
             self.link.resize(bound, Link::default());
+            self.parent.resize(bound, NodeId(0));
         }
     }
 
@@ -100,7 +105,7 @@ impl Scratch {
         Scratch::default()
     }
 
-    /// Number of nodes the arrays currently cover (each costs 28 bytes per side).
+    /// Number of nodes the arrays currently cover (each costs 32 bytes per side).
     pub fn capacity_nodes(&self) -> usize {
         self.sides[0].seen.len()
     }
@@ -246,6 +251,7 @@ where
         frontier,
         next,
         spare,
+        ..
     } = side;
     if key.is_none() {
         sort_nodes(frontier, spare, bound);

@@ -44,11 +44,11 @@
 //! the whole frontier's look-ups against the other frontier cost a fraction of the level's
 //! scan (|this| · |other| · directions · 16 edges, at most half of the degree sum), every
 //! node is probed before any edge is scanned, so a meeting in that level scans nothing.
-//! Answers are
-//! the same either way; a probe that finds the meeting visits fewer nodes, so it can answer
-//! where the scan would have run out of budget (never the reverse). The same look-up, from
-//! the smaller end, resolves each hop of the finished path (rule 1's least edge) and, after
-//! a scan finds a meeting, checks whether a smaller node of the other frontier is joined too.
+//! Answers are the same either way; a probe that finds the meeting visits fewer nodes, so it
+//! can answer where the scan would have run out of budget (never the reverse). The same
+//! look-up, from the smaller end, resolves each hop of the finished path (rule 1's least
+//! edge) and, after a scan finds a meeting, checks whether a smaller node of the other
+//! frontier is joined too.
 //!
 //! The side that gets expanded depends only on degree estimates, so answers are stable for
 //! a given graph value. [`all_shortest_paths`](super::all_shortest_paths) orders paths lexicographically by their hop

@@ -614,3 +614,57 @@ fn dense_edge_base_near_u64_max_never_panics_a_reader() {
     let damaged = segment_with_dense_base(&fx, "seg-000001.hgs", u64::MAX - 1);
     guarded(&fx, "seg-000001.hgs", damaged, ALL..=ALL).unwrap();
 }
+
+/// `verify_contents` (what `hopgraph check` and every write run after the checksums) finds
+/// content that is well-formed piece by piece but inconsistent: two in-CSR entries whose
+/// rows are swapped (still a permutation, still sorted, every id in range: only the
+/// in/out edge-set fingerprint differs), and two out-CSR entries whose rows are swapped
+/// (no longer the inverse of `EdgeOutPos`). Section checksums would catch both on disk;
+/// this checks the layer below them.
+#[test]
+fn swapped_csr_rows_are_caught_by_verify_contents() {
+    use hopgraph::format::segment::{SectionKind, SegmentLayout};
+    let fx = Fixture::build();
+    let original = fx.bytes("seg-000001.hgs");
+    let mut words = vec![0u64; original.len().div_ceil(8)];
+    let len = original.len();
+    bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..len].copy_from_slice(original);
+    let aligned: &[u8] = bytemuck::cast_slice(&words);
+    let layout = SegmentLayout::parse(&aligned[..len]).unwrap();
+    layout.verify_contents(&aligned[..len]).unwrap();
+    for (pos, neighbors, types, want) in [
+        (
+            SectionKind::InEdgePos,
+            SectionKind::InNeighbors,
+            SectionKind::InTypes,
+            "does not hold the same edges",
+        ),
+        (
+            SectionKind::OutEdgePos,
+            SectionKind::OutNeighbors,
+            SectionKind::OutTypes,
+            "do not point at each other",
+        ),
+    ] {
+        let mut damaged = words.clone();
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut damaged);
+        let nbrs = layout.u32s(&aligned[..len], neighbors).to_vec();
+        let tys = layout.u16s(&aligned[..len], types).to_vec();
+        // Two entries that differ in neighbour or type, so their rows carry different edges.
+        let j = (1..nbrs.len())
+            .find(|&j| (nbrs[j], tys[j]) != (nbrs[0], tys[0]))
+            .expect("two different entries");
+        let at = layout.entry(pos).unwrap().range.start;
+        let (a, b) = (at, at + 4 * j);
+        let (x, y) = (
+            <[u8; 4]>::try_from(&bytes[a..a + 4]).unwrap(),
+            <[u8; 4]>::try_from(&bytes[b..b + 4]).unwrap(),
+        );
+        bytes[a..a + 4].copy_from_slice(&y);
+        bytes[b..b + 4].copy_from_slice(&x);
+        let err = layout
+            .verify_contents(&bytes[..len])
+            .expect_err("swapped rows must not verify");
+        assert!(err.what.contains(want), "{pos:?}: {}", err.what);
+    }
+}

@@ -43,67 +43,14 @@ impl SegmentLayout {
         })
     }
 
-    /// Every row's source, target and type: the stored columns (version 1), or derived from
-    /// `EdgeOutPos`, which must then be the inverse of `OutEdgePos` (version 2 on).
-    #[allow(clippy::type_complexity)]
-    fn edge_columns<'a>(
-        &self,
-        bytes: &'a [u8],
-        rows: usize,
-    ) -> Result<
-        (
-            std::borrow::Cow<'a, [u32]>,
-            std::borrow::Cow<'a, [u32]>,
-            std::borrow::Cow<'a, [u16]>,
-        ),
-        DecodeError,
-    > {
+    /// Every row's source, target and type as a version-1 segment stores them.
+    fn edge_columns<'a>(&self, bytes: &'a [u8]) -> (&'a [u32], &'a [u32], &'a [u16]) {
         use SectionKind as K;
-        use std::borrow::Cow;
-        if !self.has_out_pos() {
-            return Ok((
-                Cow::Borrowed(self.u32s(bytes, K::EdgeSources)),
-                Cow::Borrowed(self.u32s(bytes, K::EdgeTargets)),
-                Cow::Borrowed(self.u16s(bytes, K::EdgeTypes)),
-            ));
-        }
-        let out_pos = self.u32s(bytes, K::EdgeOutPos);
-        let row_of = self.u32s(bytes, K::OutEdgePos);
-        for (r, &p) in out_pos.iter().enumerate().take(rows) {
-            if row_of.get(p as usize).map(|&x| x as usize) != Some(r) {
-                return Err(self.err_at(
-                    K::EdgeOutPos,
-                    format!("edge row {r} and its out-CSR entry {p} do not point at each other"),
-                ));
-            }
-        }
-        // The two are inverse permutations of 0..rows, so walking the out-CSR in order
-        // visits every row once (what `edge_endpoints` finds by binary search per row).
-        let offsets = self.u32s(bytes, K::OutOffsets);
-        let nbrs = self.u32s(bytes, K::OutNeighbors);
-        let etypes = self.u16s(bytes, K::OutTypes);
-        let (mut sources, mut targets, mut types) =
-            (vec![0u32; rows], vec![0u32; rows], vec![0u16; rows]);
-        for (node, w) in (0u32..).zip(offsets.windows(2)) {
-            for p in w[0] as usize..w[1] as usize {
-                let (Some(&r), Some(&n), Some(&t)) = (row_of.get(p), nbrs.get(p), etypes.get(p))
-                else {
-                    return Err(
-                        self.err_at(K::OutEdgePos, format!("out-CSR entry {p} is out of range"))
-                    );
-                };
-                let r = r as usize;
-                if r >= rows {
-                    return Err(
-                        self.err_at(K::OutEdgePos, format!("out-CSR entry {p} names row {r}"))
-                    );
-                }
-                sources[r] = node;
-                targets[r] = n;
-                types[r] = t;
-            }
-        }
-        Ok((Cow::Owned(sources), Cow::Owned(targets), Cow::Owned(types)))
+        (
+            self.u32s(bytes, K::EdgeSources),
+            self.u32s(bytes, K::EdgeTargets),
+            self.u16s(bytes, K::EdgeTypes),
+        )
     }
 
     /// Deep content checks: every id in bounds, CSR runs sorted, both CSRs consistent with
@@ -130,14 +77,25 @@ impl SegmentLayout {
         let bound = s.node_bound;
         let ntypes = s.types.len();
         let rows = usize::try_from(s.edge_rows).unwrap_or(usize::MAX);
-        let (sources, targets, etypes) = self.edge_columns(bytes, rows)?;
-        let (sources, targets, etypes) = (&sources[..], &targets[..], &etypes[..]);
-        for r in 0..rows {
-            if sources[r] >= bound || targets[r] >= bound || etypes[r] as usize >= ntypes {
-                return Err(self.err_at(
-                    K::EdgeSources,
-                    format!("edge row {r} has an id out of range"),
-                ));
+        // Version 2 on (no stored row columns): both CSRs in one sequential pass each.
+        let v1_columns = if self.has_out_pos() {
+            None
+        } else {
+            Some(self.edge_columns(bytes))
+        };
+        if let Some((sources, targets, etypes)) = v1_columns {
+            for r in 0..rows {
+                let (Some(&src), Some(&dst), Some(&ty)) =
+                    (sources.get(r), targets.get(r), etypes.get(r))
+                else {
+                    return Err(self.err_at(K::EdgeSources, format!("edge row {r} is missing")));
+                };
+                if src >= bound || dst >= bound || ty as usize >= ntypes {
+                    return Err(self.err_at(
+                        K::EdgeSources,
+                        format!("edge row {r} has an id out of range"),
+                    ));
+                }
             }
         }
         let ids = self.u64s(bytes, K::EdgeIds);
@@ -153,24 +111,137 @@ impl SegmentLayout {
         {
             return Err(self.err_at(K::Summary, "an edge id is not below next_edge_id".into()));
         }
-        // The in-direction (random access into the row columns) is checked on a second
-        // thread while this one checks the out-direction and the node records.
-        let cols = EdgeColumns {
-            sources,
-            targets,
-            etypes,
-        };
+        // The in-direction is checked on a second thread while this one checks the
+        // out-direction and the node records.
         let (in_check, rest) = std::thread::scope(|scope| {
-            let inn = scope.spawn(|| self.check_csr(bytes, &cols, false, bound));
-            let rest = self
-                .check_csr(bytes, &cols, true, bound)
-                .and_then(|()| self.verify_nodes_and_rest(bytes, rows, bound, ntypes));
+            let inn = scope.spawn(|| match v1_columns {
+                Some((sources, targets, etypes)) => {
+                    let cols = EdgeColumns {
+                        sources,
+                        targets,
+                        etypes,
+                    };
+                    self.check_csr(bytes, &cols, false, bound).map(|()| 0)
+                }
+                None => self.scan_csr(bytes, false, rows, bound, ntypes),
+            });
+            let out = match v1_columns {
+                Some((sources, targets, etypes)) => {
+                    let cols = EdgeColumns {
+                        sources,
+                        targets,
+                        etypes,
+                    };
+                    self.check_csr(bytes, &cols, true, bound).map(|()| 0)
+                }
+                None => self.scan_csr(bytes, true, rows, bound, ntypes),
+            };
+            let rest = out.and_then(|fp| {
+                self.verify_nodes_and_rest(bytes, rows, bound, ntypes)
+                    .map(|()| fp)
+            });
             (inn.join(), rest)
         });
         // A panic in the checker would be a bug; report it as corruption rather than unwind.
-        in_check
+        let in_fp = in_check
             .unwrap_or_else(|_| Err(self.err_at(K::InNeighbors, "in-CSR check failed".into())))?;
-        rest
+        let out_fp = rest?;
+        if in_fp != out_fp {
+            return Err(self.err_at(
+                K::InNeighbors,
+                "the in-CSR does not hold the same edges as the out-CSR".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks one CSR direction of a version-2 segment in a single sequential pass: every
+    /// neighbour and type in range, runs sorted by (type, neighbour), every row named
+    /// exactly once (a bitmap, 1 bit per row), and for the out-direction `EdgeOutPos` the
+    /// inverse of `OutEdgePos`. Returns a fingerprint of the direction's edge set: the
+    /// wrapping sum of a 64-bit mix of (row, source, target, type) over its entries. The two
+    /// directions hold the same edges exactly when (beyond a 2^-64 chance for a change that
+    /// is not crafted to collide) their fingerprints agree; that replaces a comparison of
+    /// every entry with the row's columns, which costs a cache miss per entry.
+    fn scan_csr(
+        &self,
+        bytes: &[u8],
+        own_is_source: bool,
+        rows: usize,
+        bound: u32,
+        ntypes: usize,
+    ) -> Result<u64, DecodeError> {
+        use SectionKind as K;
+        let (offs, nbrs, types, pos) = if own_is_source {
+            (K::OutOffsets, K::OutNeighbors, K::OutTypes, K::OutEdgePos)
+        } else {
+            (K::InOffsets, K::InNeighbors, K::InTypes, K::InEdgePos)
+        };
+        let o = self.u32s(bytes, offs);
+        let (n, t, p) = (
+            self.u32s(bytes, nbrs),
+            self.u16s(bytes, types),
+            self.u32s(bytes, pos),
+        );
+        let out_pos = own_is_source.then(|| self.u32s(bytes, K::EdgeOutPos));
+        let bad = |what: String| self.err_at(nbrs, what);
+        let mut seen = vec![0u64; rows.div_ceil(64)];
+        let mut fingerprint = 0u64;
+        let mut entries = 0usize;
+        for node in 0..bound {
+            let at = node as usize;
+            let (Some(&start), Some(&end)) = (o.get(at), o.get(at + 1)) else {
+                return Err(bad(format!("{offs:?} has no entry for node {node}")));
+            };
+            let run = start as usize..end as usize;
+            let (Some(rn), Some(rt), Some(rp)) =
+                (n.get(run.clone()), t.get(run.clone()), p.get(run.clone()))
+            else {
+                return Err(bad(format!("{nbrs:?} run of node {node} is out of range")));
+            };
+            let mut last: Option<(u16, u32)> = None;
+            for (k, ((&nb, &ty), &row)) in rn.iter().zip(rt).zip(rp).enumerate() {
+                let i = run.start + k;
+                let row = row as usize;
+                if nb >= bound || ty as usize >= ntypes || row >= rows {
+                    return Err(bad(format!("{nbrs:?} entry {i} has an id out of range")));
+                }
+                let (word, bit) = (row / 64, 1u64 << (row % 64));
+                if seen[word] & bit != 0 {
+                    return Err(bad(format!("{nbrs:?} entry {i} names row {row} again")));
+                }
+                seen[word] |= bit;
+                if let Some(out_pos) = out_pos
+                    && out_pos.get(row).map(|&x| x as usize) != Some(i)
+                {
+                    return Err(self.err_at(
+                        K::EdgeOutPos,
+                        format!(
+                            "edge row {row} and its out-CSR entry {i} do not point at each other"
+                        ),
+                    ));
+                }
+                if last.is_some_and(|l| l > (ty, nb)) {
+                    return Err(bad(format!(
+                        "{nbrs:?} run of node {node} is not sorted by (type, neighbour)"
+                    )));
+                }
+                last = Some((ty, nb));
+                let (src, dst) = if own_is_source {
+                    (node, nb)
+                } else {
+                    (nb, node)
+                };
+                fingerprint = fingerprint.wrapping_add(edge_mix(row, src, dst, ty));
+            }
+            entries += run.len();
+        }
+        if entries != rows {
+            return Err(bad(format!(
+                "{nbrs:?} holds {entries} entries for {rows} edge rows"
+            )));
+        }
+        Ok(fingerprint)
     }
 
     /// Checks one CSR direction against the row columns: every row exactly once, owner,
@@ -327,7 +398,20 @@ impl SegmentLayout {
     }
 }
 
-/// Each row's source, target and type, stored (version 1) or derived (version 2).
+/// A 64-bit mix of one edge entry (SplitMix64's finalizer over both halves), summed into a
+/// CSR direction's fingerprint by [`SegmentLayout::scan_csr`].
+fn edge_mix(row: usize, src: u32, dst: u32, ty: u16) -> u64 {
+    fn mix(mut z: u64) -> u64 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    let a = ((row as u64) << 16) ^ u64::from(ty);
+    let b = (u64::from(src) << 32) | u64::from(dst);
+    mix(a.wrapping_add(mix(b.wrapping_add(0x9e37_79b9_7f4a_7c15))))
+}
+
+/// Each row's source, target and type as stored by a version-1 segment.
 struct EdgeColumns<'a> {
     sources: &'a [u32],
     targets: &'a [u32],

@@ -619,11 +619,11 @@ impl State {
 
     /// The least live edge by (type, edge id) among those [`State::edges_between`] yields.
     /// Per segment, in the shorter of `node`'s run in `dir` and `neighbor`'s in the opposite
-    /// direction (a hub is never the end searched when the other end is small), the allowed types within the run's type span are tried in ascending
-    /// order, each with one binary search for (type, neighbour) in the node's run (runs are
-    /// sorted by type, neighbour, edge id), stopping at the first type that has a live
-    /// edge; short runs, and runs spanning more than [`LEAST_EDGE_TYPES_MAX`] types when
-    /// every type is allowed, are scanned.
+    /// direction (a hub is never the end searched when the other end is small), the allowed
+    /// types within the run's type span are tried in ascending order, each with one binary
+    /// search for (type, neighbour) in the run (runs are sorted by type, neighbour, edge id),
+    /// stopping at the first type that has a live edge; short runs, and runs spanning more
+    /// than [`LEAST_EDGE_TYPES_MAX`] types when every type is allowed, are scanned.
     pub fn least_edge_between(
         &self,
         node: NodeId,
@@ -662,7 +662,9 @@ impl State {
                 v.type_span(run.clone())
             };
             let many_types = |(lo, hi): (u16, u16)| {
-                matches!(types, TypeFilter::All) && usize::from(hi - lo) >= LEAST_EDGE_TYPES_MAX
+                // (A damaged, unsorted run can have hi < lo: then nothing is tried.)
+                matches!(types, TypeFilter::All)
+                    && usize::from(hi.saturating_sub(lo)) >= LEAST_EDGE_TYPES_MAX
             };
             let Some((lo, hi)) = span.filter(|&s| !many_types(s)) else {
                 self.scan_run_between(v, run, target, types, check_dead, |e| {

@@ -621,41 +621,16 @@ fn snapshot_edges_between_and_probe_match_scan() {
             for a in 0..n {
                 for b in 0..n {
                     let (from, to) = (id(a), id(b));
-                    let full = probed(
-                        &snap,
-                        &mut scratch,
-                        from,
-                        to,
-                        direction,
-                        types,
-                        8,
-                        path::Probe::Off,
-                    );
-                    let probe = probed(
-                        &snap,
-                        &mut scratch,
-                        from,
-                        to,
-                        direction,
-                        types,
-                        8,
-                        path::Probe::Always,
-                    );
-                    assert_eq!(probe, full, "{from:?} -> {to:?} {direction:?} {types:?}");
-                    let level = probed(
-                        &snap,
-                        &mut scratch,
-                        from,
-                        to,
-                        direction,
-                        types,
-                        8,
-                        path::Probe::Level,
-                    );
-                    assert_eq!(
-                        level, full,
-                        "level {from:?} -> {to:?} {direction:?} {types:?}"
-                    );
+                    let mut run =
+                        |probe| probed(&snap, &mut scratch, from, to, direction, types, 8, probe);
+                    let full = run(path::Probe::Off);
+                    for probe in [path::Probe::Always, path::Probe::Level] {
+                        assert_eq!(
+                            run(probe),
+                            full,
+                            "{probe:?} {from:?} -> {to:?} {direction:?} {types:?}"
+                        );
+                    }
                 }
             }
         }

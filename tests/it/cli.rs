@@ -713,15 +713,14 @@ fn path_pairs_batch() {
     known_graph(&a);
     let pairs = tmp.path().join("pairs.tsv");
     std::fs::write(&pairs, "from\tto\n# comment\na\tc\nc\ta\nzz\ta\n").unwrap();
-    let (code, out, err) = hopgraph(&[
-        "path",
-        "--db",
-        &db_arg(&a),
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--direction",
-        "out",
-    ]);
+    let db = db_arg(&a);
+    let batch = |extra: &[&str]| {
+        let mut args = vec!["path", "--db", &db, "--pairs", pairs.to_str().unwrap()];
+        args.extend(["--direction", "out"]);
+        args.extend(extra);
+        hopgraph(&args)
+    };
+    let (code, out, err) = batch(&[]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<serde_json::Value> = out.lines().map(json).collect();
     assert_eq!(lines.len(), 3);
@@ -742,35 +741,20 @@ fn path_pairs_batch() {
     assert!(!err.contains("warmed"), "{err}");
 
     // --warm prefaults the database first: the same answers, and the summary says so.
-    let (code, warm_out, err) = hopgraph(&[
-        "path",
-        "--db",
-        &db_arg(&a),
-        "--pairs",
-        pairs.to_str().unwrap(),
-        "--direction",
-        "out",
-        "--warm",
-    ]);
+    let (code, warm_out, err) = batch(&["--warm"]);
     assert_eq!((code, warm_out.as_str()), (0, out.as_str()), "{err}");
     assert!(
         err.contains(", warmed ") && err.contains(" MiB in "),
         "{err}"
     );
     // It only means something with --pairs.
-    let (code, out, err) = hopgraph(&["path", "--db", &db_arg(&a), "a", "c", "--warm"]);
+    let (code, out, err) = hopgraph(&["path", "--db", &db, "a", "c", "--warm"]);
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
     assert!(err.contains("--warm goes with --pairs"), "{err}");
 
     // A malformed pair fails before any answer is printed.
     std::fs::write(&pairs, "a\tc\na\tb\tc\n").unwrap();
-    let (code, out, err) = hopgraph(&[
-        "path",
-        "--db",
-        &db_arg(&a),
-        "--pairs",
-        pairs.to_str().unwrap(),
-    ]);
+    let (code, out, err) = batch(&[]);
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
     assert!(
         err.contains("pairs.tsv:2: expected two non-empty tab-separated keys"),

@@ -30,6 +30,7 @@ use crate::graph::{NodeId, TypeId, limits};
 use crate::model::{EdgeProps, Node, NodeProps};
 
 mod keys;
+mod order;
 
 use keys::Keys;
 
@@ -211,26 +212,31 @@ impl Database {
             ..
         } = load;
 
-        // Keys to ids.
-        let mut ids = Vec::with_capacity(keys.len());
+        // Keys to ids: existing nodes keep theirs, new ones are numbered hubs first (see
+        // `order`).
+        let existing: Vec<Option<NodeId>> =
+            (0..keys.len()).map(|i| st.node_id(keys.get(i))).collect();
+        let mut degree = vec![0u32; keys.len()];
+        for &x in sources.iter().chain(targets.iter()) {
+            let d = degree.get_mut(x as usize).ok_or_else(bad_local)?;
+            *d = d.saturating_add(1);
+        }
+        let mut ids: Vec<u32> = existing.iter().map(|e| e.map_or(0, |id| id.0)).collect();
+        for local in order::new_node_order(&degree, |i| existing[i].is_none()) {
+            ids[local as usize] = next.node_bound;
+            next.node_bound = next
+                .node_bound
+                .checked_add(1)
+                .filter(|&b| u64::from(b) <= limits::NODES_MAX)
+                .ok_or_else(|| Error::invalid("node id space exhausted"))?;
+            next.live_nodes += 1;
+            report.nodes_created += 1;
+        }
+        drop(degree);
         let mut content = SegmentContent::default();
-        for i in 0..keys.len() {
+        for (i, (&id, old)) in ids.iter().zip(&existing).enumerate() {
             let key = keys.get(i);
-            let (id, old) = match st.node_id(key) {
-                Some(id) => (id, true),
-                None => {
-                    let id = NodeId(next.node_bound);
-                    next.node_bound = next
-                        .node_bound
-                        .checked_add(1)
-                        .filter(|&b| u64::from(b) <= limits::NODES_MAX)
-                        .ok_or_else(|| Error::invalid("node id space exhausted"))?;
-                    next.live_nodes += 1;
-                    report.nodes_created += 1;
-                    (id, false)
-                }
-            };
-            ids.push(id.0);
+            let (id, old) = (NodeId(id), old.is_some());
             // Local indices fit in u32 (`local` checks).
             let given = u32::try_from(i).ok().and_then(|i| props.remove(&i));
             let props = match (given, old) {

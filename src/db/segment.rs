@@ -400,6 +400,12 @@ impl<'a> SegView<'a> {
         self.neighbors
     }
 
+    /// Entry types (each run sorted by type).
+    #[inline]
+    pub fn types(&self) -> &'a [u16] {
+        self.types
+    }
+
     /// The edge id of CSR entry `i`; `u64::MAX` (no edge) for a damaged position.
     #[inline]
     pub fn edge_id(&self, i: usize) -> EdgeId {

@@ -568,14 +568,20 @@ impl State {
                 continue;
             }
             let at = run.start + i;
-            for (_, t, edge) in v.entries(at..at + 1) {
-                if types.allows(TypeId(t)) && (!check_dead || self.segment_edge_live(edge.0)) {
-                    f(EdgeRef {
-                        neighbor,
-                        edge,
-                        edge_type: TypeId(t),
-                    });
-                }
+            // The type first: the edge id costs a random read of the position array.
+            let Some(&t) = v.types().get(at) else {
+                continue;
+            };
+            if !types.allows(TypeId(t)) {
+                continue;
+            }
+            let edge = v.edge_id(at);
+            if !check_dead || self.segment_edge_live(edge.0) {
+                f(EdgeRef {
+                    neighbor,
+                    edge,
+                    edge_type: TypeId(t),
+                });
             }
         }
     }
@@ -673,11 +679,15 @@ impl State {
                 continue;
             };
             // Whether type `t` joins the pair; offers this segment's least such edge.
+            // The entry is checked before its edge id is read: the id costs a random read
+            // of the position array, and most searches find no entry.
+            let (nbrs, tys) = (v.neighbors(), v.types());
             let mut try_type = |t: u16| -> bool {
-                for (n, et, edge) in v.entries(v.pair_run(run.clone(), TypeId(t), target.0)) {
-                    if n != target.0 || et != t {
+                for i in v.pair_run(run.clone(), TypeId(t), target.0) {
+                    if nbrs.get(i) != Some(&target.0) || tys.get(i) != Some(&t) {
                         return false;
                     }
+                    let edge = v.edge_id(i);
                     if !check_dead || self.segment_edge_live(edge.0) {
                         // Ascending types and edge ids: the first live entry is the least.
                         offer(t, edge.0);

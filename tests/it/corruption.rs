@@ -643,7 +643,7 @@ fn swapped_csr_rows_are_caught_by_verify_contents() {
             SectionKind::OutEdgePos,
             SectionKind::OutNeighbors,
             SectionKind::OutTypes,
-            "do not point at each other",
+            "is not the inverse of OutEdgePos",
         ),
     ] {
         let mut damaged = words.clone();

@@ -151,7 +151,7 @@ impl SegmentLayout {
     /// Checks one CSR direction of a version-2 segment in a single sequential pass: every
     /// neighbour and type in range, runs sorted by (type, neighbour), every row named
     /// exactly once (a bitmap, 1 bit per row), and for the out-direction `EdgeOutPos` the
-    /// inverse of `OutEdgePos`. Returns a fingerprint of the direction's edge set: the
+    /// inverse of `OutEdgePos` (equal fingerprints of their (entry, row) pairs). Returns a fingerprint of the direction's edge set: the
     /// wrapping sum of a 64-bit mix of (row, source, target, type) over its entries. The two
     /// directions hold the same edges exactly when (beyond a 2^-64 chance for a change that
     /// is not crafted to collide) their fingerprints agree; that replaces a comparison of
@@ -180,6 +180,9 @@ impl SegmentLayout {
         let bad = |what: String| self.err_at(nbrs, what);
         let mut seen = vec![0u64; rows.div_ceil(64)];
         let mut fingerprint = 0u64;
+        // The wrapping sum of a mix of (entry, row) over OutEdgePos; EdgeOutPos must give
+        // the same sum over (its entry, row), see below.
+        let mut pos_fingerprint = 0u64;
         let mut entries = 0usize;
         for node in 0..bound {
             let at = node as usize;
@@ -204,16 +207,7 @@ impl SegmentLayout {
                     return Err(bad(format!("{nbrs:?} entry {i} names row {row} again")));
                 }
                 seen[word] |= bit;
-                if let Some(out_pos) = out_pos
-                    && out_pos.get(row).map(|&x| x as usize) != Some(i)
-                {
-                    return Err(self.err_at(
-                        K::EdgeOutPos,
-                        format!(
-                            "edge row {row} and its out-CSR entry {i} do not point at each other"
-                        ),
-                    ));
-                }
+                pos_fingerprint = pos_fingerprint.wrapping_add(pos_mix(i, row));
                 if last.is_some_and(|l| l > (ty, nb)) {
                     return Err(bad(format!(
                         "{nbrs:?} run of node {node} is not sorted by (type, neighbour)"
@@ -233,6 +227,25 @@ impl SegmentLayout {
             return Err(bad(format!(
                 "{nbrs:?} holds {entries} entries for {rows} edge rows"
             )));
+        }
+        // OutEdgePos names every row once (the bitmap above), so it is a permutation, and
+        // EdgeOutPos is its inverse exactly when it holds the same (entry, row) pairs: the
+        // same fingerprint, summed here in one sequential pass instead of a random read of
+        // EdgeOutPos per entry (a cache miss each).
+        if let Some(out_pos) = out_pos {
+            let inverse = if out_pos.len() == rows && out_pos.iter().all(|&e| (e as usize) < rows) {
+                out_pos.iter().enumerate().fold(0u64, |acc, (row, &e)| {
+                    acc.wrapping_add(pos_mix(e as usize, row))
+                })
+            } else {
+                !pos_fingerprint
+            };
+            if inverse != pos_fingerprint {
+                return Err(self.err_at(
+                    K::EdgeOutPos,
+                    "EdgeOutPos is not the inverse of OutEdgePos".into(),
+                ));
+            }
         }
         Ok(fingerprint)
     }
@@ -402,6 +415,12 @@ fn edge_mix(row: usize, src: u32, dst: u32, ty: u16) -> u64 {
     let a = ((row as u64) << 16) ^ u64::from(ty);
     let b = (u64::from(src) << 32) | u64::from(dst);
     mix(a.wrapping_add(mix(b.wrapping_add(0x9e37_79b9_7f4a_7c15))))
+}
+
+/// A 64-bit mix of one (CSR entry, edge row) pair, summed by [`SegmentLayout::scan_csr`] to
+/// compare `OutEdgePos` with its inverse `EdgeOutPos`.
+fn pos_mix(entry: usize, row: usize) -> u64 {
+    edge_mix(row, 0, u32::try_from(entry).unwrap_or(u32::MAX), u16::MAX)
 }
 
 /// Each row's source, target and type as stored by a version-1 segment.

@@ -144,6 +144,7 @@ impl Stores {
             )))
         })?;
         open.insert(dir, db.clone());
+        prefault_in_background(&db);
         Ok(db)
     }
 
@@ -155,6 +156,21 @@ impl Stores {
     /// Closes every open database (they reopen on next use).
     pub fn close_all(&self) {
         self.open.lock().clear();
+    }
+}
+
+/// Reads the pages of a just-opened database's segments on a thread of its own, so that
+/// the first queries of a session take no page faults (opening itself stays lazy, and a
+/// query does not wait for this). A server that cannot start the thread just runs cold.
+fn prefault_in_background(db: &Database) {
+    let snap = db.snapshot();
+    let started = std::thread::Builder::new()
+        .name("hopgraph-prefault".to_owned())
+        .spawn(move || {
+            snap.prefault();
+        });
+    if let Err(e) = started {
+        crate::mcp::server::log(&format!("prefault thread not started: {e}"));
     }
 }
 

@@ -222,6 +222,8 @@ impl Database {
             *d = d.saturating_add(1);
         }
         let mut ids: Vec<u32> = existing.iter().map(|e| e.map_or(0, |id| id.0)).collect();
+        // `existing`, `degree` and `ids` have one entry per key, and the order names local
+        // numbers below `degree.len()`, so neither index can be out of bounds.
         for local in order::new_node_order(&degree, |i| existing[i].is_none()) {
             ids[local as usize] = next.node_bound;
             next.node_bound = next

@@ -135,6 +135,48 @@ fn buffered_mode_and_reopen_replays_wal() {
     assert_eq!(db.recovery_report().wal_records_replayed, 50);
 }
 
+/// A bulk load numbers its new nodes hubs first (degree-based groups, input order within
+/// a group and among the rest), existing nodes keep their ids, and the graph reads the same.
+#[test]
+fn bulk_load_numbers_new_hubs_first_and_keeps_existing_ids() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    commit_edges(&db, &[("old", "t", "leaf0")]);
+    let before = db.snapshot();
+    let (old, leaf0) = (
+        before.node_id("old").unwrap(),
+        before.node_id("leaf0").unwrap(),
+    );
+    let mut bl = hopgraph::BulkLoad::new();
+    // Leaves first in the input, then a small hub, then the big hub last.
+    for i in 1..=12 {
+        bl.edge(&format!("leaf{i}"), "t", "big", EdgeProps::default())
+            .unwrap();
+    }
+    for i in 1..=4 {
+        bl.edge("small", "t", &format!("leaf{i}"), EdgeProps::default())
+            .unwrap();
+    }
+    bl.edge("old", "t", "big", EdgeProps::default()).unwrap();
+    let r = db.bulk_load(bl).unwrap();
+    assert_eq!(r.nodes_created, 14);
+    let snap = db.snapshot();
+    assert_eq!(snap.node_id("old"), Some(old));
+    assert_eq!(snap.node_id("leaf0"), Some(leaf0));
+    let id = |k: &str| snap.node_id(k).unwrap().0;
+    // New ids start after the existing two. Degrees in this load: big 13, small 4, leaf1..4
+    // 2, leaf5..12 1 (mean of the new nodes 33 / 14 -> 3): big (13 / 3 = 4, group 3) first,
+    // then small (4 / 3 = 1, group 1), then the leaves in input order.
+    assert_eq!(id("big"), 2);
+    assert_eq!(id("small"), 3);
+    let leaves: Vec<u32> = (1..=12).map(|i| id(&format!("leaf{i}"))).collect();
+    assert_eq!(leaves, (4..16).collect::<Vec<u32>>());
+    let big = snap.node_id("big").unwrap();
+    let into_big = snap.neighbors(big, Direction::In, &TypeFilter::All);
+    assert_eq!(into_big.len(), 13);
+    db.verify().unwrap();
+}
+
 #[test]
 fn bulk_load_builds_a_segment() {
     let dir = tempdir();

@@ -151,11 +151,12 @@ impl SegmentLayout {
     /// Checks one CSR direction of a version-2 segment in a single sequential pass: every
     /// neighbour and type in range, runs sorted by (type, neighbour), every row named
     /// exactly once (a bitmap, 1 bit per row), and for the out-direction `EdgeOutPos` the
-    /// inverse of `OutEdgePos` (equal fingerprints of their (entry, row) pairs). Returns a fingerprint of the direction's edge set: the
-    /// wrapping sum of a 64-bit mix of (row, source, target, type) over its entries. The two
-    /// directions hold the same edges exactly when (beyond a 2^-64 chance for a change that
-    /// is not crafted to collide) their fingerprints agree; that replaces a comparison of
-    /// every entry with the row's columns, which costs a cache miss per entry.
+    /// inverse of `OutEdgePos` (equal fingerprints of their (entry, row) pairs). Returns a
+    /// fingerprint of the direction's edge set: the wrapping sum of a 64-bit mix of (row,
+    /// source, target, type) over its entries. The two directions hold the same edges
+    /// exactly when (beyond a 2^-64 chance for a change that is not crafted to collide)
+    /// their fingerprints agree; that replaces a comparison of every entry with the row's
+    /// columns, which costs a cache miss per entry.
     fn scan_csr(
         &self,
         bytes: &[u8],
@@ -207,7 +208,9 @@ impl SegmentLayout {
                     return Err(bad(format!("{nbrs:?} entry {i} names row {row} again")));
                 }
                 seen[word] |= bit;
-                pos_fingerprint = pos_fingerprint.wrapping_add(pos_mix(i, row));
+                if out_pos.is_some() {
+                    pos_fingerprint = pos_fingerprint.wrapping_add(pos_mix(i, row));
+                }
                 if last.is_some_and(|l| l > (ty, nb)) {
                     return Err(bad(format!(
                         "{nbrs:?} run of node {node} is not sorted by (type, neighbour)"
@@ -233,14 +236,17 @@ impl SegmentLayout {
         // same fingerprint, summed here in one sequential pass instead of a random read of
         // EdgeOutPos per entry (a cache miss each).
         if let Some(out_pos) = out_pos {
-            let inverse = if out_pos.len() == rows && out_pos.iter().all(|&e| (e as usize) < rows) {
-                out_pos.iter().enumerate().fold(0u64, |acc, (row, &e)| {
-                    acc.wrapping_add(pos_mix(e as usize, row))
-                })
-            } else {
-                !pos_fingerprint
-            };
-            if inverse != pos_fingerprint {
+            let mut inverse = 0u64;
+            for (row, &e) in out_pos.iter().enumerate() {
+                if e as usize >= rows {
+                    return Err(self.err_at(
+                        K::EdgeOutPos,
+                        format!("row {row} names out-CSR entry {e} of {rows}"),
+                    ));
+                }
+                inverse = inverse.wrapping_add(pos_mix(e as usize, row));
+            }
+            if out_pos.len() != rows || inverse != pos_fingerprint {
                 return Err(self.err_at(
                     K::EdgeOutPos,
                     "EdgeOutPos is not the inverse of OutEdgePos".into(),

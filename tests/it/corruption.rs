@@ -667,4 +667,13 @@ fn swapped_csr_rows_are_caught_by_verify_contents() {
             .expect_err("swapped rows must not verify");
         assert!(err.what.contains(want), "{pos:?}: {}", err.what);
     }
+    // An EdgeOutPos entry beyond the out-CSR is named as such.
+    let mut damaged = words.clone();
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut damaged);
+    let at = layout.entry(SectionKind::EdgeOutPos).unwrap().range.start;
+    bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let err = layout
+        .verify_contents(&bytes[..len])
+        .expect_err("an out-of-range EdgeOutPos must not verify");
+    assert!(err.what.contains("names out-CSR entry"), "{}", err.what);
 }

@@ -723,6 +723,97 @@ impl State {
         })
     }
 
+    /// [`State::least_edge_between`] with the position of one such edge in the sequence
+    /// [`State::try_for_each_neighbor_run`] yields (see
+    /// [`Adjacency::least_edge_between_hinted`](crate::traverse::Adjacency::least_edge_between_hinted)).
+    /// The hint is conclusive when that sequence is one segment's run of `node`, read in
+    /// ascending type order, with nothing to filter or add: no tombstones anywhere, no delta
+    /// edges at `node` in `dir`, no other segment with edges there, and the allowed types
+    /// (if listed) ascending. The run is sorted by (type, neighbour, edge id), so the first
+    /// entry naming `neighbor`, which the hint names, is then the least edge. Otherwise (or
+    /// when the entry does not name `neighbor`) this searches like `least_edge_between`.
+    pub fn least_edge_between_hinted(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        ordinal: u32,
+    ) -> Option<EdgeRef> {
+        if let Some(e) = self.hinted_entry(node, neighbor, dir, types, ordinal) {
+            return Some(e);
+        }
+        self.least_edge_between(node, neighbor, dir, types)
+    }
+
+    /// The least edge by the hint alone, when it is conclusive (see
+    /// [`State::least_edge_between_hinted`]).
+    fn hinted_entry(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        ordinal: u32,
+    ) -> Option<EdgeRef> {
+        let check_dead = self.segs.any_edge_tombstones || !self.delta.deleted_edges.is_empty();
+        if check_dead || self.delta_edges(node, dir).is_some_and(|l| !l.is_empty()) {
+            return None;
+        }
+        let mut with_edges = self
+            .segs
+            .segments
+            .iter()
+            .map(|s| s.view(dir))
+            .filter(|v| !v.run(node).is_empty());
+        let v = with_edges.next()?;
+        if with_edges.next().is_some() {
+            return None;
+        }
+        let run = v.run(node);
+        let mut rest = ordinal as usize;
+        let pos = match types {
+            TypeFilter::All => run.start.checked_add(rest)?,
+            TypeFilter::Only(list) => {
+                if !list.is_sorted() {
+                    return None;
+                }
+                let mut found = None;
+                for t in list {
+                    let type_run = v.type_run(run.clone(), *t);
+                    if rest < type_run.len() {
+                        found = Some(type_run.start + rest);
+                        break;
+                    }
+                    rest -= type_run.len();
+                }
+                found?
+            }
+        };
+        if pos >= run.end {
+            return None;
+        }
+        let (nbrs, tys) = (v.neighbors(), v.types());
+        // A hint that does not name `neighbor`, or names a later one of its parallel edges
+        // of the same type (cheap to see: its predecessor names `neighbor` too), is not
+        // the first: search instead.
+        if nbrs.get(pos) != Some(&neighbor.0) {
+            return None;
+        }
+        let t = *tys.get(pos)?;
+        if !types.allows(TypeId(t)) {
+            return None;
+        }
+        if pos > run.start && nbrs.get(pos - 1) == Some(&neighbor.0) {
+            return None;
+        }
+        Some(EdgeRef {
+            neighbor,
+            edge: v.edge_id(pos),
+            edge_type: TypeId(t),
+        })
+    }
+
     /// Stored edges at `node` in `dir` (tombstoned ones included): a cheap upper bound.
     #[inline]
     pub fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {

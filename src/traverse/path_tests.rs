@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use super::testgraph::{EdgeSpec, VecGraph, arb_direction, arb_graph, arb_types, reordered};
 use super::*;
-use crate::graph::{Direction, NodeId, TypeFilter, TypeId};
+use crate::graph::{Direction, EdgeId, NodeId, TypeFilter, TypeId};
 
 fn query(direction: Direction, types: &TypeFilter, max_hops: u32) -> PathQuery {
     PathQuery {
@@ -545,43 +545,64 @@ fn snapshot_edges_between_and_probe_match_scan() {
     use crate::{Database, EdgeProps, WriteBatch};
     const TYPES: [&str; 3] = ["a", "b", "c"];
     let n = 14u32;
-    let mut x = 99u64;
-    let mut next = move |m: u32| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((x >> 33) as u32) % m
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path()).unwrap();
-    let commit = |links: usize, unlinks: usize, next: &mut dyn FnMut(u32) -> u32| {
-        let mut b = WriteBatch::new();
-        for k in 0..n {
-            b.ensure_node(format!("k{k}"));
-        }
-        for _ in 0..unlinks {
-            let (s, t, y) = (next(n), next(n), next(3));
-            b.unlink_triple(format!("k{s}"), TYPES[y as usize], format!("k{t}"));
-        }
-        for i in 0..links {
-            // Node 0 and 1 are hubs.
-            let s = if i % 3 == 0 { i as u32 % 2 } else { next(n) };
-            let (t, y) = (next(n), next(3));
-            b.link(
-                format!("k{s}"),
-                TYPES[y as usize],
-                format!("k{t}"),
-                EdgeProps::default(),
-            );
-        }
-        db.commit(b).unwrap();
-    };
-    commit(60, 0, &mut next);
-    db.checkpoint().unwrap();
-    commit(50, 30, &mut next);
-    db.checkpoint().unwrap();
-    commit(40, 30, &mut next);
-    let snap = db.snapshot();
+    for unlinks in [30, 0] {
+        let mut x = 99u64;
+        let mut next = move |m: u32| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as u32) % m
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let commit = |links: usize, unlinks: usize, next: &mut dyn FnMut(u32) -> u32| {
+            let mut b = WriteBatch::new();
+            for k in 0..n {
+                b.ensure_node(format!("k{k}"));
+            }
+            for _ in 0..unlinks {
+                let (s, t, y) = (next(n), next(n), next(3));
+                b.unlink_triple(format!("k{s}"), TYPES[y as usize], format!("k{t}"));
+            }
+            for i in 0..links {
+                // Node 0 and 1 are hubs.
+                let s = if i % 3 == 0 { i as u32 % 2 } else { next(n) };
+                let (t, y) = (next(n), next(3));
+                b.link(
+                    format!("k{s}"),
+                    TYPES[y as usize],
+                    format!("k{t}"),
+                    EdgeProps::default(),
+                );
+            }
+            db.commit(b).unwrap();
+        };
+        commit(60, 0, &mut next);
+        db.checkpoint().unwrap();
+        commit(50, unlinks, &mut next);
+        db.checkpoint().unwrap();
+        commit(40, unlinks, &mut next);
+        // Two segments and a delta, with tombstones or without (then hinted look-ups must
+        // see the other segment and the delta); then one compacted segment, where they
+        // resolve from the hint alone.
+        let layered = check_snapshot_lookups(&db.snapshot(), n);
+        assert!(layered > 100, "too few edges to test: {layered}");
+        db.checkpoint().unwrap();
+        db.compact().unwrap();
+        let snap = db.snapshot();
+        let state = &snap.state;
+        assert_eq!(state.segs.segments.len(), 1);
+        assert!(!state.segs.any_edge_tombstones && state.delta.edges.is_empty());
+        let compacted = check_snapshot_lookups(&snap, n);
+        assert!(compacted > 100, "too few edges to test: {compacted}");
+    }
+}
+
+/// Checks a snapshot's pair look-ups against its edge scans, and its shortest paths under
+/// every probe policy against each other and against rule 1 for every hop. Returns the
+/// number of (pair, direction, filter) edges seen.
+fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
+    use crate::graph::EdgeDir;
     let id = |k: u32| snap.node_id(&format!("k{k}")).unwrap();
     let filters = [
         TypeFilter::All,
@@ -591,8 +612,18 @@ fn snapshot_edges_between_and_probe_match_scan() {
     ];
     let mut joined = 0;
     for types in &filters {
-        for d in [crate::graph::EdgeDir::Out, crate::graph::EdgeDir::In] {
+        for d in [EdgeDir::Out, EdgeDir::In] {
             for u in 0..n + 1 {
+                // Where each neighbour first occurs in the ids the scan sees: the hint.
+                let mut first_at = std::collections::BTreeMap::new();
+                let mut ordinal = 0u32;
+                let _ = snap.try_for_each_neighbor_run(NodeId(u), d, types, |run| {
+                    for &x in run {
+                        first_at.entry(x).or_insert(ordinal);
+                        ordinal += 1;
+                    }
+                    ControlFlow::Continue(())
+                });
                 for v in 0..n + 1 {
                     let (u, v) = (NodeId(u), NodeId(v));
                     let mut want = Vec::new();
@@ -612,6 +643,16 @@ fn snapshot_edges_between_and_probe_match_scan() {
                         least,
                         "least {u:?} {v:?} {d:?} {types:?}"
                     );
+                    assert_eq!(least.is_some(), first_at.contains_key(&v.0));
+                    // A true hint, and hints that name another entry, give the same answer.
+                    let hints = first_at.get(&v.0).map_or(vec![0, 3], |&o| vec![o, o + 1]);
+                    for hint in hints {
+                        assert_eq!(
+                            snap.least_edge_between_hinted(u, v, d, types, hint),
+                            least,
+                            "hinted ({hint}) {u:?} {v:?} {d:?} {types:?}"
+                        );
+                    }
                     joined += want.len();
                 }
             }
@@ -622,7 +663,7 @@ fn snapshot_edges_between_and_probe_match_scan() {
                 for b in 0..n {
                     let (from, to) = (id(a), id(b));
                     let mut run =
-                        |probe| probed(&snap, &mut scratch, from, to, direction, types, 8, probe);
+                        |probe| probed(snap, &mut scratch, from, to, direction, types, 8, probe);
                     let full = run(path::Probe::Off);
                     for probe in [path::Probe::Always, path::Probe::Level] {
                         assert_eq!(
@@ -631,9 +672,88 @@ fn snapshot_edges_between_and_probe_match_scan() {
                             "{probe:?} {from:?} -> {to:?} {direction:?} {types:?}"
                         );
                     }
+                    if let Some(p) = &full {
+                        for (i, hop) in p.hops.iter().enumerate() {
+                            let (x, y) = (p.nodes[i], p.nodes[i + 1]);
+                            assert_eq!(
+                                Some(*hop),
+                                rule_one_hop(snap, x, y, direction, types),
+                                "hop {i} of {from:?} -> {to:?} {direction:?} {types:?}"
+                            );
+                        }
+                    }
                 }
             }
         }
     }
-    assert!(joined > 100, "too few edges to test: {joined}");
+    joined
+}
+
+/// Rule 1's hop from `x` to `y` found by scanning every edge at `x`: the least (type, edge
+/// id, forward first) among the edges joining them that the direction allows.
+fn rule_one_hop(
+    g: &impl Adjacency,
+    x: NodeId,
+    y: NodeId,
+    direction: Direction,
+    types: &TypeFilter,
+) -> Option<PathHop> {
+    let mut best: Option<(TypeId, EdgeId, bool)> = None;
+    for &d in direction.dirs() {
+        let forward = d == crate::graph::EdgeDir::Out;
+        g.for_each_edge(x, d, types, |e| {
+            let cand = (e.edge_type, e.edge, !forward);
+            if e.neighbor == y && best.is_none_or(|b| cand < b) {
+                best = Some(cand);
+            }
+        });
+    }
+    best.map(|(edge_type, edge, backward)| PathHop {
+        edge,
+        edge_type,
+        forward: !backward,
+    })
+}
+
+/// A hinted look-up names the least edge when a later segment, or the delta, holds a
+/// smaller-typed edge of the same pair than the run the hint points into.
+#[test]
+fn hinted_lookup_sees_other_segments_and_the_delta() {
+    use crate::graph::EdgeDir;
+    use crate::{Database, EdgeProps, WriteBatch};
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let link = |edges: &[(&str, &str, &str)]| {
+        let mut b = WriteBatch::new();
+        for &(s, t, d) in edges {
+            b.ensure_node(s);
+            b.ensure_node(d);
+            b.link(s, t, d, EdgeProps::default());
+        }
+        db.commit(b).unwrap();
+    };
+    // "first" gets the smaller type id.
+    link(&[
+        ("x", "first", "y"),
+        ("a", "second", "b"),
+        ("p", "second", "q"),
+    ]);
+    db.checkpoint().unwrap();
+    link(&[("a", "first", "b")]);
+    db.checkpoint().unwrap();
+    link(&[("p", "first", "q")]);
+    let snap = db.snapshot();
+    let id = |k: &str| snap.node_id(k).unwrap();
+    for (from, to) in [("a", "b"), ("p", "q")] {
+        let (u, v) = (id(from), id(to));
+        let least = snap.least_edge_between(u, v, EdgeDir::Out, &TypeFilter::All);
+        assert_eq!(
+            least.map(|e| e.edge_type),
+            Some(TypeId(0)),
+            "{from} -> {to}"
+        );
+        // The scan meets the older, larger-typed edge first.
+        let hinted = snap.least_edge_between_hinted(u, v, EdgeDir::Out, &TypeFilter::All, 0);
+        assert_eq!(hinted, least, "{from} -> {to}");
+    }
 }

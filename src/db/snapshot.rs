@@ -281,18 +281,5 @@ impl Adjacency for Snapshot {
         self.state.least_edge_between(node, neighbor, dir, types)
     }
 
-    #[inline]
-    fn least_edge_between_hinted(
-        &self,
-        node: NodeId,
-        neighbor: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-        ordinal: u32,
-    ) -> Option<EdgeRef> {
-        self.state
-            .least_edge_between_hinted(node, neighbor, dir, types, ordinal)
-    }
-
     const INDEXED_EDGES_BETWEEN: bool = true;
 }

@@ -207,26 +207,6 @@ pub trait Adjacency {
         best
     }
 
-    /// [`least_edge_between`](Adjacency::least_edge_between), given a hint: `ordinal` is
-    /// the position of the first occurrence of `neighbor` in the sequence of ids that
-    /// [`try_for_each_neighbor_run`](Adjacency::try_for_each_neighbor_run)`(node, dir,
-    /// types)` yields (counting from 0 across its runs), as a scan that has just found
-    /// `neighbor` there knows it. A graph that can tell from the hint alone which edge is
-    /// the least (one sorted run, nothing else to compare) answers without a search; the
-    /// answer must be the same as `least_edge_between`'s either way, and a hint that names
-    /// no edge to `neighbor` must fall back to the search. The default ignores the hint.
-    fn least_edge_between_hinted(
-        &self,
-        node: NodeId,
-        neighbor: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-        ordinal: u32,
-    ) -> Option<EdgeRef> {
-        let _ = ordinal;
-        self.least_edge_between(node, neighbor, dir, types)
-    }
-
     /// Whether [`edges_between`](Adjacency::edges_between) costs about a binary search per
     /// type run (true) rather than a scan of the node's edges (the default, false). Kernels
     /// use it only to choose between equivalent strategies; answers never depend on it.
@@ -293,16 +273,6 @@ impl<A: Adjacency> Adjacency for &A {
         types: &TypeFilter,
     ) -> Option<EdgeRef> {
         (**self).least_edge_between(node, neighbor, dir, types)
-    }
-    fn least_edge_between_hinted(
-        &self,
-        node: NodeId,
-        neighbor: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-        ordinal: u32,
-    ) -> Option<EdgeRef> {
-        (**self).least_edge_between_hinted(node, neighbor, dir, types, ordinal)
     }
     const INDEXED_EDGES_BETWEEN: bool = A::INDEXED_EDGES_BETWEEN;
 }

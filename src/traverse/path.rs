@@ -61,9 +61,7 @@ use std::ops::ControlFlow;
 
 use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
-use super::scratch::{
-    FIRST_PARENT, HopHint, Link, PathSlot, Scratch, Side, degree_sum, expand_level, sort_nodes,
-};
+use super::scratch::{FIRST_PARENT, Link, Scratch, Side, degree_sum, expand_level, sort_nodes};
 use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
 
 /// Parameters of a path query.
@@ -283,8 +281,7 @@ fn least_joined<G: Adjacency>(
     x: NodeId,
     first: NodeId,
     other_frontier: &[NodeId],
-    slots: &[PathSlot],
-    other: usize,
+    other_seen: &[u32],
     bound: usize,
     base: u32,
     dirs: &[EdgeDir],
@@ -316,7 +313,7 @@ fn least_joined<G: Adjacency>(
         let _ = graph.try_for_each_neighbor_run(x, d, types, |run| {
             for &n in run {
                 let v = n as usize;
-                if v < bound && slots[v].stamp[other] >= base && n < least.0 {
+                if v < bound && other_seen[v] >= base && n < least.0 {
                     least = NodeId(n);
                 }
             }
@@ -326,7 +323,7 @@ fn least_joined<G: Adjacency>(
     least
 }
 
-/// Expands side `s`'s frontier (`this.frontier`, depth `level`) one hop, in ascending node order, until a
+/// Expands `this.frontier` (depth `level`) one hop, in ascending node order, until a
 /// frontier node `x` has an allowed edge to a node `y` the other side has reached (rule 2):
 /// then marks the least such `y` as reached by `this` at `level + 1` through `x` and returns
 /// it, leaving the rest of the level unexpanded. Returns `None` after expanding the whole
@@ -336,8 +333,6 @@ fn least_joined<G: Adjacency>(
 #[allow(clippy::too_many_arguments)]
 fn expand_until_meet<G: Adjacency>(
     graph: &G,
-    slots: &mut [PathSlot],
-    s: usize,
     this: &mut Side,
     other: &mut Side,
     base: u32,
@@ -368,14 +363,16 @@ fn expand_until_meet<G: Adjacency>(
         probe_min_degree::<G>(probe, other.frontier.len(), dirs.len(), types, level_cost)
     };
     let mut other_sorted = false;
-    let o = 1 - s;
     let Side {
+        seen,
+        parent,
         frontier,
         next,
         spare,
         ..
     } = this;
     let Side {
+        seen: other_seen,
         frontier: other_frontier,
         spare: other_spare,
         ..
@@ -383,14 +380,13 @@ fn expand_until_meet<G: Adjacency>(
     sort_nodes(frontier, spare, bound);
     next.clear();
     let current = base.saturating_add(level + 1);
-    // (the other side's node y, this side's node x, where x's scan found y) of the
-    // meeting edge.
-    let mut meet: Option<(NodeId, NodeId, u32)> = None;
+    // (the other side's node y, this side's node x) of the meeting edge.
+    let mut meet: Option<(NodeId, NodeId)> = None;
     if level_first {
         sort_other(other_frontier, other_spare, bound, other_cost);
         other_sorted = true;
         for &x in frontier.iter() {
-            meet = probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x, HopHint::NONE));
+            meet = probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x));
             if meet.is_some() {
                 break;
             }
@@ -407,43 +403,34 @@ fn expand_until_meet<G: Adjacency>(
                 sort_other(other_frontier, other_spare, bound, other_cost);
                 other_sorted = true;
             }
-            meet = probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x, HopHint::NONE));
+            meet = probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x));
             if meet.is_some() {
                 break;
             }
         }
         // The hop's edge is chosen by `best_hop` when the path is built, so the scan reads
         // neighbour ids only and records just the parent.
-        let mut hit: Option<(NodeId, u32)> = None;
+        let mut hit: Option<NodeId> = None;
         let mut stopped = false;
-        for (dir_index, &d) in dirs.iter().enumerate() {
-            // Ids yielded for `x` in `d` before the current run (see `HopHint`).
-            let mut yielded = 0usize;
+        for &d in dirs {
             let _ = graph.try_for_each_neighbor_run(x, d, types, |run| {
-                for (k, &n) in run.iter().enumerate() {
+                for &n in run {
                     let v = n as usize;
-                    if v >= bound {
+                    if v >= bound || seen[v] >= base {
                         continue;
                     }
-                    // In bounds: `begin_path` grew the slots to at least `bound`.
-                    let slot = &mut slots[v];
-                    if slot.stamp[s] >= base {
-                        continue;
-                    }
-                    if slot.stamp[o] >= base {
-                        hit = Some((NodeId(n), HopHint::pack(dir_index, yielded + k)));
+                    if other_seen[v] >= base {
+                        hit = Some(NodeId(n));
                         return ControlFlow::Break(());
                     }
                     if !meter.visit() {
                         stopped = true;
                         return ControlFlow::Break(());
                     }
-                    slot.stamp[s] = current;
-                    slot.parent[s] = x;
-                    slot.hint[s] = HopHint::pack(dir_index, yielded + k);
+                    seen[v] = current;
+                    parent[v] = x;
                     next.push(NodeId(n));
                 }
-                yielded += run.len();
                 ControlFlow::Continue(())
             });
             if stopped {
@@ -453,39 +440,31 @@ fn expand_until_meet<G: Adjacency>(
                 break;
             }
         }
-        if let Some((first, first_hint)) = hit {
+        if let Some(first) = hit {
             let y = least_joined(
                 graph,
                 x,
                 first,
                 other_frontier,
-                slots,
-                o,
+                other_seen,
                 bound,
                 base,
                 dirs,
                 types,
                 other_spare,
             );
-            let hint = if y == first {
-                first_hint
-            } else {
-                HopHint::NONE
-            };
-            meet = Some((y, x, hint));
+            meet = Some((y, x));
             break;
         }
     }
-    let Some((y, x, hint)) = meet else {
+    let Some((y, x)) = meet else {
         return Ok(None);
     };
     if !meter.visit() {
         return Err(meter.exhausted());
     }
-    let slot = &mut slots[y.index()];
-    slot.stamp[s] = current;
-    slot.parent[s] = x;
-    slot.hint[s] = hint;
+    this.seen[y.index()] = current;
+    this.parent[y.index()] = x;
     Ok(Some(y))
 }
 
@@ -520,15 +499,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
     if from.0 >= bound || to.0 >= bound {
         return Ok(None);
     }
-    // The first-meeting search keeps its per-node state in the path slots; the complete
-    // one in the sides' stamps and links, which `all_shortest_paths` reads afterwards.
-    let (base, slots, sides) = match settle {
-        Settle::First(_) => scratch.begin_path(bound, max_hops),
-        Settle::Complete => {
-            let (base, sides) = scratch.begin(bound, max_hops);
-            (base, &mut [][..], sides)
-        }
-    };
+    let (base, sides) = scratch.begin(bound, max_hops);
     let bound = bound as usize;
     let dirs = side_dirs(direction);
     let origin = [from, to];
@@ -543,11 +514,6 @@ pub(crate) fn bidirectional<G: Adjacency>(
             ..Link::default()
         };
         sides[s].reach(base, origin[s], 0, root);
-        if let Some(slot) = slots.get_mut(origin[s].index()) {
-            slot.stamp[s] = base;
-            slot.parent[s] = origin[s];
-            slot.hint[s] = HopHint::NONE;
-        }
         sides[s].frontier.push(origin[s]);
         if from == to {
             return Ok(Some(Meet {
@@ -577,8 +543,6 @@ pub(crate) fn bidirectional<G: Adjacency>(
         let meet = match settle {
             Settle::First(probe) => expand_until_meet(
                 graph,
-                slots,
-                s,
                 this,
                 other,
                 base,
@@ -670,11 +634,6 @@ fn cheaper_side<G: Adjacency>(
 /// forward first) among the edges joining them in the side's directions. The search keeps
 /// only the least parent (first to reach the node in a sorted frontier), so the choice among
 /// that parent's parallel edges is made here, once per path hop.
-///
-/// `hint` (packed [`HopHint`]) says where the parent's scan first found `child`. The scan
-/// reads the side's directions in order, and `child` was not yet reached while the earlier
-/// ones were read (or, for a meeting, would have met there), so they have no edge to it; in
-/// the hinted direction the graph may resolve the hop from the hint without a search.
 fn best_hop<G: Adjacency>(
     graph: &G,
     s: usize,
@@ -682,20 +641,11 @@ fn best_hop<G: Adjacency>(
     types: &TypeFilter,
     parent: NodeId,
     child: NodeId,
-    hint: u32,
 ) -> PathHop {
-    let hint = HopHint::unpack(hint);
     let mut best: Option<(TypeId, EdgeId, bool)> = None;
-    for (dir_index, &d) in side_dirs(direction)[s].iter().enumerate() {
+    for &d in side_dirs(direction)[s] {
         let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        let found = match hint {
-            Some(h) if dir_index < h.dir_index => continue,
-            Some(h) if dir_index == h.dir_index => {
-                graph.least_edge_between_hinted(parent, child, d, types, h.ordinal)
-            }
-            _ => graph.least_edge_between(parent, child, d, types),
-        };
-        if let Some(e) = found {
+        if let Some(e) = graph.least_edge_between(parent, child, d, types) {
             let cand = (e.edge_type, e.edge, !forward);
             if best.is_none_or(|b| cand < b) {
                 best = Some(cand);
@@ -723,32 +673,18 @@ fn build_path<G: Adjacency>(
     types: &TypeFilter,
     meet: NodeId,
 ) -> Path {
-    let (base, slots) = scratch.current_path();
+    let (base, sides) = scratch.current();
     let mut nodes = vec![meet];
     let mut hops = Vec::new();
-    for s in 0..2 {
+    for (s, side) in sides.iter().enumerate() {
         if s == 1 {
             nodes.reverse();
             hops.reverse();
         }
         let mut cur = meet;
-        let depth = slots.get(meet.index()).and_then(|slot| slot.depth(base, s));
-        for _ in 0..depth.unwrap_or(0) {
-            // Every node of a side's parent chain was reached by that side in this query,
-            // so its slot exists (the slots cover the graph's node bound).
-            let Some(slot) = slots.get(cur.index()) else {
-                break;
-            };
-            let parent = slot.parent[s];
-            hops.push(best_hop(
-                graph,
-                s,
-                direction,
-                types,
-                parent,
-                cur,
-                slot.hint[s],
-            ));
+        for _ in 0..side.depth_of(base, meet).unwrap_or(0) {
+            let parent = side.parent[cur.index()];
+            hops.push(best_hop(graph, s, direction, types, parent, cur));
             nodes.push(parent);
             cur = parent;
         }

@@ -582,9 +582,7 @@ fn snapshot_edges_between_and_probe_match_scan() {
         commit(50, unlinks, &mut next);
         db.checkpoint().unwrap();
         commit(40, unlinks, &mut next);
-        // Two segments and a delta, with tombstones or without (then hinted look-ups must
-        // see the other segment and the delta); then one compacted segment, where they
-        // resolve from the hint alone.
+        // Two segments and a delta, with tombstones or without; then one compacted segment.
         let layered = check_snapshot_lookups(&db.snapshot(), n);
         assert!(layered > 100, "too few edges to test: {layered}");
         db.checkpoint().unwrap();
@@ -614,16 +612,6 @@ fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
     for types in &filters {
         for d in [EdgeDir::Out, EdgeDir::In] {
             for u in 0..n + 1 {
-                // Where each neighbour first occurs in the ids the scan sees: the hint.
-                let mut first_at = std::collections::BTreeMap::new();
-                let mut ordinal = 0u32;
-                let _ = snap.try_for_each_neighbor_run(NodeId(u), d, types, |run| {
-                    for &x in run {
-                        first_at.entry(x).or_insert(ordinal);
-                        ordinal += 1;
-                    }
-                    ControlFlow::Continue(())
-                });
                 for v in 0..n + 1 {
                     let (u, v) = (NodeId(u), NodeId(v));
                     let mut want = Vec::new();
@@ -643,16 +631,6 @@ fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
                         least,
                         "least {u:?} {v:?} {d:?} {types:?}"
                     );
-                    assert_eq!(least.is_some(), first_at.contains_key(&v.0));
-                    // A true hint, and hints that name another entry, give the same answer.
-                    let hints = first_at.get(&v.0).map_or(vec![0, 3], |&o| vec![o, o + 1]);
-                    for hint in hints {
-                        assert_eq!(
-                            snap.least_edge_between_hinted(u, v, d, types, hint),
-                            least,
-                            "hinted ({hint}) {u:?} {v:?} {d:?} {types:?}"
-                        );
-                    }
                     joined += want.len();
                 }
             }
@@ -713,47 +691,4 @@ fn rule_one_hop(
         edge_type,
         forward: !backward,
     })
-}
-
-/// A hinted look-up names the least edge when a later segment, or the delta, holds a
-/// smaller-typed edge of the same pair than the run the hint points into.
-#[test]
-fn hinted_lookup_sees_other_segments_and_the_delta() {
-    use crate::graph::EdgeDir;
-    use crate::{Database, EdgeProps, WriteBatch};
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path()).unwrap();
-    let link = |edges: &[(&str, &str, &str)]| {
-        let mut b = WriteBatch::new();
-        for &(s, t, d) in edges {
-            b.ensure_node(s);
-            b.ensure_node(d);
-            b.link(s, t, d, EdgeProps::default());
-        }
-        db.commit(b).unwrap();
-    };
-    // "first" gets the smaller type id.
-    link(&[
-        ("x", "first", "y"),
-        ("a", "second", "b"),
-        ("p", "second", "q"),
-    ]);
-    db.checkpoint().unwrap();
-    link(&[("a", "first", "b")]);
-    db.checkpoint().unwrap();
-    link(&[("p", "first", "q")]);
-    let snap = db.snapshot();
-    let id = |k: &str| snap.node_id(k).unwrap();
-    for (from, to) in [("a", "b"), ("p", "q")] {
-        let (u, v) = (id(from), id(to));
-        let least = snap.least_edge_between(u, v, EdgeDir::Out, &TypeFilter::All);
-        assert_eq!(
-            least.map(|e| e.edge_type),
-            Some(TypeId(0)),
-            "{from} -> {to}"
-        );
-        // The scan meets the older, larger-typed edge first.
-        let hinted = snap.least_edge_between_hinted(u, v, EdgeDir::Out, &TypeFilter::All, 0);
-        assert_eq!(hinted, least, "{from} -> {to}");
-    }
 }

@@ -3,9 +3,7 @@
 //! A [`Scratch`] holds two "sides" (forward and backward halves of a bidirectional search, or
 //! two sweeps of an expansion). Each side has a hot array of `u32` visit stamps (4 bytes per
 //! node, as compact as a plain BFS's distance array, so it stays in cache) and a cold array
-//! of parent links (with the seed index for expansions), plus frontier vectors. The
-//! shortest-path search keeps its per-node state in [`PathSlot`]s instead: both sides'
-//! stamps, parents and hop hints side by side, one cache line per node reached.
+//! of parent links (with the seed index for expansions), plus frontier vectors.
 //!
 //! # Stamps
 //!
@@ -45,6 +43,10 @@ pub(crate) struct Link {
 pub(crate) struct Side {
     pub(crate) seen: Vec<u32>,
     pub(crate) link: Vec<Link>,
+    /// The parent alone, for the shortest-path search: it needs nothing else per node, and
+    /// a 4-byte array beside the stamps keeps its hot loop within 8 bytes per node instead
+    /// of 28 (the links of a 64 Ki-node graph already overflow a 2 MiB L2 cache).
+    pub(crate) parent: Vec<NodeId>,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
     /// The radix sort's second buffer (see [`sort_nodes`]).
@@ -56,6 +58,7 @@ impl Side {
         if self.seen.len() < bound {
             self.seen.resize(bound, 0);
             self.link.resize(bound, Link::default());
+            self.parent.resize(bound, NodeId(0));
         }
     }
 
@@ -84,62 +87,6 @@ impl Side {
     }
 }
 
-/// Per-node state of the shortest-path search, both sides in one 24-byte slot: the scan
-/// checks this side's stamp and the other side's for every neighbour, and records the
-/// parent (and where the parent's scan found the node) of every node it reaches, so
-/// keeping them together costs one cache line per node where separate arrays cost three.
-/// `stamp[s] >= base` for nodes side `s` reached in the current query (then
-/// `stamp[s] - base` is the depth and `parent[s]` and `hint[s]` are meaningful).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PathSlot {
-    pub(crate) stamp: [u32; 2],
-    pub(crate) parent: [NodeId; 2],
-    /// A [`HopHint`] in its packed form.
-    pub(crate) hint: [u32; 2],
-}
-
-/// Where the parent's scan first found a node: the index of the direction (among the
-/// side's) and the node's ordinal in the ids the graph yielded for the parent in it (see
-/// [`Adjacency::least_edge_between_hinted`](super::Adjacency::least_edge_between_hinted)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct HopHint {
-    pub(crate) dir_index: usize,
-    pub(crate) ordinal: u32,
-}
-
-impl HopHint {
-    /// The packed form of "no hint" (a meeting found by look-ups, or an ordinal too large).
-    pub(crate) const NONE: u32 = u32::MAX;
-
-    /// `ordinal * 2 + dir_index` (a side has at most two directions), or [`HopHint::NONE`]
-    /// when that does not fit below it.
-    #[inline]
-    pub(crate) fn pack(dir_index: usize, ordinal: usize) -> u32 {
-        u32::try_from(ordinal)
-            .ok()
-            .and_then(|o| o.checked_mul(2))
-            .and_then(|o| o.checked_add(u32::from(dir_index == 1)))
-            .filter(|&p| p != HopHint::NONE && dir_index < 2)
-            .unwrap_or(HopHint::NONE)
-    }
-
-    pub(crate) fn unpack(packed: u32) -> Option<HopHint> {
-        (packed != HopHint::NONE).then_some(HopHint {
-            dir_index: (packed & 1) as usize,
-            ordinal: packed >> 1,
-        })
-    }
-}
-
-impl PathSlot {
-    /// The depth at which side `s` reached this node, if it did in the query at `base`.
-    #[inline]
-    pub(crate) fn depth(&self, base: u32, s: usize) -> Option<u32> {
-        let stamp = self.stamp[s];
-        (stamp >= base).then(|| stamp - base)
-    }
-}
-
 /// Reusable memory for the traversal kernels. Create one per thread (or borrow one from a
 /// [`ScratchPool`]) and pass it to every query; it is never cleared in O(nodes) per query.
 #[derive(Debug, Default)]
@@ -150,9 +97,6 @@ pub struct Scratch {
     base: u32,
     bound: usize,
     sides: [Side; 2],
-    /// The path search's per-node state (see [`PathSlot`]); grown only by
-    /// [`Scratch::begin_path`], so kernels that never search paths do not pay for it.
-    slots: Vec<PathSlot>,
 }
 
 impl Scratch {
@@ -161,8 +105,7 @@ impl Scratch {
         Scratch::default()
     }
 
-    /// Number of nodes the arrays currently cover (each costs 28 bytes per side, plus 24
-    /// for the path slots once a shortest path has been searched).
+    /// Number of nodes the arrays currently cover (each costs 32 bytes per side).
     pub fn capacity_nodes(&self) -> usize {
         self.sides[0].seen.len()
     }
@@ -185,33 +128,12 @@ impl Scratch {
             for side in &mut self.sides {
                 side.seen.fill(0);
             }
-            self.slots.fill(PathSlot::default());
             self.next_base = 1;
         }
         let base = self.next_base;
         self.base = base;
         self.next_base = u32::try_from(u64::from(base) + cap + 1).unwrap_or(u32::MAX);
         (base, &mut self.sides)
-    }
-
-    /// [`Scratch::begin`] for the shortest-path search: also grows the path slots, whose
-    /// stamps share the query's stamp range with the sides'.
-    pub(crate) fn begin_path(
-        &mut self,
-        bound: u32,
-        depth_cap: u32,
-    ) -> (u32, &mut [PathSlot], &mut [Side; 2]) {
-        if self.slots.len() < bound as usize {
-            self.slots.resize(bound as usize, PathSlot::default());
-        }
-        let (base, _) = self.begin(bound, depth_cap);
-        (base, &mut self.slots, &mut self.sides)
-    }
-
-    /// The stamp base and path slots of the query started by the last
-    /// [`Scratch::begin_path`].
-    pub(crate) fn current_path(&self) -> (u32, &[PathSlot]) {
-        (self.base, &self.slots)
     }
 
     /// Ends a query that started at `base` and wrote depths of at most `depth_used`, giving
@@ -400,7 +322,7 @@ impl ScratchPool {
         ScratchPool::with_keep_max(ScratchPool::KEEP_MAX_DEFAULT)
     }
 
-    /// A pool keeping at most `keep_max` idle scratches (each holds 56 bytes per node, 80 once it has searched a shortest path).
+    /// A pool keeping at most `keep_max` idle scratches (each holds 56 bytes per node).
     pub fn with_keep_max(keep_max: usize) -> ScratchPool {
         ScratchPool {
             free: Mutex::new(Vec::new()),
@@ -463,27 +385,7 @@ impl Drop for PooledScratch<'_> {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{HopHint, NodeId, RADIX_SORT_MIN, sort_nodes};
-
-    #[test]
-    fn hop_hints_round_trip_and_refuse_what_does_not_fit() {
-        for (dir_index, ordinal) in [(0, 0), (1, 0), (0, 7), (1, 7), (1, (1 << 31) - 2)] {
-            let packed = HopHint::pack(dir_index, ordinal);
-            assert_eq!(
-                HopHint::unpack(packed),
-                Some(HopHint {
-                    dir_index,
-                    ordinal: u32::try_from(ordinal).unwrap()
-                })
-            );
-        }
-        // The largest ordinal of direction 1 would pack to the "none" value itself.
-        assert_eq!(HopHint::pack(1, (1 << 31) - 1), HopHint::NONE);
-        assert_eq!(HopHint::pack(0, (1 << 31) - 1), u32::MAX - 1);
-        assert_eq!(HopHint::pack(0, 1 << 31), HopHint::NONE);
-        assert_eq!(HopHint::pack(2, 0), HopHint::NONE);
-        assert_eq!(HopHint::unpack(HopHint::NONE), None);
-    }
+    use super::{NodeId, RADIX_SORT_MIN, sort_nodes};
 
     proptest! {
         /// The radix path (long lists, bounds of one to four bytes) sorts exactly as a

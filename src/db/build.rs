@@ -12,6 +12,7 @@ use std::sync::mpsc;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use crate::error::{Error, Result};
+use crate::format::FORMAT_VERSION;
 use crate::format::codec::ByteWriter;
 use crate::format::record::encode_node;
 use crate::format::segment::{
@@ -268,7 +269,7 @@ impl NodeSections {
         }
         let keys: Vec<&[u8]> = records.iter().map(|(_, rec)| key_of(rec)).collect();
         let key_order = key_order(&keys)?;
-        let key_hash = build_key_hash(keys.iter().copied());
+        let key_hash = build_key_hash(FORMAT_VERSION, keys.iter().copied());
         Ok(NodeSections {
             ids,
             offsets,

@@ -15,8 +15,13 @@ pub mod wal;
 /// * 2: segments keep each edge row's out-CSR position (`EdgeOutPos`) instead of copies of
 ///   its source, target and type (`EdgeSources`, `EdgeTargets`, `EdgeTypes`), 6 bytes less
 ///   per edge. WAL and manifest are unchanged. Version 1 files stay readable.
-pub const FORMAT_VERSION: u32 = 2;
+/// * 3: each `KeyHash` slot keeps the top bits of its key's hash above the record index, so
+///   a look-up skips the slots of other keys without reading their records. Same sizes;
+///   WAL and manifest are unchanged. Version 1 and 2 files stay readable.
+pub const FORMAT_VERSION: u32 = 3;
 /// The first version whose segments store `EdgeOutPos` instead of the edge columns.
 pub const SEGMENT_OUT_POS_VERSION: u32 = 2;
+/// The first version whose `KeyHash` slots carry hash tags (see `segment::KeySlots`).
+pub const KEY_HASH_TAG_VERSION: u32 = 3;
 /// The oldest format version this build reads.
 pub const FORMAT_VERSION_MIN: u32 = 1;

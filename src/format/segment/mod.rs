@@ -102,7 +102,7 @@ section_kinds! {
     NodeBlob = 23, 1, "Concatenated node records (see `record::encode_node`).";
     KeyOrder = 24, 4, "`u32[records]`: record indices sorted by key bytes.";
     EdgeOutPos = 25, 4, "`u32[edges]`: out-CSR entry of each row (version 2 on; source, target and type are read there).";
-    KeyHash = 26, 4, "`u32[slots]`: open-addressing hash index of keys, record index + 1 per slot, 0 empty (optional, version 2 on).";
+    KeyHash = 26, 4, "`u32[slots]`: open-addressing hash index of keys, record index + 1 per slot (with a hash tag above it from version 3), 0 empty (optional, version 2 on).";
 }
 
 /// The hash of a node key in the `KeyHash` index: CRC-32 (IEEE, as `crc32fast` computes it)
@@ -122,18 +122,64 @@ pub fn key_hash_slots(records: usize) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// Builds the `KeyHash` index: record `r` (key `keys[r]`) goes to the first empty slot at
-/// or after `key_hash(key) & (slots - 1)`, records in index order, wrapping at the end.
-pub fn build_key_hash<'a>(keys: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u32> {
+/// How a `KeyHash` slot splits into a record part and a tag part. The record part is the
+/// low `b` bits, `b` the bit length of the segment's record count, and holds the record
+/// index plus one (0: empty slot). From version 3 the bits above it hold the same bits of
+/// the key's hash (its top `32 - b` bits), so a probe compares a key's bytes only when the
+/// tags agree: a slot of another key costs no read of its record. Version 2 slots are the
+/// record part alone. Part of the format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeySlots {
+    record_mask: u32,
+}
+
+impl KeySlots {
+    /// The split for a segment of `version` with `records` node records.
+    pub fn new(version: u32, records: usize) -> KeySlots {
+        let bits = u32::try_from(records).map_or(32, |n| 32 - n.leading_zeros());
+        let record_mask = if version < super::KEY_HASH_TAG_VERSION || bits >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << bits) - 1
+        };
+        KeySlots { record_mask }
+    }
+
+    /// The slot value for `r`, a record index plus one (at most the record count), of a
+    /// key whose hash is `hash`.
+    #[inline]
+    pub fn slot(&self, hash: u32, r: u32) -> u32 {
+        (hash & !self.record_mask) | (r & self.record_mask)
+    }
+
+    /// The record index plus one stored in `slot`; 0 for an empty slot.
+    #[inline]
+    pub fn record(&self, slot: u32) -> u32 {
+        slot & self.record_mask
+    }
+
+    /// Whether `slot` may hold a key whose hash is `hash` (its tag agrees).
+    #[inline]
+    pub fn may_hold(&self, slot: u32, hash: u32) -> bool {
+        (slot ^ hash) & !self.record_mask == 0
+    }
+}
+
+/// Builds the `KeyHash` index of a segment of `version`: record `r` (key `keys[r]`) goes to
+/// the first empty slot at or after `key_hash(key) & (slots - 1)`, records in index order,
+/// wrapping at the end; the slot's value is [`KeySlots::slot`].
+pub fn build_key_hash<'a>(version: u32, keys: impl ExactSizeIterator<Item = &'a [u8]>) -> Vec<u32> {
     let slots = key_hash_slots(keys.len());
+    let split = KeySlots::new(version, keys.len());
     let mask = slots - 1;
     let mut table = vec![0u32; slots];
     for (r, key) in (1u32..).zip(keys) {
-        let mut i = key_hash(key) as usize & mask;
+        let hash = key_hash(key);
+        let mut i = hash as usize & mask;
         while table[i] != 0 {
             i = (i + 1) & mask;
         }
-        table[i] = r;
+        table[i] = split.slot(hash, r);
     }
     table
 }
@@ -334,5 +380,86 @@ impl<W: Write> SegmentEncoder<W> {
         self.out.write_all(&t.buf)?;
         self.out.write_all(&f.buf)?;
         Ok((self.out, file_len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{KeySlots, build_key_hash, key_hash};
+
+    /// A slot gives back its record part for every record count, and its tag accepts the
+    /// hash it was built from; version 2 slots are the record part alone.
+    #[test]
+    fn key_slots_split_record_and_tag() {
+        let hash = 0xdead_beef;
+        for records in [
+            0usize,
+            1,
+            5,
+            1 << 20,
+            (1 << 31) - 1,
+            1 << 31,
+            u32::MAX as usize,
+        ] {
+            let v3 = KeySlots::new(3, records);
+            let most = u32::try_from(records).unwrap_or(u32::MAX);
+            // Record parts run from 1 to the record count.
+            for r in [1, most].into_iter().filter(|&r| r >= 1 && r <= most) {
+                let slot = v3.slot(hash, r);
+                assert_eq!(v3.record(slot), r, "{records} records");
+                assert!(v3.may_hold(slot, hash));
+            }
+            let v2 = KeySlots::new(2, records);
+            assert_eq!(v2.slot(hash, 7), 7);
+            assert!(v2.may_hold(7, hash));
+        }
+        // 5 records need 3 bits: the other 29 are the hash's.
+        let v3 = KeySlots::new(3, 5);
+        assert_eq!(v3.slot(hash, 5), (hash & !7) | 5);
+        assert!(!v3.may_hold(v3.slot(hash, 5), hash ^ (1 << 10)));
+        assert!(v3.may_hold(v3.slot(hash, 5), hash ^ 2));
+    }
+
+    /// Every key of a table is found by probing as a reader does, in both versions, and a
+    /// key that is not in it is not.
+    #[test]
+    fn key_hash_tables_find_their_keys() {
+        let keys: Vec<Vec<u8>> = (0..3000).map(|i| format!("k{i}").into_bytes()).collect();
+        for version in [2, 3] {
+            let table = build_key_hash(version, keys.iter().map(Vec::as_slice));
+            let split = KeySlots::new(version, keys.len());
+            let find = |key: &[u8]| {
+                let hash = key_hash(key);
+                let mut i = hash as usize & (table.len() - 1);
+                let mut compared = 0;
+                loop {
+                    let r = split.record(table[i]) as usize;
+                    if r == 0 {
+                        return (None, compared);
+                    }
+                    if split.may_hold(table[i], hash) {
+                        compared += 1;
+                        if keys[r - 1] == key {
+                            return (Some(r - 1), compared);
+                        }
+                    }
+                    i = (i + 1) & (table.len() - 1);
+                }
+            };
+            let mut compared = 0;
+            for (r, key) in keys.iter().enumerate() {
+                let (found, c) = find(key);
+                assert_eq!(found, Some(r));
+                compared += c;
+            }
+            assert_eq!(find(b"absent").0, None);
+            // Tags leave about one comparison per look-up; without them, about 1.8.
+            let per_key = f64::from(compared) / keys.len() as f64;
+            if version == 3 {
+                assert!(per_key < 1.05, "{per_key}");
+            } else {
+                assert!(per_key > 1.3, "{per_key}");
+            }
+        }
     }
 }

@@ -367,7 +367,7 @@ impl SegmentLayout {
         }
         if self.entry(K::KeyHash).is_some() {
             // Same records, same slots: the index must be exactly what the writer builds.
-            let want = super::build_key_hash(keys.iter().copied());
+            let want = super::build_key_hash(self.version, keys.iter().copied());
             if self.u32s(bytes, K::KeyHash) != &want[..] {
                 return Err(
                     self.err_at(K::KeyHash, "key hash index does not match the keys".into())

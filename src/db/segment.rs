@@ -168,8 +168,8 @@ impl Segment {
     /// Looks a key up in this segment's key index: the `KeyHash` table when present, else a
     /// binary search over the sorted keys. At the table's load (at most 3/4) a look-up
     /// probes about 1.8 slots; from version 3 the slots' hash tags let it pass the slots of
-    /// other keys without reading their records, so it compares about one key. The section slices
-    /// are fetched once per call.
+    /// other keys without reading their records, so it compares about one key. The section
+    /// slices are fetched once per call.
     pub fn node_id_by_key(&self, key: &str) -> Option<NodeId> {
         let b = self.file.bytes();
         let l = &self.file.layout;

@@ -537,9 +537,9 @@ proptest! {
 }
 
 /// `Snapshot::edges_between` (binary search over segment runs, delta scan from either end)
-/// yields exactly the edges a filtered `for_each_edge` scan does, and the probed search on
-/// a snapshot gives the full-level path, with edges in two segments, tombstones, delta
-/// additions and delta removals.
+/// yields exactly the edges a filtered `for_each_edge` scan does, the probed search on a
+/// snapshot gives the full-level path, and every hop of it is rule 1's edge: with edges in
+/// two segments and the delta (additions, and removals or none), and after compaction.
 #[test]
 fn snapshot_edges_between_and_probe_match_scan() {
     use crate::{Database, EdgeProps, WriteBatch};

@@ -281,5 +281,18 @@ impl Adjacency for Snapshot {
         self.state.least_edge_between(node, neighbor, dir, types)
     }
 
+    #[inline]
+    fn least_edge_between_upto(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        max_type: TypeId,
+    ) -> Option<EdgeRef> {
+        self.state
+            .least_edge_between_upto(node, neighbor, dir, types, max_type)
+    }
+
     const INDEXED_EDGES_BETWEEN: bool = true;
 }

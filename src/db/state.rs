@@ -637,6 +637,20 @@ impl State {
         dir: EdgeDir,
         types: &TypeFilter,
     ) -> Option<EdgeRef> {
+        self.least_edge_between_upto(node, neighbor, dir, types, TypeId(u16::MAX))
+    }
+
+    /// [`State::least_edge_between`] for a caller that needs only edges of type at most
+    /// `max_type`: sorted runs are not searched for greater types, so the answer is `None`
+    /// or an edge of greater type when no smaller one exists.
+    pub fn least_edge_between_upto(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        max_type: TypeId,
+    ) -> Option<EdgeRef> {
         if neighbor.0 >= self.node_bound {
             return None;
         }
@@ -699,13 +713,13 @@ impl State {
             match types {
                 TypeFilter::Only(list) => {
                     for t in list {
-                        if (lo..=hi).contains(&t.0) && try_type(t.0) {
+                        if (lo..=hi.min(max_type.0)).contains(&t.0) && try_type(t.0) {
                             break;
                         }
                     }
                 }
                 TypeFilter::All => {
-                    for t in lo..=hi {
+                    for t in lo..=hi.min(max_type.0) {
                         if try_type(t) {
                             break;
                         }

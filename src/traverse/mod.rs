@@ -43,7 +43,7 @@
 
 use std::ops::ControlFlow;
 
-use crate::graph::{EdgeDir, EdgeRef, NodeId, TypeFilter};
+use crate::graph::{EdgeDir, EdgeRef, NodeId, TypeFilter, TypeId};
 
 mod allpaths;
 mod bfs;
@@ -207,6 +207,22 @@ pub trait Adjacency {
         best
     }
 
+    /// [`least_edge_between`](Adjacency::least_edge_between) for a caller that needs only
+    /// edges of type at most `max_type` (it compares the answer with one it already has):
+    /// an implementation may skip greater types, so the answer is `None` or any allowed
+    /// edge when no smaller one exists. The default ignores the bound.
+    fn least_edge_between_upto(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        max_type: TypeId,
+    ) -> Option<EdgeRef> {
+        let _ = max_type;
+        self.least_edge_between(node, neighbor, dir, types)
+    }
+
     /// Whether [`edges_between`](Adjacency::edges_between) costs about a binary search per
     /// type run (true) rather than a scan of the node's edges (the default, false). Kernels
     /// use it only to choose between equivalent strategies; answers never depend on it.
@@ -273,6 +289,16 @@ impl<A: Adjacency> Adjacency for &A {
         types: &TypeFilter,
     ) -> Option<EdgeRef> {
         (**self).least_edge_between(node, neighbor, dir, types)
+    }
+    fn least_edge_between_upto(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        max_type: TypeId,
+    ) -> Option<EdgeRef> {
+        (**self).least_edge_between_upto(node, neighbor, dir, types, max_type)
     }
     const INDEXED_EDGES_BETWEEN: bool = A::INDEXED_EDGES_BETWEEN;
 }

@@ -645,7 +645,9 @@ fn best_hop<G: Adjacency>(
     let mut best: Option<(TypeId, EdgeId, bool)> = None;
     for &d in side_dirs(direction)[s] {
         let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        if let Some(e) = graph.least_edge_between(parent, child, d, types) {
+        // A direction searched after an edge of type t was found matters only up to t.
+        let max_type = best.map_or(TypeId(u16::MAX), |b| b.0);
+        if let Some(e) = graph.least_edge_between_upto(parent, child, d, types, max_type) {
             let cand = (e.edge_type, e.edge, !forward);
             if best.is_none_or(|b| cand < b) {
                 best = Some(cand);

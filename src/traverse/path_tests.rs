@@ -631,6 +631,18 @@ fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
                         least,
                         "least {u:?} {v:?} {d:?} {types:?}"
                     );
+                    // Bounded by a type: the least edge when its type is within the bound,
+                    // else nothing or one of the edges.
+                    for max in 0..4u16 {
+                        let got = snap.least_edge_between_upto(u, v, d, types, TypeId(max));
+                        match least {
+                            Some(l) if l.edge_type.0 <= max => assert_eq!(got, least),
+                            _ => assert!(
+                                got.is_none_or(|e| want.contains(&e)),
+                                "upto {max} {u:?} {v:?} {d:?} {types:?}: {got:?}"
+                            ),
+                        }
+                    }
                     joined += want.len();
                 }
             }

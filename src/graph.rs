@@ -115,8 +115,31 @@ pub enum TypeFilter {
     /// Every edge type.
     #[default]
     All,
-    /// Only these types (sorted, deduplicated). An empty set matches nothing.
-    Only(Vec<TypeId>),
+    /// Only these types. An empty set matches nothing.
+    Only(TypeSet),
+}
+
+/// The edge types of [`TypeFilter::Only`], ascending and without repeats. Kernels rely on
+/// that order (type runs are visited, and the least type found first, in list order), so
+/// the set is built only by [`TypeFilter::only`] and read as a slice.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TypeSet(Vec<TypeId>);
+
+impl std::ops::Deref for TypeSet {
+    type Target = [TypeId];
+
+    fn deref(&self) -> &[TypeId] {
+        &self.0
+    }
+}
+
+impl<'a> IntoIterator for &'a TypeSet {
+    type Item = &'a TypeId;
+    type IntoIter = std::slice::Iter<'a, TypeId>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
 }
 
 impl TypeFilter {
@@ -125,7 +148,7 @@ impl TypeFilter {
         let mut v: Vec<TypeId> = types.into_iter().collect();
         v.sort_unstable();
         v.dedup();
-        TypeFilter::Only(v)
+        TypeFilter::Only(TypeSet(v))
     }
 
     /// Whether edges of `t` pass.

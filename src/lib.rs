@@ -43,7 +43,7 @@ pub use db::{
     WriteBatch,
 };
 pub use error::{Error, Result};
-pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId};
+pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};
 pub use model::{Edge, EdgeProps, Node, NodeProps, Props};
 
 #[doc = include_str!("../README.md")]

@@ -211,3 +211,24 @@ pub mod limits {
     /// Edges in one segment (CSR positions are `u32`).
     pub const SEGMENT_EDGES_MAX: u64 = u32::MAX as u64 - 1;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{TypeFilter, TypeId};
+
+    #[test]
+    fn only_sorts_and_dedups_and_allows_exactly_its_types() {
+        let ids = [9u16, 3, 12, 3, 0, 11, 7, 5, 1, 2, 9];
+        let TypeFilter::Only(set) = TypeFilter::only(ids.map(TypeId)) else {
+            panic!("only() builds a whitelist");
+        };
+        let got: Vec<u16> = set.iter().map(|t| t.0).collect();
+        assert_eq!(got, [0, 1, 2, 3, 5, 7, 9, 11, 12]);
+        // More than 8 types: `allows` binary-searches, which needs the order.
+        let filter = TypeFilter::only(ids.map(TypeId));
+        for t in 0..16u16 {
+            assert_eq!(filter.allows(TypeId(t)), ids.contains(&t), "type {t}");
+        }
+        assert!(!TypeFilter::only([]).allows(TypeId(0)));
+    }
+}

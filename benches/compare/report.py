@@ -139,6 +139,11 @@ def dataset_tables(ds: str, entry: dict) -> list[str]:
                 notes.append(f"- {name} {q} with `--warm` ({took.group(0) if took else 'pages prefaulted'}): "
                              f"p50 / p90 / p99 {fmt_t(w['p50_s'])} / {fmt_t(w['p90_s'])} / "
                              f"{fmt_t(w['p99_s'])}" + (f"; {vs}" if vs else ""))
+            if qr.get("extra_passes"):
+                p50s = ", ".join(fmt_t(x["p50_s"]) for x in qr["extra_passes"])
+                notes.append(f"- {name} {q}: p50 of {len(qr['extra_passes'])} more cold passes, "
+                             f"each a fresh process after the warm one: {p50s} (the table "
+                             f"shows the first pass)")
             if qr.get("beyond_max_hops"):
                 notes.append(f"- {name} {q}: {qr['beyond_max_hops']} paths longer than 10 hops counted as not found")
             if qr.get("rc") not in (0, None) and not qr.get("killed"):

@@ -14,11 +14,14 @@
 //! Baselines: a plain BFS over `Vec<Vec<u32>>` with a `Vec<bool>` allocated per query, and a
 //! plain bidirectional BFS over `u32` CSR arrays (distance arrays allocated once and reset
 //! per touched entry, expanding the smaller frontier, stopping at the first meeting).
-//! Compare the `kernel` and `baseline` lines of a group. Before each shortest-path group the
-//! bench also prints per-query p50/p90/p99 of the engine and the baseline. The shortest-path
-//! groups have a second reference, `path_baseline`: the same bidirectional BFS returning the
-//! path (nodes, and the CSR entry and type of each hop, from a parent and entry recorded per
-//! node reached), the answer the engine gives, where `baseline` returns the hop count only.
+//! Compare the `kernel` and `baseline` lines of a group. The shortest-path groups have a
+//! second reference, `path_baseline`: the same bidirectional BFS returning the path (nodes,
+//! and the CSR entry and type of each hop, from a parent and entry recorded per node
+//! reached), the answer the engine gives, where `baseline` returns the hop count only.
+//! Before each shortest-path group the bench also prints per-query p50/p90/p99 of the
+//! engine against both, twice: best of 31 runs per pair (caches warm with the pair's own
+//! data), and a single pass over 5,000 other pairs asked once each (caches holding other
+//! queries' data, as in the comparison harness).
 //!
 //! `database` is the whole engine: the same graph bulk-loaded into a real database (keys
 //! are the decimal node numbers), queried through a `Snapshot` over the memory-mapped
@@ -709,25 +712,15 @@ fn latency_percentiles(
     only: Option<u8>,
 ) {
     const ROUNDS: usize = 31;
-    let q = path_query(match only {
-        None => TypeFilter::All,
-        Some(t) => f.snap.type_filter(&[TYPE_NAMES[t as usize]]),
-    });
+    let q = latency_query(f, only);
     let mut engine = vec![Duration::MAX; f.pairs.len()];
     let mut plain = vec![Duration::MAX; f.pairs.len()];
     let mut plain_path = vec![Duration::MAX; f.pairs.len()];
     for _ in 0..ROUNDS {
         for (i, (ka, kb)) in f.key_pairs.iter().enumerate() {
             let t = Instant::now();
-            let found = match (f.snap.node_id(ka), f.snap.node_id(kb)) {
-                (Some(x), Some(y)) => matches!(
-                    shortest_path(&f.snap, scratch, x, y, &q),
-                    PathOutcome::Found(_)
-                ),
-                _ => false,
-            };
+            black_box(engine_query(f, scratch, &q, ka, kb));
             engine[i] = engine[i].min(t.elapsed());
-            black_box(found);
         }
         for (i, &(a, b)) in f.pairs.iter().enumerate() {
             let t = Instant::now();
@@ -740,22 +733,12 @@ fn latency_percentiles(
             plain_path[i] = plain_path[i].min(t.elapsed());
         }
     }
-    engine.sort_unstable();
-    let at = |v: &[Duration], p: usize| v[(v.len() * p).div_ceil(100).saturating_sub(1)];
-    for (label, mut reference) in [("baseline", plain), ("path baseline", plain_path)] {
-        reference.sort_unstable();
-        let mut line = format!("shortest_path/{name} per-query (best of {ROUNDS}), vs {label}:");
-        for p in [50, 90, 99] {
-            let (e, b) = (at(&engine, p), at(&reference, p));
-            line.push_str(&format!(
-                " p{p} engine {:.2} µs {label} {:.2} µs ratio {:.2};",
-                e.as_secs_f64() * 1e6,
-                b.as_secs_f64() * 1e6,
-                e.as_secs_f64() / b.as_secs_f64()
-            ));
-        }
-        eprintln!("{line}");
-    }
+    print_latency_ratios(
+        &format!("shortest_path/{name} per-query (best of {ROUNDS})"),
+        engine,
+        plain,
+        plain_path,
+    );
 }
 
 /// Per-query latency over [`STREAM_PAIRS`] pairs asked once each, the three systems in
@@ -771,31 +754,23 @@ fn single_pass_latency(
     name: &str,
     only: Option<u8>,
 ) {
-    let q = path_query(match only {
-        None => TypeFilter::All,
-        Some(t) => f.snap.type_filter(&[TYPE_NAMES[t as usize]]),
-    });
+    let q = latency_query(f, only);
     black_box(f.snap.prefault());
-    let mut times = [const { Vec::new() }; 3];
+    let [mut engine, mut plain, mut plain_path] = [const { Vec::new() }; 3];
     let mut hops = [0u64; 3];
     for (i, ((ka, kb), (a, b))) in f.stream.iter().enumerate() {
         for k in 0..3 {
             let system = (i + k) % 3;
             let t = Instant::now();
             let len = match system {
-                0 => match (f.snap.node_id(ka), f.snap.node_id(kb)) {
-                    (Some(x), Some(y)) => match shortest_path(&f.snap, scratch, x, y, &q) {
-                        PathOutcome::Found(p) => Some(p.hops.len() as u32),
-                        _ => None,
-                    },
-                    _ => None,
-                },
+                0 => engine_query(f, scratch, &q, ka, kb),
                 1 => base.path_len(&f.plain, *a, *b, only, 10),
                 _ => base
                     .path(&f.plain, *a, *b, only, 10)
                     .map(|p| p.hops.len() as u32),
             };
-            times[system].push(t.elapsed());
+            let took = t.elapsed();
+            [&mut engine, &mut plain, &mut plain_path][system].push(took);
             hops[system] += u64::from(black_box(len).unwrap_or(0));
         }
     }
@@ -803,16 +778,53 @@ fn single_pass_latency(
         hops[0] == hops[1] && hops[1] == hops[2],
         "single pass: the systems disagree on total hops ({name}): {hops:?}"
     );
-    for v in &mut times {
-        v.sort_unstable();
+    print_latency_ratios(
+        &format!("shortest_path/{name} single pass ({STREAM_PAIRS} pairs, each once)"),
+        engine,
+        plain,
+        plain_path,
+    );
+}
+
+/// The path query of the latency measurements: every type, or the one type `only`.
+fn latency_query(f: &Fixture, only: Option<u8>) -> PathQuery {
+    path_query(match only {
+        None => TypeFilter::All,
+        Some(t) => f.snap.type_filter(&[TYPE_NAMES[t as usize]]),
+    })
+}
+
+/// One engine query as a user asks it: both keys looked up, then the shortest path. The
+/// path's length in hops, if one was found.
+fn engine_query(
+    f: &Fixture,
+    scratch: &mut Scratch,
+    q: &PathQuery,
+    ka: &str,
+    kb: &str,
+) -> Option<u32> {
+    let (x, y) = (f.snap.node_id(ka)?, f.snap.node_id(kb)?);
+    match shortest_path(&f.snap, scratch, x, y, q) {
+        PathOutcome::Found(p) => Some(p.hops.len() as u32),
+        _ => None,
     }
+}
+
+/// Prints p50/p90/p99 of the engine's per-query times against each baseline's, with the
+/// ratios, one line per baseline.
+fn print_latency_ratios(
+    title: &str,
+    mut engine: Vec<Duration>,
+    plain: Vec<Duration>,
+    plain_path: Vec<Duration>,
+) {
+    engine.sort_unstable();
     let at = |v: &[Duration], p: usize| v[(v.len() * p).div_ceil(100).saturating_sub(1)];
-    for (label, reference) in [("baseline", &times[1]), ("path baseline", &times[2])] {
-        let mut line = format!(
-            "shortest_path/{name} single pass ({STREAM_PAIRS} pairs, each once), vs {label}:"
-        );
+    for (label, mut reference) in [("baseline", plain), ("path baseline", plain_path)] {
+        reference.sort_unstable();
+        let mut line = format!("{title}, vs {label}:");
         for p in [50, 90, 99] {
-            let (e, b) = (at(&times[0], p), at(reference, p));
+            let (e, b) = (at(&engine, p), at(&reference, p));
             line.push_str(&format!(
                 " p{p} engine {:.2} µs {label} {:.2} µs ratio {:.2};",
                 e.as_secs_f64() * 1e6,

@@ -184,10 +184,11 @@ _SUMMARY = re.compile(
 )
 
 
-# Further cold passes over the same pairs, each in a fresh process after the warm pass. They
-# show how much of the first pass's latency is the state of the caches below the process
-# (the page cache's pages stay in the CPU's last-level cache between processes), not noise:
-# the report lists their p50s; the table keeps the first pass, as the peers get one.
+# Further cold passes over the same pairs, each in a fresh process after the warm pass. On
+# this VM they get faster one after another (also after a CPU spin beforehand), which points
+# at the state of the caches below the process (a last-level cache shared with other
+# tenants) rather than at hopgraph. The report lists their p50s (a pass that fails is left
+# out, so the count shows it); the table keeps the first pass, as the peers get one.
 HOPGRAPH_EXTRA_PASSES = 4
 
 

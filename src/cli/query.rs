@@ -160,7 +160,7 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
         from: &'a str,
         to: &'a str,
         #[serde(flatten)]
-        result: &'a PathResult,
+        result: &'a PathResult<'a>,
     }
     let pairs = read_pairs(pairs_file)?;
     let warmed = args.warm.then(|| {

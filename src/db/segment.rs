@@ -225,7 +225,7 @@ impl Segment {
     ///
     /// # Errors
     /// `Corrupt` when the record's first fields do not decode.
-    pub fn node_label(&self, id: NodeId) -> Result<Option<(String, String)>> {
+    pub fn node_label(&self, id: NodeId) -> Result<Option<(&str, &str)>> {
         let Some(i) = self.record_index(id) else {
             return Ok(None);
         };
@@ -234,11 +234,9 @@ impl Segment {
             .ok_or_else(|| self.corrupt_record(format!("node record {i} out of bounds")))?;
         let mut r = ByteReader::new(rec);
         let label = (|| {
-            let key = r.str(limits::NODE_KEY_BYTES_MAX, "node key")?.to_owned();
+            let key = r.str(limits::NODE_KEY_BYTES_MAX, "node key")?;
             r.str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?;
-            let title = r
-                .str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node title")?
-                .to_owned();
+            let title = r.str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node title")?;
             Ok::<_, crate::format::codec::DecodeError>((key, title))
         })();
         label

@@ -64,12 +64,13 @@ impl Snapshot {
         self.state.node(id)
     }
 
-    /// The key and title of live node `id`, decoding nothing else of its record (cheaper
-    /// than [`Snapshot::node`] when the node has long content or many properties).
+    /// The key and title of live node `id`, borrowed from the snapshot and decoding nothing
+    /// else of its record (cheaper than [`Snapshot::node`]: no allocation, however long the
+    /// node's content or many its properties).
     ///
     /// # Errors
     /// `Corrupt` when its stored record does not decode.
-    pub fn node_label(&self, id: NodeId) -> Result<Option<(String, String)>> {
+    pub fn node_label(&self, id: NodeId) -> Result<Option<(&str, &str)>> {
         self.state.node_label(id)
     }
 

@@ -299,14 +299,14 @@ impl State {
     }
 
     /// The key and title of live node `id`, without decoding the rest of its record.
-    pub fn node_label(&self, id: NodeId) -> Result<Option<(String, String)>> {
+    pub fn node_label(&self, id: NodeId) -> Result<Option<(&str, &str)>> {
         if id.0 >= self.node_bound || self.node_deleted(id) {
             return Ok(None);
         }
         if !self.delta.nodes.is_empty()
             && let Some(n) = self.delta.nodes.get(&id.0)
         {
-            return Ok(Some((n.key.clone(), n.props.title.clone())));
+            return Ok(Some((&n.key, &n.props.title)));
         }
         for s in self.segs.segments.iter().rev() {
             if let Some(label) = s.node_label(id)? {

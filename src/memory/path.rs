@@ -4,11 +4,15 @@
 //! the answer exactly as the contract says: `found`, `hops`, `path[{id, title,
 //! edge_type_to_next, direction_to_next, edge_id}]` (the last three absent on the last
 //! entry), `message` when nothing was found, `paths` with `all_shortest`.
+//!
+//! A found answer borrows its keys, titles and type names from the snapshot and keeps edge
+//! ids as numbers until it is serialized, so shaping it allocates only its entry vectors
+//! (an owned answer made four allocations per node of the path).
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::Snapshot;
-use crate::graph::{Direction, NodeId};
+use crate::graph::{Direction, EdgeId, NodeId};
 use crate::memory::ToolError;
 use crate::traverse::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
 
@@ -49,39 +53,51 @@ impl PathRequest {
     }
 }
 
-/// One node of a path, with the hop that leaves it (absent on the last node).
+/// One node of a path, with the hop that leaves it (absent on the last node). Borrows from
+/// the snapshot the path was found in.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PathEntry {
+pub struct PathEntry<'s> {
     /// The node's key.
-    pub id: String,
+    pub id: &'s str,
     /// Its title (`null` when it has none).
-    pub title: Option<String>,
+    pub title: Option<&'s str>,
     /// Type of the edge to the next node.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub edge_type_to_next: Option<String>,
+    pub edge_type_to_next: Option<&'s str>,
     /// `forward` when that edge runs from this node to the next, else `backward`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub direction_to_next: Option<&'static str>,
-    /// The edge's id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub edge_id: Option<String>,
+    /// The edge's id, serialized as a decimal string (the contract's type).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "edge_id_text"
+    )]
+    pub edge_id: Option<EdgeId>,
 }
 
-/// The answer of `memory_path`.
+/// Writes an edge id as the contract's decimal string, without an intermediate `String`.
+fn edge_id_text<S: Serializer>(id: &Option<EdgeId>, s: S) -> Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => s.collect_str(&id.0),
+        None => s.serialize_none(),
+    }
+}
+
+/// The answer of `memory_path`, borrowing from the snapshot it was asked of.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PathResult {
+pub struct PathResult<'s> {
     /// Whether a path was found.
     pub found: bool,
     /// Its length in hops (0 when not found).
     pub hops: u32,
     /// The path (empty when not found).
-    pub path: Vec<PathEntry>,
+    pub path: Vec<PathEntry<'s>>,
     /// Why nothing was found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// With `all_shortest`: every shortest path, at most [`ALL_SHORTEST_MAX`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub paths: Option<Vec<Vec<PathEntry>>>,
+    pub paths: Option<Vec<Vec<PathEntry<'s>>>>,
     /// With `all_shortest`: more shortest paths exist than `paths` holds.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
@@ -90,8 +106,8 @@ pub struct PathResult {
     pub limit_reached: bool,
 }
 
-impl PathResult {
-    fn not_found(message: String) -> PathResult {
+impl PathResult<'_> {
+    fn not_found(message: String) -> Self {
         PathResult {
             found: false,
             hops: 0,
@@ -109,7 +125,7 @@ impl PathResult {
         if !self.found {
             return self.message.clone().unwrap_or_default();
         }
-        let paths: Vec<&Vec<PathEntry>> = match &self.paths {
+        let paths: Vec<&Vec<PathEntry<'_>>> = match &self.paths {
             Some(p) => p.iter().collect(),
             None => vec![&self.path],
         };
@@ -118,10 +134,10 @@ impl PathResult {
     }
 }
 
-fn path_text(path: &[PathEntry]) -> String {
+fn path_text(path: &[PathEntry<'_>]) -> String {
     let mut s = String::new();
     for e in path {
-        s.push_str(&e.id);
+        s.push_str(e.id);
         if let Some(t) = &e.title {
             s.push_str(&format!(" {t:?}"));
         }
@@ -135,7 +151,7 @@ fn path_text(path: &[PathEntry]) -> String {
     s
 }
 
-fn entries(snap: &Snapshot, path: &Path) -> Result<Vec<PathEntry>, ToolError> {
+fn entries<'s>(snap: &'s Snapshot, path: &Path) -> Result<Vec<PathEntry<'s>>, ToolError> {
     let mut out = Vec::with_capacity(path.nodes.len());
     for (i, &id) in path.nodes.iter().enumerate() {
         let (key, title) = snap
@@ -145,9 +161,9 @@ fn entries(snap: &Snapshot, path: &Path) -> Result<Vec<PathEntry>, ToolError> {
         out.push(PathEntry {
             id: key,
             title: (!title.is_empty()).then_some(title),
-            edge_type_to_next: hop.map(|h| snap.type_name(h.edge_type).unwrap_or("?").to_owned()),
+            edge_type_to_next: hop.map(|h| snap.type_name(h.edge_type).unwrap_or("?")),
             direction_to_next: hop.map(|h| if h.forward { "forward" } else { "backward" }),
-            edge_id: hop.map(|h| h.edge.0.to_string()),
+            edge_id: hop.map(|h| h.edge),
         });
     }
     Ok(out)
@@ -167,11 +183,11 @@ fn resolve(snap: &Snapshot, key: &str) -> Option<NodeId> {
 ///
 /// # Complexity
 /// Bidirectional BFS: O(edges examined) within `max_hops`, bounded by `budget`.
-pub fn memory_path(
-    snap: &Snapshot,
+pub fn memory_path<'s>(
+    snap: &'s Snapshot,
     scratch: &mut Scratch,
     req: &PathRequest,
-) -> Result<PathResult, ToolError> {
+) -> Result<PathResult<'s>, ToolError> {
     let Some(from) = resolve(snap, &req.from) else {
         return Ok(PathResult::not_found(format!(
             "Unknown memory id: {}",

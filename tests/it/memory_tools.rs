@@ -51,6 +51,13 @@ fn memory_path_shapes_and_messages() {
     assert_eq!(v["path"][0]["direction_to_next"], "forward");
     assert_eq!(v["path"][2]["direction_to_next"], "backward");
     assert_eq!(v["path"][3]["title"], serde_json::Value::Null);
+    // The answer borrows from the snapshot; edge ids are the contract's decimal strings.
+    let (a, b) = (snap.node_id("a").unwrap(), snap.node_id("b").unwrap());
+    let caused_by = snap.type_id("caused_by").unwrap();
+    let ab = snap.edge_by_triple(a, caused_by, b).unwrap();
+    assert_eq!(v["path"][0]["edge_id"], ab.0.to_string());
+    assert_eq!(v["path"][0]["edge_type_to_next"], "caused_by");
+    assert_eq!((r.path[1].id, r.path[1].title), ("b", Some("B")));
     assert!(
         v["path"][3].get("edge_type_to_next").is_none(),
         "last entry has no next edge"

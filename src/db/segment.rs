@@ -235,7 +235,8 @@ impl Segment {
         let mut r = ByteReader::new(rec);
         let label = (|| {
             let key = r.str(limits::NODE_KEY_BYTES_MAX, "node key")?;
-            r.str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?;
+            // Skipped, not decoded: the label does not show it.
+            r.bytes(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?;
             let title = r.str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node title")?;
             Ok::<_, crate::format::codec::DecodeError>((key, title))
         })();

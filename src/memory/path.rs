@@ -78,7 +78,7 @@ pub struct PathEntry<'s> {
 /// Writes an edge id as the contract's decimal string, without an intermediate `String`.
 fn edge_id_text<S: Serializer>(id: &Option<EdgeId>, s: S) -> Result<S::Ok, S::Error> {
     match id {
-        Some(id) => s.collect_str(&id.0),
+        Some(id) => s.serialize_str(itoa::Buffer::new().format(id.0)),
         None => s.serialize_none(),
     }
 }

@@ -28,6 +28,10 @@ pub struct Segment {
     pub node_tombstones: RoaringBitmap,
     /// `bitmaps[dir][type]`: nodes with at least one edge of that type in that direction.
     pub type_bitmaps: [Vec<RoaringBitmap>; 2],
+    /// The first node id when this segment's record ids are dense (every bulk load):
+    /// record `i` then belongs to node `first + i`, and neither direction between ids and
+    /// records has to read the id array.
+    dense_node_base: Option<u32>,
 }
 
 /// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
@@ -77,11 +81,13 @@ impl Segment {
                 *slot = bm;
             }
         }
+        let dense_node_base = dense_base(l.u32s(b, K::NodeIds));
         Ok(Arc::new(Segment {
             file,
             edge_tombstones,
             node_tombstones,
             type_bitmaps,
+            dense_node_base,
         }))
     }
 
@@ -153,16 +159,36 @@ impl Segment {
     }
 
     /// The index of `id`'s record. Ids are stored increasing, so when they are dense from
-    /// the first one (every bulk load) the record sits at `id - first`: one read instead
-    /// of a binary search.
+    /// the first one (every bulk load) the record sits at `id - first`, found without
+    /// reading the id array; otherwise a guess at that index, then a binary search.
     #[inline]
     fn record_index(&self, id: NodeId) -> Option<usize> {
         let ids = self.node_ids();
+        if let Some(base) = self.dense_node_base {
+            let i = usize::try_from(id.0.checked_sub(base)?).ok()?;
+            return (i < ids.len()).then_some(i);
+        }
         let guess = usize::try_from(id.0.checked_sub(*ids.first()?)?).ok()?;
         if ids.get(guess) == Some(&id.0) {
             return Some(guess);
         }
         ids.binary_search(&id.0).ok()
+    }
+
+    /// The node whose record is `index` (see `dense_node_base`).
+    #[inline]
+    fn node_of_record(&self, ids: &[u32], index: usize) -> Option<NodeId> {
+        if index >= ids.len() {
+            return None;
+        }
+        match self.dense_node_base {
+            // Dense ids end at `base + len - 1`, a u32, so neither step can fail.
+            Some(base) => u32::try_from(index)
+                .ok()
+                .and_then(|i| base.checked_add(i))
+                .map(NodeId),
+            None => ids.get(index).map(|&x| NodeId(x)),
+        }
     }
 
     /// Looks a key up in this segment's key index: the `KeyHash` table when present, else a
@@ -201,7 +227,7 @@ impl Segment {
                 }
                 // Another key's slot (tags differ) is passed without reading its record.
                 if split.may_hold(slot, hash) && key_at(record - 1)? == key.as_bytes() {
-                    return ids.get(record - 1).map(|&x| NodeId(x));
+                    return self.node_of_record(ids, record - 1);
                 }
                 i = (i + 1) & mask;
             }
@@ -214,7 +240,7 @@ impl Segment {
             match key_at(rec)?.cmp(key.as_bytes()) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return ids.get(rec).map(|&x| NodeId(x)),
+                std::cmp::Ordering::Equal => return self.node_of_record(ids, rec),
             }
         }
         None
@@ -322,6 +348,15 @@ impl Segment {
             created_at,
         }))
     }
+}
+
+/// The first id of `ids` when they run densely from it (`ids` is increasing, so the first
+/// and last entries and the length settle it), else `None`.
+fn dense_base(ids: &[u32]) -> Option<u32> {
+    let (&first, &last) = (ids.first()?, ids.last()?);
+    // A damaged array can end below its start: then it is not dense.
+    let span = u64::from(last).checked_sub(u64::from(first))?;
+    (span + 1 == ids.len() as u64).then_some(first)
 }
 
 impl<'a> SegView<'a> {
@@ -450,5 +485,22 @@ impl<'a> SegView<'a> {
     pub fn degree(&self, node: NodeId) -> u32 {
         let r = self.run(node);
         u32::try_from(r.end - r.start).unwrap_or(u32::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dense_base;
+
+    #[test]
+    fn dense_base_only_for_ids_without_gaps() {
+        assert_eq!(dense_base(&[]), None);
+        assert_eq!(dense_base(&[5]), Some(5));
+        assert_eq!(dense_base(&[5, 6, 7]), Some(5));
+        assert_eq!(dense_base(&[0, 1, u32::MAX]), None);
+        assert_eq!(dense_base(&[5, 7]), None);
+        // A damaged array that ends below its start is not dense (and does not overflow).
+        assert_eq!(dense_base(&[7, 5]), None);
+        assert_eq!(dense_base(&[u32::MAX - 1, u32::MAX]), Some(u32::MAX - 1));
     }
 }

@@ -625,7 +625,8 @@ def versions(hopgraph: str) -> dict:
     v["python"] = platform.python_version()
     try:
         v["hopgraph"] = subprocess.run([hopgraph, "--version"], capture_output=True, text=True).stdout.strip()
-        v["hopgraph_commit"] = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+        # `-dirty` when the working tree differs from the commit the binary is named after.
+        v["hopgraph_commit"] = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"],
                                               capture_output=True, text=True).stdout.strip()
     except OSError:
         pass

@@ -32,10 +32,12 @@ if ! cmp -s "$HERE/requirements.txt" "$VENV/.requirements.installed"; then
   cp "$HERE/requirements.txt" "$VENV/.requirements.installed"
 fi
 
-# 2. hopgraph, release build of the CLI
+# 2. hopgraph, release build of the CLI, copied so that a rebuild while the run goes on
+#    (an hour for the full run) cannot change the binary being measured
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 (cd "$ROOT" && cargo build --release --bin hopgraph)
-HOPGRAPH="$TARGET/release/hopgraph"
+HOPGRAPH="$TARGET/release/hopgraph-compare-run"
+cp "$TARGET/release/hopgraph" "$HOPGRAPH"
 
 # 3. generate, load, query, report
 export BENCH_COMMAND="$CMDLINE"

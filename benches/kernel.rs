@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hopgraph::traverse::{
-    Adjacency, Budget, PathOutcome, PathQuery, Scratch, bfs_levels, shortest_path,
+    Adjacency, Budget, PathOutcome, PathQuery, RunEntry, Scratch, bfs_levels, shortest_path,
 };
 use hopgraph::{
     BulkLoad, Database, Direction, EdgeDir, EdgeId, EdgeProps, EdgeRef, NodeId, Snapshot,
@@ -219,7 +219,7 @@ impl Adjacency for CsrGraph {
     }
     const INDEXED_EDGES_BETWEEN: bool = true;
     #[inline]
-    fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> ControlFlow<()>>(
+    fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
@@ -229,20 +229,20 @@ impl Adjacency for CsrGraph {
         let csr = &self.dirs[dir.index()];
         let rows = csr.rows(node, types);
         if matches!(types, TypeFilter::All) {
-            return f(&csr.neighbors[rows]);
+            return f(&csr.neighbors[rows], RunEntry::NONE);
         }
         // Maximal stretches of allowed rows (a node's rows are sorted by type).
         let mut start = rows.start;
         for row in rows.clone() {
             if !types.allows(TypeId(csr.types[row])) {
                 if start < row {
-                    f(&csr.neighbors[start..row])?;
+                    f(&csr.neighbors[start..row], RunEntry::NONE)?;
                 }
                 start = row + 1;
             }
         }
         if start < rows.end {
-            f(&csr.neighbors[start..rows.end])?;
+            f(&csr.neighbors[start..rows.end], RunEntry::NONE)?;
         }
         ControlFlow::Continue(())
     }

@@ -184,6 +184,38 @@ pub struct EdgeRef {
     pub edge_type: TypeId,
 }
 
+/// An opaque handle to one entry of a graph's neighbour runs, for
+/// [`Adjacency::run_entry_edge`](crate::traverse::Adjacency::run_entry_edge): the graph chooses the encoding, and promises that the
+/// entries of a run it hands out with handle `h` are `h.nth(0)`, `h.nth(1)`, … (none of
+/// them `NONE`). Kernels store it per reached node (4 bytes) and never look inside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunEntry(pub u32);
+
+impl Default for RunEntry {
+    /// [`RunEntry::NONE`].
+    fn default() -> RunEntry {
+        RunEntry::NONE
+    }
+}
+
+impl RunEntry {
+    /// No handle: the graph cannot name this entry (the kernel searches instead).
+    pub const NONE: RunEntry = RunEntry(u32::MAX);
+
+    /// The handle of the run's entry `i`, given that this is the handle of its entry 0
+    /// (`NONE` stays `NONE`).
+    #[inline]
+    pub fn nth(self, i: usize) -> RunEntry {
+        if self == RunEntry::NONE {
+            return self;
+        }
+        // The graph promised every entry of the run a handle below `NONE`, so `i` (an
+        // index into the run) fits in 32 bits and the sum does not wrap.
+        #[allow(clippy::cast_possible_truncation)]
+        RunEntry(self.0.wrapping_add(i as u32))
+    }
+}
+
 /// Documented limits, enforced where input enters the engine.
 pub mod limits {
     /// Node keys: 1..=512 bytes of UTF-8.

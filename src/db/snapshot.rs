@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use super::state::State;
 use crate::error::Result;
-use crate::graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId};
+use crate::graph::{
+    Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, RunEntry, TypeFilter, TypeId,
+};
 use crate::model::{Edge, Node};
 use crate::traverse::Adjacency;
 
@@ -236,7 +238,7 @@ impl Adjacency for Snapshot {
     }
 
     #[inline]
-    fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> std::ops::ControlFlow<()>>(
+    fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> std::ops::ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
@@ -244,6 +246,11 @@ impl Adjacency for Snapshot {
         f: F,
     ) -> std::ops::ControlFlow<()> {
         self.state.try_for_each_neighbor_run(node, dir, types, f)
+    }
+
+    #[inline]
+    fn run_entry_edge(&self, entry: RunEntry) -> Option<(EdgeDir, TypeId, EdgeId)> {
+        self.state.run_entry_edge(entry)
     }
 
     #[inline]

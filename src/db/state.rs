@@ -16,8 +16,24 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::segment::{SegView, Segment};
 use crate::error::Result;
 use crate::format::record::WalOp;
-use crate::graph::{EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId};
+use crate::graph::{EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, RunEntry, TypeFilter, TypeId};
 use crate::model::{Edge, Node};
+
+/// The bit of a [`RunEntry`] handed out by [`State`] that marks the in-CSR; the bits
+/// below it are the entry's position in that direction's arrays.
+const RUN_ENTRY_IN: u32 = 1 << 31;
+
+/// The handle of the first entry of `range` in `dir`'s CSR, or `NONE` when a position of
+/// the range does not fit below [`RUN_ENTRY_IN`] (a segment of over 2^31 entries: its
+/// hops are then found by search).
+#[inline]
+fn run_entry(dir: EdgeDir, range: &std::ops::Range<usize>) -> RunEntry {
+    let tag = if dir == EdgeDir::In { RUN_ENTRY_IN } else { 0 };
+    match (u32::try_from(range.start), u32::try_from(range.end)) {
+        (Ok(start), Ok(end)) if end < RUN_ENTRY_IN => RunEntry(tag | start),
+        _ => RunEntry::NONE,
+    }
+}
 
 /// One edge in the delta adjacency of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -463,8 +479,13 @@ impl State {
     /// Without tombstones each segment type run is one slice of the mapped neighbour array
     /// (4 bytes per edge read instead of 10); with them, and for delta edges, runs are
     /// single neighbours. Ids are not checked against the node bound: callers do.
+    ///
+    /// Runs come with [`RunEntry`] handles (see [`State::run_entry_edge`]) only while the
+    /// state is one segment and nothing else: no delta edges, no deleted edges. Then a
+    /// node's runs are its one sorted CSR run (or its allowed type runs, ascending), so
+    /// the first entry naming a neighbour is the least (type, edge id) joining the two.
     #[inline]
-    pub fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> ControlFlow<()>>(
+    pub fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
@@ -473,17 +494,53 @@ impl State {
     ) -> ControlFlow<()> {
         let check_dead = self.segs.any_edge_tombstones || !self.delta.deleted_edges.is_empty();
         if check_dead {
-            return self.try_for_each_edge(node, dir, types, |e| f(&[e.neighbor.0]));
+            return self
+                .try_for_each_edge(node, dir, types, |e| f(&[e.neighbor.0], RunEntry::NONE));
         }
+        let named = self.run_entries_named();
         self.try_for_each_segment_run(node, dir, types, |v, range| {
-            f(v.neighbors().get(range).unwrap_or(&[]))
+            let entry = if named {
+                run_entry(dir, &range)
+            } else {
+                RunEntry::NONE
+            };
+            f(v.neighbors().get(range).unwrap_or(&[]), entry)
         })?;
         for e in self.delta_edges(node, dir).into_iter().flatten() {
             if types.allows(TypeId(e.edge_type)) {
-                f(&[e.neighbor])?;
+                f(&[e.neighbor], RunEntry::NONE)?;
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// Whether neighbour runs carry [`RunEntry`] handles: one segment, no delta edges and
+    /// no deleted edges (see [`State::try_for_each_neighbor_run`]).
+    #[inline]
+    fn run_entries_named(&self) -> bool {
+        self.segs.segments.len() == 1
+            && !self.segs.any_edge_tombstones
+            && self.delta.deleted_edges.is_empty()
+            && self.delta.adj.iter().all(|a| a.is_empty())
+    }
+
+    /// The edge behind a handle [`State::try_for_each_neighbor_run`] handed out: its
+    /// direction, type and id, read from the one segment's CSR entry. `None` for `NONE`,
+    /// for a state that hands out no handles, and for a position beyond the arrays (only a
+    /// handle from another state could name one).
+    pub fn run_entry_edge(&self, entry: RunEntry) -> Option<(EdgeDir, TypeId, EdgeId)> {
+        if entry == RunEntry::NONE || !self.run_entries_named() {
+            return None;
+        }
+        let dir = if entry.0 & RUN_ENTRY_IN != 0 {
+            EdgeDir::In
+        } else {
+            EdgeDir::Out
+        };
+        let at = (entry.0 & !RUN_ENTRY_IN) as usize;
+        let v = self.segs.segments.first()?.view(dir);
+        let t = *v.types().get(at)?;
+        Some((dir, TypeId(t), v.edge_id(at)))
     }
 
     /// Calls `f` for every live edge at `node` in `dir` whose type passes `types` and whose
@@ -800,5 +857,30 @@ impl State {
             }
         });
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RUN_ENTRY_IN, run_entry};
+    use crate::graph::{EdgeDir, RunEntry};
+
+    /// Handles name (direction, position); a run reaching the direction bit gets none, and
+    /// `nth` of `NONE` stays `NONE`.
+    #[test]
+    fn run_entry_handles_fit_below_the_direction_bit() {
+        assert_eq!(run_entry(EdgeDir::Out, &(0..5)), RunEntry(0));
+        assert_eq!(
+            run_entry(EdgeDir::In, &(7..9)).nth(1),
+            RunEntry(RUN_ENTRY_IN | 8)
+        );
+        let last = RUN_ENTRY_IN as usize - 1;
+        assert_eq!(
+            run_entry(EdgeDir::In, &(3..last)).nth(last - 4).0,
+            u32::MAX - 1
+        );
+        assert_eq!(run_entry(EdgeDir::Out, &(3..last + 1)), RunEntry::NONE);
+        assert_eq!(run_entry(EdgeDir::In, &(3..last + 1)), RunEntry::NONE);
+        assert_eq!(RunEntry::NONE.nth(3), RunEntry::NONE);
     }
 }

@@ -141,7 +141,7 @@ pub fn bfs_levels<G: Adjacency>(
                 }
                 let mut found = false;
                 for &d in back_dirs {
-                    let flow = graph.try_for_each_neighbor_run(NodeId(v), d, types, |run| {
+                    let flow = graph.try_for_each_neighbor_run(NodeId(v), d, types, |run, _| {
                         for &n in run {
                             stats.edges_examined += 1;
                             let u = n as usize;
@@ -192,7 +192,7 @@ pub fn bfs_levels<G: Adjacency>(
             } = &mut *side;
             for &u in frontier.iter() {
                 for &d in dirs {
-                    let _ = graph.try_for_each_neighbor_run(u, d, types, |run| {
+                    let _ = graph.try_for_each_neighbor_run(u, d, types, |run, _| {
                         stats.edges_examined += run.len() as u64;
                         for &n in run {
                             let v = n as usize;

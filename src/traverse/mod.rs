@@ -43,7 +43,8 @@
 
 use std::ops::ControlFlow;
 
-use crate::graph::{EdgeDir, EdgeRef, NodeId, TypeFilter, TypeId};
+pub use crate::graph::RunEntry;
+use crate::graph::{EdgeDir, EdgeId, EdgeRef, NodeId, TypeFilter, TypeId};
 
 mod allpaths;
 mod bfs;
@@ -144,14 +145,34 @@ pub trait Adjacency {
     /// per edge) and edge ids and types are never read. Ids at or above
     /// [`node_bound`](Adjacency::node_bound) can come only from a damaged graph; callers
     /// skip them. The default forwards `try_for_each_edge` one neighbour at a time.
-    fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> ControlFlow<()>>(
+    ///
+    /// With each run comes the [`RunEntry`] of its first neighbour (entry `i` of the run is
+    /// [`RunEntry::nth`]`(i)`), or [`RunEntry::NONE`]; see
+    /// [`run_entry_edge`](Adjacency::run_entry_edge). The default hands out `NONE`.
+    fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
         types: &TypeFilter,
         mut f: F,
     ) -> ControlFlow<()> {
-        self.try_for_each_edge(node, dir, types, |e| f(&[e.neighbor.0]))
+        self.try_for_each_edge(node, dir, types, |e| f(&[e.neighbor.0], RunEntry::NONE))
+    }
+
+    /// The edge behind `entry`, an entry of a run that
+    /// [`try_for_each_neighbor_run`](Adjacency::try_for_each_neighbor_run) handed out for
+    /// some node `x`: the physical direction it was handed out in, its type and its id.
+    ///
+    /// The promise that makes it useful: if `entry` was the *first* entry naming a
+    /// neighbour `n` among the runs handed out for `x` in that direction with that filter,
+    /// the edge is the least (`TypeId`, `EdgeId`) allowed edge joining `x` and `n` in that
+    /// direction, i.e. what [`least_edge_between`](Adjacency::least_edge_between) answers.
+    /// The path search records the first entry that reached each node and so resolves
+    /// most hops of its answer without a search. A graph that cannot promise this (several
+    /// sources of edges, deleted edges) hands out [`RunEntry::NONE`]. The default: `None`.
+    fn run_entry_edge(&self, entry: RunEntry) -> Option<(EdgeDir, TypeId, EdgeId)> {
+        let _ = entry;
+        None
     }
 
     /// Calls `f` for every live edge at `node` in physical direction `dir` whose type passes
@@ -271,7 +292,7 @@ impl<A: Adjacency> Adjacency for &A {
     ) {
         (**self).edges_between(node, neighbor, dir, types, f)
     }
-    fn try_for_each_neighbor_run<F: FnMut(&[u32]) -> ControlFlow<()>>(
+    fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
         &self,
         node: NodeId,
         dir: EdgeDir,
@@ -279,6 +300,9 @@ impl<A: Adjacency> Adjacency for &A {
         f: F,
     ) -> ControlFlow<()> {
         (**self).try_for_each_neighbor_run(node, dir, types, f)
+    }
+    fn run_entry_edge(&self, entry: RunEntry) -> Option<(EdgeDir, TypeId, EdgeId)> {
+        (**self).run_entry_edge(entry)
     }
 
     fn least_edge_between(

@@ -47,7 +47,8 @@
 //! Answers are the same either way; a probe that finds the meeting visits fewer nodes, so it
 //! can answer where the scan would have run out of budget (never the reverse). The same
 //! look-up, from the smaller end, resolves each hop of the finished path (rule 1's least
-//! edge) and, after a scan finds a meeting, checks whether a smaller node of the other
+//! edge) that the run entry recorded for it does not settle (see `best_hop`), and, after a
+//! scan finds a meeting, checks whether a smaller node of the other
 //! frontier is joined too.
 //!
 //! The side that gets expanded depends only on degree estimates, so answers are stable for
@@ -61,8 +62,10 @@ use std::ops::ControlFlow;
 
 use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
-use super::scratch::{FIRST_PARENT, Link, Scratch, Side, degree_sum, expand_level, sort_nodes};
-use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
+use super::scratch::{
+    FIRST_PARENT, Link, Parent, Scratch, Side, degree_sum, expand_level, sort_nodes,
+};
+use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, RunEntry, TypeFilter, TypeId};
 
 /// Parameters of a path query.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -310,7 +313,7 @@ fn least_joined<G: Adjacency>(
     }
     let mut least = first;
     for &d in dirs {
-        let _ = graph.try_for_each_neighbor_run(x, d, types, |run| {
+        let _ = graph.try_for_each_neighbor_run(x, d, types, |run, _| {
             for &n in run {
                 let v = n as usize;
                 if v < bound && other_seen[v] >= base && n < least.0 {
@@ -380,13 +383,15 @@ fn expand_until_meet<G: Adjacency>(
     sort_nodes(frontier, spare, bound);
     next.clear();
     let current = base.saturating_add(level + 1);
-    // (the other side's node y, this side's node x) of the meeting edge.
-    let mut meet: Option<(NodeId, NodeId)> = None;
+    // (the other side's node y, this side's node x, the entry of x's runs that named y)
+    // of the meeting edge.
+    let mut meet: Option<(NodeId, NodeId, RunEntry)> = None;
     if level_first {
         sort_other(other_frontier, other_spare, bound, other_cost);
         other_sorted = true;
         for &x in frontier.iter() {
-            meet = probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x));
+            meet =
+                probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x, RunEntry::NONE));
             if meet.is_some() {
                 break;
             }
@@ -403,24 +408,25 @@ fn expand_until_meet<G: Adjacency>(
                 sort_other(other_frontier, other_spare, bound, other_cost);
                 other_sorted = true;
             }
-            meet = probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x));
+            meet =
+                probe_node(graph, x, other_frontier, dirs, types).map(|y| (y, x, RunEntry::NONE));
             if meet.is_some() {
                 break;
             }
         }
         // The hop's edge is chosen by `best_hop` when the path is built, so the scan reads
-        // neighbour ids only and records just the parent.
-        let mut hit: Option<NodeId> = None;
+        // neighbour ids only and records the parent and the entry that named the node.
+        let mut hit: Option<(NodeId, RunEntry)> = None;
         let mut stopped = false;
         for &d in dirs {
-            let _ = graph.try_for_each_neighbor_run(x, d, types, |run| {
-                for &n in run {
+            let _ = graph.try_for_each_neighbor_run(x, d, types, |run, entry| {
+                for (i, &n) in run.iter().enumerate() {
                     let v = n as usize;
                     if v >= bound || seen[v] >= base {
                         continue;
                     }
                     if other_seen[v] >= base {
-                        hit = Some(NodeId(n));
+                        hit = Some((NodeId(n), entry.nth(i)));
                         return ControlFlow::Break(());
                     }
                     if !meter.visit() {
@@ -428,7 +434,10 @@ fn expand_until_meet<G: Adjacency>(
                         return ControlFlow::Break(());
                     }
                     seen[v] = current;
-                    parent[v] = x;
+                    parent[v] = Parent {
+                        node: x,
+                        via: entry.nth(i),
+                    };
                     next.push(NodeId(n));
                 }
                 ControlFlow::Continue(())
@@ -440,7 +449,7 @@ fn expand_until_meet<G: Adjacency>(
                 break;
             }
         }
-        if let Some(first) = hit {
+        if let Some((first, first_via)) = hit {
             let y = least_joined(
                 graph,
                 x,
@@ -453,18 +462,23 @@ fn expand_until_meet<G: Adjacency>(
                 types,
                 other_spare,
             );
-            meet = Some((y, x));
+            let via = if y == first {
+                first_via
+            } else {
+                RunEntry::NONE
+            };
+            meet = Some((y, x, via));
             break;
         }
     }
-    let Some((y, x)) = meet else {
+    let Some((y, x, via)) = meet else {
         return Ok(None);
     };
     if !meter.visit() {
         return Err(meter.exhausted());
     }
     this.seen[y.index()] = current;
-    this.parent[y.index()] = x;
+    this.parent[y.index()] = Parent { node: x, via };
     Ok(Some(y))
 }
 
@@ -634,6 +648,12 @@ fn cheaper_side<G: Adjacency>(
 /// forward first) among the edges joining them in the side's directions. The search keeps
 /// only the least parent (first to reach the node in a sorted frontier), so the choice among
 /// that parent's parallel edges is made here, once per path hop.
+///
+/// `via` is the entry of the parent's runs that first named `child`. When the graph can
+/// read its edge ([`Adjacency::run_entry_edge`]), that is the least edge in its direction,
+/// and a direction the scan read before it has no allowed edge to `child` (the node would
+/// have been reached there), so only the directions after it are searched, up to its
+/// type. For a one-direction query no search is left at all.
 fn best_hop<G: Adjacency>(
     graph: &G,
     s: usize,
@@ -641,9 +661,19 @@ fn best_hop<G: Adjacency>(
     types: &TypeFilter,
     parent: NodeId,
     child: NodeId,
+    via: RunEntry,
 ) -> PathHop {
+    let dirs = side_dirs(direction)[s];
     let mut best: Option<(TypeId, EdgeId, bool)> = None;
-    for &d in side_dirs(direction)[s] {
+    let mut rest = dirs;
+    if let Some((d, t, e)) = graph.run_entry_edge(via)
+        && let Some(at) = dirs.iter().position(|&x| x == d)
+    {
+        let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
+        best = Some((t, e, !forward));
+        rest = &dirs[at + 1..];
+    }
+    for &d in rest {
         let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
         // A direction searched after an edge of type t was found matters only up to t.
         let max_type = best.map_or(TypeId(u16::MAX), |b| b.0);
@@ -685,8 +715,8 @@ fn build_path<G: Adjacency>(
         }
         let mut cur = meet;
         for _ in 0..side.depth_of(base, meet).unwrap_or(0) {
-            let parent = side.parent[cur.index()];
-            hops.push(best_hop(graph, s, direction, types, parent, cur));
+            let Parent { node: parent, via } = side.parent[cur.index()];
+            hops.push(best_hop(graph, s, direction, types, parent, cur, via));
             nodes.push(parent);
             cur = parent;
         }

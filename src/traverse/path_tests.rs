@@ -539,7 +539,8 @@ proptest! {
 /// `Snapshot::edges_between` (binary search over segment runs, delta scan from either end)
 /// yields exactly the edges a filtered `for_each_edge` scan does, the probed search on a
 /// snapshot gives the full-level path, and every hop of it is rule 1's edge: with edges in
-/// two segments and the delta (additions, and removals or none), and after compaction.
+/// two segments and the delta (additions, and removals or none), in three segments, and
+/// after compaction (where hops are read from run entries).
 #[test]
 fn snapshot_edges_between_and_probe_match_scan() {
     use crate::{Database, EdgeProps, WriteBatch};
@@ -582,10 +583,17 @@ fn snapshot_edges_between_and_probe_match_scan() {
         commit(50, unlinks, &mut next);
         db.checkpoint().unwrap();
         commit(40, unlinks, &mut next);
-        // Two segments and a delta, with tombstones or without; then one compacted segment.
+        // Two segments and a delta, with tombstones or without; then three segments and no
+        // delta (a node's edges in several CSRs: no run entries may be handed out); then
+        // one compacted segment (run entries resolve hops).
         let layered = check_snapshot_lookups(&db.snapshot(), n);
         assert!(layered > 100, "too few edges to test: {layered}");
         db.checkpoint().unwrap();
+        let snap = db.snapshot();
+        assert_eq!(snap.state.segs.segments.len(), 3);
+        assert!(snap.state.delta.adj.iter().all(|a| a.is_empty()));
+        let segmented = check_snapshot_lookups(&snap, n);
+        assert_eq!(segmented, layered);
         db.compact().unwrap();
         let snap = db.snapshot();
         let state = &snap.state;

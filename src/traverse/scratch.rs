@@ -22,7 +22,7 @@ use std::ops::{Deref, DerefMut};
 
 use super::Adjacency;
 use super::budget::{Exhausted, Meter};
-use crate::graph::{EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
+use crate::graph::{EdgeDir, EdgeId, NodeId, RunEntry, TypeFilter, TypeId};
 use crate::sync::{Mutex, MutexGuard};
 
 /// How a node was reached: the previous node on the way from the side's origin, the edge,
@@ -37,16 +37,27 @@ pub(crate) struct Link {
     pub(crate) forward: bool,
 }
 
+/// How the shortest-path search reached a node: the previous node, and the entry of the
+/// previous node's neighbour runs that named it ([`RunEntry::NONE`] when the graph hands
+/// out none, or when a probe rather than a scan joined the two), from which the path's
+/// hop is read without a search (see [`Adjacency::run_entry_edge`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Parent {
+    pub(crate) node: NodeId,
+    pub(crate) via: RunEntry,
+}
+
 /// Per-node state of one search side. `seen[v] >= base` for nodes reached in the current
 /// query (then `seen[v] - base` is the depth and `link[v]` is meaningful).
 #[derive(Debug, Default)]
 pub(crate) struct Side {
     pub(crate) seen: Vec<u32>,
     pub(crate) link: Vec<Link>,
-    /// The parent alone, for the shortest-path search: it needs nothing else per node, and
-    /// a 4-byte array beside the stamps keeps its hot loop within 8 bytes per node instead
-    /// of 28 (the links of a 64 Ki-node graph already overflow a 2 MiB L2 cache).
-    pub(crate) parent: Vec<NodeId>,
+    /// The parent and the run entry it was reached by, for the shortest-path search: it
+    /// needs nothing else per node, and an 8-byte array beside the stamps keeps its hot
+    /// loop within 12 bytes per node instead of 28 (the links of a 64 Ki-node graph
+    /// already overflow a 2 MiB L2 cache).
+    pub(crate) parent: Vec<Parent>,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
     /// The radix sort's second buffer (see [`sort_nodes`]).
@@ -58,7 +69,7 @@ impl Side {
         if self.seen.len() < bound {
             self.seen.resize(bound, 0);
             self.link.resize(bound, Link::default());
-            self.parent.resize(bound, NodeId(0));
+            self.parent.resize(bound, Parent::default());
         }
     }
 
@@ -105,7 +116,7 @@ impl Scratch {
         Scratch::default()
     }
 
-    /// Number of nodes the arrays currently cover (each costs 32 bytes per side).
+    /// Number of nodes the arrays currently cover (each costs 36 bytes per side).
     pub fn capacity_nodes(&self) -> usize {
         self.sides[0].seen.len()
     }
@@ -322,7 +333,7 @@ impl ScratchPool {
         ScratchPool::with_keep_max(ScratchPool::KEEP_MAX_DEFAULT)
     }
 
-    /// A pool keeping at most `keep_max` idle scratches (each holds 56 bytes per node).
+    /// A pool keeping at most `keep_max` idle scratches (each holds 72 bytes per node).
     pub fn with_keep_max(keep_max: usize) -> ScratchPool {
         ScratchPool {
             free: Mutex::new(Vec::new()),

@@ -1,7 +1,7 @@
 //! `hopgraph-mcp`: the hopgraph memory graph as an MCP server over stdio.
 //!
 //! ```text
-//! hopgraph-mcp [--data-dir DIR] [--context NAME]
+//! hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
 //! ```
 //! The data directory comes from `--data-dir`, else `HOPGRAPH_DATA_DIR`, else the platform
 //! data directory (`$XDG_DATA_HOME/hopgraph` or `~/.local/share/hopgraph`). Each context is
@@ -21,19 +21,27 @@ use hopgraph::memory::check_context_name;
 const USAGE: &str = "\
 hopgraph-mcp: serve a hopgraph memory graph to MCP clients over stdio
 
-Usage: hopgraph-mcp [--data-dir DIR] [--context NAME]
+Usage: hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
 
 Options:
   --data-dir DIR    where the databases live (default: $HOPGRAPH_DATA_DIR, else
                     $XDG_DATA_HOME/hopgraph, else ~/.local/share/hopgraph)
   --context NAME    the context used when a call names none (default: default)
+  --prefault-mb N   when a database is opened, read its files into memory in the
+                    background if they total at most N MiB, so the first queries take
+                    no page faults; a larger database gets only its per-node indexes
+                    read, within N MiB (default: 1024; 0: read nothing ahead)
   -h, --help        print this help
   -V, --version     print the version
 ";
 
+/// Largest `--prefault-mb` (1 PiB): keeps the byte count far from overflow.
+const PREFAULT_MB_MAX: u64 = 1 << 30;
+
 struct Cli {
     data_dir: Option<PathBuf>,
     context: Option<String>,
+    prefault_mb: Option<u64>,
 }
 
 enum Parsed {
@@ -45,6 +53,7 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
     let mut cli = Cli {
         data_dir: None,
         context: None,
+        prefault_mb: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -78,6 +87,14 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
                 check_context_name(&v).map_err(|e| format!("--context: {e}"))?;
                 cli.context = Some(v);
             }
+            "--prefault-mb" => {
+                let v = value("--prefault-mb")?;
+                let v = v.to_string_lossy();
+                let mb = v.parse::<u64>().ok().filter(|&mb| mb <= PREFAULT_MB_MAX);
+                cli.prefault_mb = Some(mb.ok_or_else(|| {
+                    format!("--prefault-mb must be a whole number of MiB, 0 to {PREFAULT_MB_MAX}, not {v:?}")
+                })?);
+            }
             other => return Err(format!("unexpected argument {other:?}")),
         }
     }
@@ -103,6 +120,9 @@ fn main() -> ExitCode {
     config.explicit = explicit;
     if let Some(c) = cli.context {
         config.default_context = c;
+    }
+    if let Some(mb) = cli.prefault_mb {
+        config.prefault_max_bytes = mb << 20;
     }
     log(&format!(
         "serving {} (default context {:?})",

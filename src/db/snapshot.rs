@@ -53,6 +53,37 @@ impl Snapshot {
             .sum()
     }
 
+    /// [`Snapshot::prefault`] within a byte budget, for a caller that does not know how
+    /// large the database is (a server warming a database it just opened): every file
+    /// when they all fit in `max_bytes`; else only the sections read once per node
+    /// touched (CSR run starts, key index, record boundaries) of the newest segments
+    /// whose sections fit, so a database larger than memory is not read whole. Returns
+    /// the bytes covered.
+    pub fn prefault_within(&self, max_bytes: u64) -> u64 {
+        let segments = &self.state.segs.segments;
+        if self.segment_bytes() <= max_bytes {
+            return self.prefault();
+        }
+        let mut covered = 0u64;
+        for s in segments.iter().rev() {
+            if covered.saturating_add(s.file.node_index_bytes()) > max_bytes {
+                break;
+            }
+            covered += s.file.prefault_node_index();
+        }
+        covered
+    }
+
+    /// Total bytes of the snapshot's segment files.
+    pub fn segment_bytes(&self) -> u64 {
+        self.state
+            .segs
+            .segments
+            .iter()
+            .map(|s| s.file.len_bytes())
+            .sum()
+    }
+
     /// The id of the live node with `key`. Cost: O(log n) per segment.
     pub fn node_id(&self, key: &str) -> Option<NodeId> {
         self.state.node_id(key)

@@ -27,6 +27,10 @@ pub const PROJECT_MARKERS: [&str; 5] = [
     "go.mod",
 ];
 
+/// Default [`StoreConfig::prefault_max_bytes`]: 1 GiB, far above an agent's memory graph
+/// and well below a machine's memory.
+pub const PREFAULT_MAX_BYTES_DEFAULT: u64 = 1 << 30;
+
 /// Where a server keeps its databases.
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
@@ -40,6 +44,9 @@ pub struct StoreConfig {
     pub project_start: PathBuf,
     /// Options for opening databases.
     pub options: Options,
+    /// How much of a just-opened database is read ahead in the background (see
+    /// [`Snapshot::prefault_within`](crate::Snapshot::prefault_within)); 0: nothing.
+    pub prefault_max_bytes: u64,
 }
 
 impl StoreConfig {
@@ -51,6 +58,7 @@ impl StoreConfig {
             default_context: DEFAULT_CONTEXT.to_owned(),
             project_start: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             options: Options::default(),
+            prefault_max_bytes: PREFAULT_MAX_BYTES_DEFAULT,
         }
     }
 }
@@ -144,7 +152,7 @@ impl Stores {
             )))
         })?;
         open.insert(dir, db.clone());
-        prefault_in_background(&db);
+        prefault_in_background(&db, self.config.prefault_max_bytes);
         Ok(db)
     }
 
@@ -161,13 +169,27 @@ impl Stores {
 
 /// Reads the pages of a just-opened database's segments on a thread of its own, so that
 /// the first queries of a session take no page faults (opening itself stays lazy, and a
-/// query does not wait for this). A server that cannot start the thread just runs cold.
-fn prefault_in_background(db: &Database) {
+/// query does not wait for this), within `max_bytes` (see
+/// [`Snapshot::prefault_within`](crate::Snapshot::prefault_within)). A server that cannot
+/// start the thread just runs cold.
+fn prefault_in_background(db: &Database, max_bytes: u64) {
+    if max_bytes == 0 {
+        return;
+    }
     let snap = db.snapshot();
     let started = std::thread::Builder::new()
         .name("hopgraph-prefault".to_owned())
         .spawn(move || {
-            snap.prefault();
+            let total = snap.segment_bytes();
+            let read = snap.prefault_within(max_bytes);
+            if read < total {
+                crate::mcp::server::log(&format!(
+                    "read ahead {} of {} MiB: the database is larger than --prefault-mb, \
+                     so only its per-node indexes were read",
+                    read >> 20,
+                    total >> 20
+                ));
+            }
         });
     if let Err(e) = started {
         crate::mcp::server::log(&format!("prefault thread not started: {e}"));

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use memmap2::Mmap;
 
 use crate::error::{Error, Result};
-use crate::format::segment::{SegmentEncoder, SegmentLayout};
+use crate::format::segment::{SectionKind, SegmentEncoder, SegmentLayout};
 use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
 
 /// The typed CSR arrays the traversal hot path reads, per direction (0 = out, 1 = in).
@@ -31,6 +31,19 @@ pub struct CsrArrays<'a> {
     /// Edge id per row (empty when ids are dense).
     pub edge_ids: &'a [u64],
 }
+
+/// The sections a query reads once per node it touches (CSR run starts, the key index,
+/// node record boundaries), O(nodes) in size where the rest is O(edges) or record bytes:
+/// what [`SegmentFile::prefault_node_index`] reads of a file too large to read whole.
+pub const NODE_INDEX_SECTIONS: [SectionKind; 7] = [
+    SectionKind::Summary,
+    SectionKind::OutOffsets,
+    SectionKind::InOffsets,
+    SectionKind::KeyHash,
+    SectionKind::KeyOrder,
+    SectionKind::NodeIds,
+    SectionKind::NodeOffsets,
+];
 
 /// A mapped, structurally validated segment.
 #[derive(Debug)]
@@ -119,17 +132,48 @@ impl SegmentFile {
     /// file ahead, then reads one byte per page. A later query then takes no page faults
     /// on this file (until memory pressure evicts pages). Returns the bytes covered.
     pub fn prefault(&self) -> u64 {
+        self.prefault_range(0..self.mmap.len())
+    }
+
+    /// Bytes of the sections a query reads per node it touches rather than per edge
+    /// (see [`NODE_INDEX_SECTIONS`]).
+    pub fn node_index_bytes(&self) -> u64 {
+        NODE_INDEX_SECTIONS
+            .iter()
+            .filter_map(|&k| self.layout.entry(k))
+            .map(|e| e.range.len() as u64)
+            .sum()
+    }
+
+    /// [`SegmentFile::prefault`] for the [`NODE_INDEX_SECTIONS`] only: what a file too
+    /// large to read whole gets. Returns the bytes covered.
+    pub fn prefault_node_index(&self) -> u64 {
+        NODE_INDEX_SECTIONS
+            .iter()
+            .filter_map(|&k| self.layout.entry(k))
+            .map(|e| self.prefault_range(e.range.clone()))
+            .sum()
+    }
+
+    /// Advises read-ahead for `range` (in bounds: section ranges are validated at open),
+    /// then reads one byte per page of it.
+    fn prefault_range(&self, range: std::ops::Range<usize>) -> u64 {
         /// Smallest page size of the platforms we run on; a larger page is only touched
         /// more than once.
         const PAGE: usize = 4096;
+        let Some(bytes) = self.mmap.get(range.clone()) else {
+            return 0;
+        };
         #[cfg(unix)]
         {
             // Advice only: if it fails, the reads below fault the pages in one by one.
-            let _ = self.mmap.advise(memmap2::Advice::WillNeed);
+            let _ = self
+                .mmap
+                .advise_range(memmap2::Advice::WillNeed, range.start, bytes.len());
         }
-        let folded = self.mmap.iter().step_by(PAGE).fold(0u8, |a, &b| a ^ b);
+        let folded = bytes.iter().step_by(PAGE).fold(0u8, |a, &b| a ^ b);
         std::hint::black_box(folded);
-        self.mmap.len() as u64
+        bytes.len() as u64
     }
 
     /// The file's path.

@@ -199,3 +199,43 @@ fn bulk_load_builds_a_segment() {
     assert_eq!(db.snapshot().edge_count(), 3);
     db.verify().unwrap();
 }
+
+/// `prefault_within` reads every file when they fit the budget, only per-node sections of
+/// the newest segments when they do not, and nothing for a zero budget; it never reports
+/// more than the budget unless it read everything.
+#[test]
+fn prefault_within_respects_its_budget() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let empty = db.snapshot();
+    assert_eq!(empty.segment_bytes(), 0);
+    assert_eq!(empty.prefault_within(0), 0);
+    for round in 0..3 {
+        let edges: Vec<(String, String)> = (0..200)
+            .map(|i| {
+                (
+                    format!("n{round}-{i}"),
+                    format!("n{round}-{}", (i * 7 + 1) % 200),
+                )
+            })
+            .collect();
+        let list: Vec<(&str, &str, &str)> = edges
+            .iter()
+            .map(|(a, b)| (a.as_str(), "t", b.as_str()))
+            .collect();
+        commit_edges(&db, &list);
+        db.checkpoint().unwrap();
+    }
+    let snap = db.snapshot();
+    let total = snap.segment_bytes();
+    assert!(total > 0);
+    assert_eq!(snap.prefault(), total);
+    assert_eq!(snap.prefault_within(total), total);
+    assert_eq!(snap.prefault_within(u64::MAX), total);
+    assert_eq!(snap.prefault_within(0), 0);
+    let indexes = snap.prefault_within(total - 1);
+    assert!(indexes > 0 && indexes < total, "{indexes} of {total}");
+    // A budget for about one segment's indexes covers fewer segments than all three.
+    let one = snap.prefault_within(indexes / 2);
+    assert!(one <= indexes / 2 && one < indexes, "{one} of {indexes}");
+}

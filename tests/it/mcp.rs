@@ -1149,3 +1149,32 @@ fn e2e_sigterm_exits_cleanly() {
     let g = again.call_ok("get_memory", json!({"memory_id": "d"}));
     assert_eq!(g["structuredContent"]["content"], "durable");
 }
+
+/// `--prefault-mb` takes a whole number of MiB; anything else is a usage error that names
+/// the flag, and the server then does not start. `--help` documents it.
+#[test]
+fn prefault_flag_is_checked() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hopgraph-mcp"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run hopgraph-mcp");
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (status, help, _) = run(&["--help"]);
+    assert!(status.success());
+    assert!(help.contains("--prefault-mb N"), "{help}");
+    for bad in ["-1", "1.5", "lots", "99999999999999"] {
+        let (status, _, err) = run(&["--prefault-mb", bad]);
+        assert!(!status.success(), "{bad}");
+        assert!(
+            err.contains("--prefault-mb must be a whole number of MiB"),
+            "{bad}: {err}"
+        );
+    }
+}

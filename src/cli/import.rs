@@ -8,7 +8,9 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::input::{BatchParser, Delimited, EdgeBatch, Invalid, InvalidLines, LineReader};
+use super::input::{
+    BatchParser, Delimited, EdgeBatch, Invalid, InvalidLines, LineReader, STDIN, is_stdin,
+};
 use super::records::{JSONL_VERSION, Line, MemoryLine};
 use super::{CliError, CliResult, DbArg};
 use crate::{BulkLoad, Database, EdgeProps, NodeProps, Props};
@@ -36,14 +38,17 @@ Formats:
                  \"to\",\"relationType\"} lines. An entity becomes node `name` with kind =
                  entityType, title = name and props.observations; a relation becomes an edge.
   aim            the same with a leading {\"type\":\"_aim\",...} marker line (mcp-knowledge-graph)
-  auto           (default) by extension (.tsv, .csv), else by the first line of the file";
+  auto           (default) by extension (.tsv, .csv), else by the first line of the file
+
+A FILE of - reads standard input (once, and only with an explicit --format).";
 
 const EXAMPLES: &str = "\
 Examples:
   hopgraph import --db ./mem data/mem1m.edges.tsv
   hopgraph import --db ./mem --format server-memory memory.json
   hopgraph import --db ./copy backup.jsonl
-  hopgraph import --db ./mem --skip-invalid messy.csv";
+  hopgraph import --db ./mem --skip-invalid messy.csv
+  zcat edges.tsv.gz | hopgraph import --db ./mem --format tsv -";
 
 /// Import edges and nodes from TSV, CSV or JSONL files (atomic).
 #[derive(Debug, Args)]
@@ -57,7 +62,7 @@ pub(crate) struct ImportArgs {
     /// Skip lines that cannot be imported and report them, instead of failing.
     #[arg(long)]
     skip_invalid: bool,
-    /// Input files.
+    /// Input files (- reads standard input; it needs --format).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
 }
@@ -76,21 +81,36 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
     let start = Instant::now();
     let mut files = Vec::with_capacity(args.files.len());
     let mut total_bytes = 0;
+    if args.files.iter().filter(|p| is_stdin(p)).count() > 1 {
+        return Err(CliError::new(format!(
+            "standard input ({STDIN}) can be read only once; name it once"
+        )));
+    }
     for path in &args.files {
         let format = match args.format {
+            ImportFormat::Auto if is_stdin(path) => {
+                return Err(CliError::new(format!(
+                    "reading standard input ({STDIN}) needs --format: tsv, csv, jsonl, \
+                     server-memory or aim"
+                )));
+            }
             ImportFormat::Auto => detect(path)?,
             ImportFormat::Tsv => Source::Delimited(Delimited::Tsv),
             ImportFormat::Csv => Source::Delimited(Delimited::Csv),
             ImportFormat::Jsonl => Source::Jsonl,
             ImportFormat::ServerMemory | ImportFormat::Aim => Source::Memory,
         };
-        total_bytes += std::fs::metadata(path)
-            .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?
-            .len();
+        // Standard input has no size: the progress bar counts only the files.
+        if !is_stdin(path) {
+            total_bytes += std::fs::metadata(path)
+                .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?
+                .len();
+        }
         files.push((path, format));
     }
 
-    let progress = progress_bar(total_bytes);
+    let sized = !args.files.iter().any(|p| is_stdin(p));
+    let progress = progress_bar(sized.then_some(total_bytes));
     let mut reader = Reader {
         load: BulkLoad::new(),
         invalid: InvalidLines::new(
@@ -190,10 +210,19 @@ fn detect(path: &Path) -> CliResult<Source> {
     )))
 }
 
-fn progress_bar(total_bytes: u64) -> ProgressBar {
+/// A progress bar on a terminal's stderr (hidden otherwise): bytes of `total_bytes`, or,
+/// when the size is unknown (standard input is read), bytes read so far.
+fn progress_bar(total_bytes: Option<u64>) -> ProgressBar {
     if !io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
+    let Some(total_bytes) = total_bytes else {
+        let style = ProgressStyle::with_template("{msg:8} {spinner} {bytes} {bytes_per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = ProgressBar::no_length().with_style(style);
+        bar.set_message("reading");
+        return bar;
+    };
     let style = ProgressStyle::with_template(
         "{msg:8} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
     )

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::{CliError, CliResult};
@@ -13,9 +13,18 @@ mod batch;
 
 pub(crate) use batch::{BatchParser, EdgeBatch};
 
-/// A file read line by line, keeping the line number and bytes consumed.
+/// The file name that means standard input.
+pub(crate) const STDIN: &str = "-";
+
+/// Whether `path` names standard input ([`STDIN`]).
+pub(crate) fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
+}
+
+/// A file (or standard input, named [`STDIN`]) read line by line, keeping the line number
+/// and bytes consumed.
 pub(crate) struct LineReader {
-    reader: BufReader<File>,
+    reader: BufReader<Box<dyn Read + Send>>,
     buf: Vec<u8>,
     /// 1-based number of the line last returned.
     pub line_no: u64,
@@ -25,10 +34,16 @@ pub(crate) struct LineReader {
 
 impl LineReader {
     pub fn open(path: &Path) -> CliResult<LineReader> {
-        let file = File::open(path)
-            .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
+        let source: Box<dyn Read + Send> = if is_stdin(path) {
+            Box::new(std::io::stdin())
+        } else {
+            Box::new(
+                File::open(path)
+                    .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?,
+            )
+        };
         Ok(LineReader {
-            reader: BufReader::with_capacity(1 << 20, file),
+            reader: BufReader::with_capacity(1 << 20, source),
             buf: Vec::new(),
             line_no: 0,
             bytes: 0,

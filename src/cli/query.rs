@@ -69,8 +69,8 @@ edge_type_to_next, direction_to_next, edge_id}], message?, paths?, limit_reached
 answer as the MCP tool memory_path. No path, or an unknown key, is an answer (found: false
 and a message), not an error.
 
-With --pairs FILE (one `from<TAB>to` pair per line, # comments allowed) it answers every pair
-on one opened database: one JSON line per pair on stdout, the answer plus `from` and `to`,
+With --pairs FILE (one `from<TAB>to` pair per line, # comments allowed; - reads standard
+input) it answers every pair on one opened database: one JSON line per pair on stdout, the answer plus `from` and `to`,
 and a timing summary on stderr (count, found, p50/p90/p99 latency, total). Each pair is
 timed once, so by default the first queries also pay the page faults of a freshly mapped
 database; --warm reads every page of the database once before the first query (the state a
@@ -96,7 +96,7 @@ pub(crate) struct PathArgs {
     /// End key.
     #[arg(value_name = "TO", required_unless_present = "pairs")]
     to: Option<String>,
-    /// Answer every `from<TAB>to` pair of FILE (JSON lines).
+    /// Answer every `from<TAB>to` pair of FILE (JSON lines; - reads standard input).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["from", "to"])]
     pairs: Option<PathBuf>,
     /// With --pairs: read every page of the database once before timing the first query.

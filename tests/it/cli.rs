@@ -747,6 +747,12 @@ fn path_pairs_batch() {
         err.contains(", warmed ") && err.contains(" MiB in "),
         "{err}"
     );
+    // `--pairs -` reads the pairs from standard input: the same answers.
+    let (code, stdin_out, err) = hopgraph_stdin(
+        &["path", "--db", &db, "--pairs", "-", "--direction", "out"],
+        "from\tto\n# comment\na\tc\nc\ta\nzz\ta\n",
+    );
+    assert_eq!((code, stdin_out.as_str()), (0, out.as_str()), "{err}");
     // It only means something with --pairs.
     let (code, out, err) = hopgraph(&["path", "--db", &db, "a", "c", "--warm"]);
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
@@ -838,4 +844,86 @@ fn neighbors_expand_traverse_on_a_known_graph() {
         text,
         "depth 1  via ← caused_by  b \"Beta\"\ndepth 2  via ← caused_by ← caused_by  a \"Alpha\"\n"
     );
+}
+
+/// Runs the binary with `input` on its standard input.
+fn hopgraph_stdin(args: &[&str], input: &str) -> (i32, String, String) {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run hopgraph");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "hopgraph panicked: {stderr}");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8(out.stdout).unwrap(),
+        stderr,
+    )
+}
+
+/// `-` imports standard input, together with files; it needs --format and can be named
+/// only once, and a refused import creates nothing.
+#[test]
+fn import_reads_standard_input() {
+    let tmp = tempdir();
+    let file = tmp.path().join("more.tsv");
+    std::fs::write(&file, "c\td\tcaused_by\n").unwrap();
+    let db = tmp.path().join("db");
+    let (code, out, err) = hopgraph_stdin(
+        &[
+            "import",
+            "--db",
+            &db_arg(&db),
+            "--format",
+            "tsv",
+            "-",
+            file.to_str().unwrap(),
+        ],
+        "a\tb\tcaused_by\nb\tc\trelated_to\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("imported 2 files"), "{out}");
+    assert_eq!(
+        edges_of(&db),
+        vec![
+            triple("a", "caused_by", "b"),
+            triple("b", "related_to", "c"),
+            triple("c", "caused_by", "d"),
+        ]
+    );
+
+    let fresh = tmp.path().join("fresh");
+    let (code, _, err) = hopgraph_stdin(&["import", "--db", &db_arg(&fresh), "-"], "x\ty\tt\n");
+    assert_ne!(code, 0);
+    assert!(err.contains("needs --format"), "{err}");
+    let (code, _, err) = hopgraph_stdin(
+        &[
+            "import",
+            "--db",
+            &db_arg(&fresh),
+            "--format",
+            "tsv",
+            "-",
+            "-",
+        ],
+        "x\ty\tt\n",
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("can be read only once"), "{err}");
+    assert!(!fresh.exists(), "a refused import created the database");
+    // A bad line on standard input is reported with its line number, as for a file.
+    let (code, _, err) = hopgraph_stdin(
+        &["import", "--db", &db_arg(&fresh), "--format", "tsv", "-"],
+        "x\ty\tt\nonly-one-field\n",
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("error: -:2: expected 3 or 4"), "{err}");
 }

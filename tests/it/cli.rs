@@ -1,7 +1,7 @@
 //! The `hopgraph` command-line tool, end to end: the built binary on temporary directories.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use hopgraph::{Database, EdgeProps, NodeProps, Options, Props, WriteBatch};
 
@@ -15,14 +15,39 @@ fn fixture(name: &str) -> PathBuf {
 
 /// Runs the binary; returns (exit code, stdout, stderr).
 fn hopgraph<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
+    run_hopgraph(args, None)
+}
+
+/// Runs the binary with `input` on its standard input.
+fn hopgraph_stdin(args: &[&str], input: &str) -> (i32, String, String) {
+    run_hopgraph(args, Some(input))
+}
+
+/// Runs the binary with `input`, or nothing, on its standard input.
+fn run_hopgraph<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    input: Option<&str>,
+) -> (i32, String, String) {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
+        .args(args)
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hopgraph");
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
     let Output {
         status,
         stdout,
         stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
-        .args(args)
-        .output()
-        .expect("run hopgraph");
+    } = child.wait_with_output().expect("wait for hopgraph");
     let stderr = String::from_utf8(stderr).unwrap();
     assert!(!stderr.contains("panicked"), "hopgraph panicked: {stderr}");
     (
@@ -844,29 +869,6 @@ fn neighbors_expand_traverse_on_a_known_graph() {
         text,
         "depth 1  via ← caused_by  b \"Beta\"\ndepth 2  via ← caused_by ← caused_by  a \"Alpha\"\n"
     );
-}
-
-/// Runs the binary with `input` on its standard input.
-fn hopgraph_stdin(args: &[&str], input: &str) -> (i32, String, String) {
-    use std::io::Write as _;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run hopgraph");
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(!stderr.contains("panicked"), "hopgraph panicked: {stderr}");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8(out.stdout).unwrap(),
-        stderr,
-    )
 }
 
 /// `-` imports standard input, together with files; it needs --format and can be named

@@ -185,9 +185,10 @@ pub struct EdgeRef {
 }
 
 /// An opaque handle to one entry of a graph's neighbour runs, for
-/// [`Adjacency::run_entry_edge`](crate::traverse::Adjacency::run_entry_edge): the graph chooses the encoding, and promises that the
-/// entries of a run it hands out with handle `h` are `h.nth(0)`, `h.nth(1)`, … (none of
-/// them `NONE`). Kernels store it per reached node (4 bytes) and never look inside.
+/// [`Adjacency::run_entry_edge`](crate::traverse::Adjacency::run_entry_edge): the graph
+/// chooses the encoding, and promises that the entries of a run it hands out with handle
+/// `h` are `h.nth(0)`, `h.nth(1)`, … (none of them `NONE`). Kernels store it per reached
+/// node (4 bytes) and never look inside.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunEntry(pub u32);
 

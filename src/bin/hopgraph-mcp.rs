@@ -91,9 +91,13 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
                 let v = value("--prefault-mb")?;
                 let v = v.to_string_lossy();
                 let mb = v.parse::<u64>().ok().filter(|&mb| mb <= PREFAULT_MB_MAX);
-                cli.prefault_mb = Some(mb.ok_or_else(|| {
-                    format!("--prefault-mb must be a whole number of MiB, 0 to {PREFAULT_MB_MAX}, not {v:?}")
-                })?);
+                let bad = || {
+                    format!(
+                        "--prefault-mb must be a whole number of MiB, 0 to \
+                         {PREFAULT_MB_MAX}, not {v:?}"
+                    )
+                };
+                cli.prefault_mb = Some(mb.ok_or_else(bad)?);
             }
             other => return Err(format!("unexpected argument {other:?}")),
         }

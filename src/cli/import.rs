@@ -81,7 +81,8 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
     let start = Instant::now();
     let mut files = Vec::with_capacity(args.files.len());
     let mut total_bytes = 0;
-    if args.files.iter().filter(|p| is_stdin(p)).count() > 1 {
+    let stdin_count = args.files.iter().filter(|p| is_stdin(p)).count();
+    if stdin_count > 1 {
         return Err(CliError::new(format!(
             "standard input ({STDIN}) can be read only once; name it once"
         )));
@@ -109,8 +110,7 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         files.push((path, format));
     }
 
-    let sized = !args.files.iter().any(|p| is_stdin(p));
-    let progress = progress_bar(sized.then_some(total_bytes));
+    let progress = progress_bar((stdin_count == 0).then_some(total_bytes));
     let mut reader = Reader {
         load: BulkLoad::new(),
         invalid: InvalidLines::new(

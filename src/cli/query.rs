@@ -70,11 +70,12 @@ answer as the MCP tool memory_path. No path, or an unknown key, is an answer (fo
 and a message), not an error.
 
 With --pairs FILE (one `from<TAB>to` pair per line, # comments allowed; - reads standard
-input) it answers every pair on one opened database: one JSON line per pair on stdout, the answer plus `from` and `to`,
-and a timing summary on stderr (count, found, p50/p90/p99 latency, total). Each pair is
-timed once, so by default the first queries also pay the page faults of a freshly mapped
-database; --warm reads every page of the database once before the first query (the state a
-long-running server reaches after its first queries) and reports how long that took.";
+input) it answers every pair on one opened database: one JSON line per pair on stdout, the
+answer plus `from` and `to`, and a timing summary on stderr (count, found, p50/p90/p99
+latency, total). Each pair is timed once, so by default the first queries also pay the page
+faults of a freshly mapped database; --warm reads every page of the database once before the
+first query (the state a long-running server reaches after its first queries) and reports
+how long that took.";
 
 const PATH_EXAMPLES: &str = "\
 Examples:

@@ -185,7 +185,7 @@ fn prefault_in_background(db: &Database, max_bytes: u64) {
             if read < total {
                 crate::mcp::server::log(&format!(
                     "read ahead {} of {} MiB: the database is larger than --prefault-mb, \
-                     so only its per-node indexes were read",
+                     so at most its per-node indexes were read",
                     read >> 20,
                     total >> 20
                 ));

@@ -10,7 +10,8 @@
 //!
 //! The layers depend downward only:
 //! `format` (bytes) < `storage` (files, mmap) < `db` (catalog, delta, snapshots) <
-//! `traverse` (BFS kernels) < the `cli` / `mcp` adapters (behind cargo features).
+//! `traverse` (BFS kernels). The agent-memory semantics (`hopgraph-memory`), the CLI
+//! (`hopgraph-cli`) and the MCP server (`hopgraph-mcp`) are crates of their own beside this one.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
@@ -30,13 +31,6 @@ pub mod storage;
 pub mod db;
 
 pub mod traverse;
-
-#[cfg(feature = "mcp")]
-pub mod mcp;
-pub mod memory;
-
-#[cfg(feature = "cli")]
-pub mod cli;
 
 pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,

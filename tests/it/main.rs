@@ -6,15 +6,12 @@
     reason = "tests fail loudly by design"
 )]
 
-mod cli;
 mod common;
 mod corruption;
 mod crash;
 mod design_doc;
 mod engine;
 mod fixture;
-mod mcp;
-mod memory_tools;
 mod model;
 mod paths;
 mod processes;

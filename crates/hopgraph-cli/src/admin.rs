@@ -1,0 +1,324 @@
+//! Maintenance commands: `stats`, `check`, `checkpoint`, `compact`, `unlink`.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use super::input::{Delimited, InvalidLines, LineReader, Parsed};
+use super::{CliError, CliResult, DbArg, open_existing, open_read_only};
+use hopgraph::{OpResult, WriteBatch};
+
+/// Show counts, edges per type, storage and recovery state.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Shows nodes, edges per type, segments, WAL and disk bytes, the last \
+                  checkpoint and what recovery did when opening. Opens the database read-only \
+                  (recovery replays the WAL in memory but changes no file).",
+    after_long_help = "Examples:\n  hopgraph stats --db ./mem\n  hopgraph stats --db ./mem --json | jq .edge_types"
+)]
+pub(crate) struct StatsArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Verify every file of a database (exit 1 when it is damaged).
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Verifies every file completely, read-only: the manifest, each segment's \
+                  checksums and ids, every WAL record. Exits 0 when the database is sound and \
+                  1 with the damaged file and byte offset when it is not.",
+    after_long_help = "Examples:\n  hopgraph check --db ./mem && echo sound"
+)]
+pub(crate) struct CheckArgs {
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Write the WAL's changes into a new segment and start a fresh WAL.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Writes the changes held in the write-ahead log into a new segment file and \
+                  starts an empty log. Makes the next open fast; readers are not blocked.",
+    after_long_help = "Examples:\n  hopgraph checkpoint --db ./mem"
+)]
+pub(crate) struct CheckpointArgs {
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Merge all segments into one, dropping deleted edges and nodes.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Merges all segment files into one, dropping deleted edges and nodes. \
+                  Queries answer the same before and after.",
+    after_long_help = "Examples:\n  hopgraph checkpoint --db ./mem && hopgraph compact --db ./mem"
+)]
+pub(crate) struct CompactArgs {
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Remove the edges listed in files, in one atomic commit.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Removes the edges listed one per line as source<TAB>target<TAB>type (a \
+                  fourth weight column is ignored, so `export --format tsv` output works; csv \
+                  with commas; header line and # comments as for import) in one atomic \
+                  commit. Listed edges that do not exist are counted and reported, not errors; \
+                  a malformed line fails the command and removes nothing.",
+    after_long_help = "Examples:\n  hopgraph unlink --db ./mem stale.tsv\n  hopgraph unlink --db ./mem --format csv a.csv b.csv"
+)]
+pub(crate) struct UnlinkArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Input format; by default csv for .csv files, else tsv.
+    #[arg(long, value_enum)]
+    format: Option<UnlinkFormat>,
+    /// Files of edges to remove.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum UnlinkFormat {
+    Tsv,
+    Csv,
+}
+
+pub(crate) fn stats(args: StatsArgs) -> CliResult {
+    let db = open_read_only(&args.db.db)?;
+    let s = db.stats()?;
+    let mut out = io::stdout().lock();
+    let r = &s.recovery;
+    if args.json {
+        let v = json!({
+            "nodes": s.nodes,
+            "edges": s.edges,
+            "edge_types": s.edge_types.iter().map(|(n, c)| json!({"type": n, "edges": c})).collect::<Vec<_>>(),
+            "segments": s.segments.iter().map(|(id, bytes, rows)| json!({"id": id, "bytes": bytes, "edge_rows": rows})).collect::<Vec<_>>(),
+            "wal_bytes": s.wal_bytes,
+            "disk_bytes": s.disk_bytes,
+            "lsn": s.lsn,
+            "checkpoint_lsn": s.checkpoint_lsn,
+            "last_checkpoint_ms": (s.last_checkpoint_ms > 0).then_some(s.last_checkpoint_ms),
+            "generation": s.generation,
+            "recovery": {
+                "segments": r.segments,
+                "wal_records_replayed": r.wal_records_replayed,
+                "wal_bytes_replayed": r.wal_bytes_replayed,
+                "torn_tail_bytes": r.torn_tail_bytes,
+                "torn_tail_reason": r.torn_tail_reason,
+                "files_removed": r.files_removed,
+            },
+            "maintenance_error": s.maintenance_error,
+        });
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    writeln!(out, "database         {}", db.path().display())?;
+    writeln!(out, "nodes            {}", s.nodes)?;
+    writeln!(out, "edges            {}", s.edges)?;
+    let width = s.edge_types.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, count) in &s.edge_types {
+        writeln!(out, "  {name:<width$}  {count}")?;
+    }
+    let seg_bytes: u64 = s.segments.iter().map(|(_, b, _)| b).sum();
+    writeln!(
+        out,
+        "segments         {} ({})",
+        s.segments.len(),
+        human_bytes(seg_bytes)
+    )?;
+    for (id, bytes, rows) in &s.segments {
+        writeln!(out, "  seg-{id}  {}, {rows} edge rows", human_bytes(*bytes))?;
+    }
+    writeln!(out, "wal              {}", human_bytes(s.wal_bytes))?;
+    writeln!(out, "disk             {}", human_bytes(s.disk_bytes))?;
+    writeln!(
+        out,
+        "lsn              {} (checkpointed through {}, manifest generation {})",
+        s.lsn, s.checkpoint_lsn, s.generation
+    )?;
+    let last = if s.last_checkpoint_ms == 0 {
+        "never".to_owned()
+    } else {
+        hopgraph_memory::rfc3339(s.last_checkpoint_ms)
+    };
+    writeln!(out, "last checkpoint  {last}")?;
+    let mut rec = format!(
+        "mapped {} segments, replayed {} WAL records ({})",
+        r.segments,
+        r.wal_records_replayed,
+        human_bytes(r.wal_bytes_replayed)
+    );
+    if r.torn_tail_bytes > 0 || r.torn_tail_reason.is_some() {
+        rec.push_str(&format!(
+            "; torn WAL tail of {} bytes ({})",
+            r.torn_tail_bytes,
+            r.torn_tail_reason.as_deref().unwrap_or("unknown reason")
+        ));
+    }
+    if !r.files_removed.is_empty() {
+        rec.push_str(&format!(
+            "; removed leftovers {}",
+            r.files_removed.join(", ")
+        ));
+    }
+    writeln!(out, "recovery         {rec}")?;
+    if let Some(e) = &s.maintenance_error {
+        writeln!(out, "maintenance      {e}")?;
+    }
+    Ok(())
+}
+
+pub(crate) fn check(args: CheckArgs) -> CliResult {
+    let failed = |e: hopgraph::Error| CliError::new(format!("check failed: {}", CliError::from(e)));
+    let db =
+        open_read_only(&args.db.db).map_err(|e| CliError::new(format!("check failed: {e}")))?;
+    let r = db.verify().map_err(failed)?;
+    let mut out = io::stdout().lock();
+    write!(
+        out,
+        "ok: {} segments and {} WAL records verified ({})",
+        r.segments,
+        r.wal_records,
+        human_bytes(r.bytes)
+    )?;
+    if r.wal_trailing_bytes > 0 {
+        write!(
+            out,
+            "; {} bytes of a torn last WAL record will be discarded by the next writer",
+            r.wal_trailing_bytes
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+pub(crate) fn checkpoint(args: CheckpointArgs) -> CliResult {
+    let db = open_existing(&args.db.db)?;
+    let r = db.checkpoint()?;
+    let mut out = io::stdout().lock();
+    match r.segment {
+        None => writeln!(out, "nothing to checkpoint (LSN {})", r.lsn)?,
+        Some(id) => writeln!(
+            out,
+            "checkpointed through LSN {} into seg-{id}: {} nodes, {} edge rows, {}",
+            r.lsn,
+            r.nodes,
+            r.edges,
+            human_bytes(r.bytes)
+        )?,
+    }
+    Ok(())
+}
+
+pub(crate) fn compact(args: CompactArgs) -> CliResult {
+    let db = open_existing(&args.db.db)?;
+    let r = db.compact()?;
+    let mut out = io::stdout().lock();
+    match r.segment {
+        None => writeln!(out, "nothing to compact")?,
+        Some(id) => writeln!(
+            out,
+            "compacted {} segments into seg-{id}: {} edges kept, {} deleted edges dropped, {}",
+            r.segments_merged,
+            r.edges,
+            r.edges_dropped,
+            human_bytes(r.bytes)
+        )?,
+    }
+    Ok(())
+}
+
+/// How many listed edges that did not exist are named in the report.
+const MISSING_EXAMPLES_MAX: usize = 5;
+
+pub(crate) fn unlink(args: UnlinkArgs) -> CliResult {
+    let mut batch = WriteBatch::new();
+    let mut listed: Vec<String> = Vec::new();
+    let mut invalid = InvalidLines::new(false, "nothing was removed");
+    for path in &args.files {
+        let format = match args.format {
+            Some(UnlinkFormat::Csv) => Delimited::Csv,
+            Some(UnlinkFormat::Tsv) => Delimited::Tsv,
+            None if has_csv_extension(path) => Delimited::Csv,
+            None => Delimited::Tsv,
+        };
+        let mut lines = LineReader::open(path)?;
+        let mut first = true;
+        while let Some((line_no, line)) = lines.next_line(path)? {
+            let parsed = line.and_then(|line| {
+                let data_line = !line.is_empty() && !line.starts_with('#');
+                let parsed = format.parse(line, first);
+                first &= !data_line;
+                parsed
+            });
+            match parsed {
+                Ok(Parsed::Skip) => {}
+                Ok(Parsed::Edge(e)) => {
+                    listed.push(format!(
+                        "{}:{line_no}: {} -{}-> {}",
+                        path.display(),
+                        e.source,
+                        e.edge_type,
+                        e.target
+                    ));
+                    batch.unlink_triple(e.source, e.edge_type, e.target);
+                }
+                Err(bad) => invalid.record(path, line_no, bad)?,
+            }
+        }
+    }
+    let db = open_existing(&args.db.db)?;
+    let info = db.commit(batch)?;
+    let missing: Vec<&String> = info
+        .results
+        .iter()
+        .zip(&listed)
+        .filter(|(r, _)| matches!(r, OpResult::Unlinked { edge: None }))
+        .map(|(_, l)| l)
+        .collect();
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "removed {} edges; {} listed edges did not exist",
+        listed.len() - missing.len(),
+        missing.len()
+    )?;
+    if !missing.is_empty() {
+        let mut err = io::stderr().lock();
+        writeln!(err, "edges not found (first {MISSING_EXAMPLES_MAX}):")?;
+        for m in missing.iter().take(MISSING_EXAMPLES_MAX) {
+            writeln!(err, "  {m}")?;
+        }
+    }
+    Ok(())
+}
+
+fn has_csv_extension(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut x = n as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if x < 1024.0 {
+            break;
+        }
+        x /= 1024.0;
+        unit = u;
+    }
+    format!("{x:.1} {unit}")
+}

@@ -1,0 +1,469 @@
+//! `hopgraph import`: edge lists and JSON line files into one atomic bulk load.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::input::{
+    BatchParser, Delimited, EdgeBatch, Invalid, InvalidLines, LineReader, STDIN, is_stdin,
+};
+use super::records::{JSONL_VERSION, Line, MemoryLine};
+use super::{CliError, CliResult, DbArg};
+use hopgraph::{BulkLoad, Database, EdgeProps, NodeProps, Props};
+
+const LONG_ABOUT: &str = "\
+Imports nodes and edges from files into a database, creating the database when it is missing.
+
+All files go into one bulk load, which is atomic: when any line is bad (and --skip-invalid is
+not given) or anything else fails, nothing is imported. Edges whose (source, type, target)
+repeats in the input or already exists are skipped and counted. Nodes named only by edges are
+created with empty properties; node lines replace the properties of existing nodes.
+
+Formats:
+  tsv            one edge per line: source<TAB>target<TAB>type[<TAB>weight]; an optional header
+                 line (source, target, type[, weight]); lines starting with # are comments.
+                 Keys are exact strings: no trimming, no case folding, `007` is not `7`.
+                 This is the format of gen_graph.py (PREFIX.edges.tsv) and `export --format tsv`.
+  csv            the same with commas; fields may be quoted (\"a,b\", \"say \"\"hi\"\"\")
+  jsonl          hopgraph's lossless format, as `export --format jsonl` writes it: a header
+                 {\"hopgraph\":\"export\",\"version\":1,...}, then {\"node\":{...}} and
+                 {\"edge\":{...}} lines. Edge ids and node and edge timestamps in the file are
+                 not kept: the database assigns new ones.
+  server-memory  the JSONL file of the MCP reference memory server: {\"type\":\"entity\",
+                 \"name\",\"entityType\",\"observations\"} and {\"type\":\"relation\",\"from\",
+                 \"to\",\"relationType\"} lines. An entity becomes node `name` with kind =
+                 entityType, title = name and props.observations; a relation becomes an edge.
+  aim            the same with a leading {\"type\":\"_aim\",...} marker line (mcp-knowledge-graph)
+  auto           (default) by extension (.tsv, .csv), else by the first line of the file
+
+A FILE of - reads standard input (once, and only with an explicit --format).";
+
+const EXAMPLES: &str = "\
+Examples:
+  hopgraph import --db ./mem data/mem1m.edges.tsv
+  hopgraph import --db ./mem --format server-memory memory.json
+  hopgraph import --db ./copy backup.jsonl
+  hopgraph import --db ./mem --skip-invalid messy.csv
+  zcat edges.tsv.gz | hopgraph import --db ./mem --format tsv -";
+
+/// Import edges and nodes from TSV, CSV or JSONL files (atomic).
+#[derive(Debug, Args)]
+#[command(long_about = LONG_ABOUT, after_long_help = EXAMPLES)]
+pub(crate) struct ImportArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Input format (see --help).
+    #[arg(long, value_enum, default_value_t = ImportFormat::Auto)]
+    format: ImportFormat,
+    /// Skip lines that cannot be imported and report them, instead of failing.
+    #[arg(long)]
+    skip_invalid: bool,
+    /// Input files (- reads standard input; it needs --format).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ImportFormat {
+    Auto,
+    Tsv,
+    Csv,
+    Jsonl,
+    ServerMemory,
+    Aim,
+}
+
+pub(crate) fn run(args: ImportArgs) -> CliResult {
+    let start = Instant::now();
+    let mut files = Vec::with_capacity(args.files.len());
+    let mut total_bytes = 0;
+    let stdin_count = args.files.iter().filter(|p| is_stdin(p)).count();
+    if stdin_count > 1 {
+        return Err(CliError::new(format!(
+            "standard input ({STDIN}) can be read only once; name it once"
+        )));
+    }
+    for path in &args.files {
+        let format = match args.format {
+            ImportFormat::Auto if is_stdin(path) => {
+                return Err(CliError::new(format!(
+                    "reading standard input ({STDIN}) needs --format: tsv, csv, jsonl, \
+                     server-memory or aim"
+                )));
+            }
+            ImportFormat::Auto => detect(path)?,
+            ImportFormat::Tsv => Source::Delimited(Delimited::Tsv),
+            ImportFormat::Csv => Source::Delimited(Delimited::Csv),
+            ImportFormat::Jsonl => Source::Jsonl,
+            ImportFormat::ServerMemory | ImportFormat::Aim => Source::Memory,
+        };
+        // Standard input has no size: the progress bar counts only the files.
+        if !is_stdin(path) {
+            total_bytes += std::fs::metadata(path)
+                .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?
+                .len();
+        }
+        files.push((path, format));
+    }
+
+    let progress = progress_bar((stdin_count == 0).then_some(total_bytes));
+    let mut reader = Reader {
+        load: BulkLoad::new(),
+        invalid: InvalidLines::new(
+            args.skip_invalid,
+            "nothing was imported; fix the line or pass --skip-invalid",
+        ),
+        progress: &progress,
+        done_bytes: 0,
+    };
+    for (path, format) in files {
+        let mut lines = LineReader::open(path)?;
+        match format {
+            Source::Delimited(d) => reader.delimited(path, &mut lines, d)?,
+            Source::Jsonl => reader.jsonl(path, &mut lines)?,
+            Source::Memory => reader.memory(path, &mut lines)?,
+        }
+        reader.done_bytes += lines.bytes;
+    }
+    let Reader { load, invalid, .. } = reader;
+
+    progress.set_message("writing");
+    let db = Database::open(&args.db.db)?;
+    let report = db.bulk_load(load)?;
+    progress.finish_and_clear();
+
+    let mut err = io::stderr().lock();
+    if let Some(r) = invalid.report() {
+        write!(err, "{r}")?;
+    }
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "imported {} file{} into {} in {:.2} s",
+        args.files.len(),
+        if args.files.len() == 1 { "" } else { "s" },
+        args.db.db.display(),
+        start.elapsed().as_secs_f64()
+    )?;
+    writeln!(out, "nodes created: {}", report.nodes_created)?;
+    writeln!(out, "nodes updated: {}", report.nodes_updated)?;
+    writeln!(out, "edges created: {}", report.edges_created)?;
+    writeln!(
+        out,
+        "duplicate edges skipped: {}",
+        report.duplicates_skipped
+    )?;
+    writeln!(out, "invalid lines skipped: {}", invalid.total)?;
+    Ok(())
+}
+
+/// How one file is read (`server-memory` and `aim` share a reader: AIM's marker line is
+/// accepted on line 1 in both).
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    Delimited(Delimited),
+    Jsonl,
+    Memory,
+}
+
+/// The format of `path` from its extension, else from its first line.
+fn detect(path: &Path) -> CliResult<Source> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("tsv" | "tab") => return Ok(Source::Delimited(Delimited::Tsv)),
+        Some("csv") => return Ok(Source::Delimited(Delimited::Csv)),
+        _ => {}
+    }
+    let mut lines = LineReader::open(path)?;
+    while let Some((_, line)) = lines.next_line(path)? {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(line) {
+            if o.contains_key("hopgraph") || o.contains_key("node") || o.contains_key("edge") {
+                return Ok(Source::Jsonl);
+            }
+            match o.get("type").and_then(|t| t.as_str()) {
+                Some("_aim" | "entity" | "relation") => return Ok(Source::Memory),
+                _ => break,
+            }
+        }
+        if line.contains('\t') {
+            return Ok(Source::Delimited(Delimited::Tsv));
+        }
+        if line.contains(',') {
+            return Ok(Source::Delimited(Delimited::Csv));
+        }
+        break;
+    }
+    Err(CliError::new(format!(
+        "cannot tell the format of {} from its name or first line; pass --format",
+        path.display()
+    )))
+}
+
+/// A progress bar on a terminal's stderr (hidden otherwise): bytes of `total_bytes`, or,
+/// when the size is unknown (standard input is read), bytes read so far.
+fn progress_bar(total_bytes: Option<u64>) -> ProgressBar {
+    if !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let Some(total_bytes) = total_bytes else {
+        let style = ProgressStyle::with_template("{msg:8} {spinner} {bytes} {bytes_per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = ProgressBar::no_length().with_style(style);
+        bar.set_message("reading");
+        return bar;
+    };
+    let style = ProgressStyle::with_template(
+        "{msg:8} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    )
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let bar = ProgressBar::new(total_bytes).with_style(style);
+    bar.set_message("reading");
+    bar
+}
+
+/// Accumulates the bulk load from files, tallying invalid lines.
+struct Reader<'a> {
+    load: BulkLoad,
+    invalid: InvalidLines,
+    progress: &'a ProgressBar,
+    done_bytes: u64,
+}
+
+/// Progress is updated every this many lines.
+const PROGRESS_LINES: u64 = 8192;
+
+/// Parsed batches of a delimited file that may wait for the loader.
+const BATCHES_QUEUED: usize = 4;
+
+impl Reader<'_> {
+    fn tick(&self, line_no: u64, lines: &LineReader) {
+        if line_no.is_multiple_of(PROGRESS_LINES) {
+            self.progress.set_position(self.done_bytes + lines.bytes);
+        }
+    }
+
+    /// Loads a TSV or CSV file. A second thread reads and splits the lines, batch by
+    /// batch, while this one loads the edges (or this one does both when no thread can be
+    /// started).
+    fn delimited(&mut self, path: &Path, lines: &mut LineReader, format: Delimited) -> CliResult {
+        let (tx, rx) = mpsc::sync_channel::<CliResult<EdgeBatch>>(BATCHES_QUEUED);
+        let reader = &mut *lines;
+        let started = std::thread::scope(|s| {
+            let parse = move || {
+                let mut parser = BatchParser::new(path, reader, format);
+                loop {
+                    let batch = parser.next_batch().transpose();
+                    // Stop at the end, after an error, or when the loader has stopped.
+                    let last = !matches!(batch, Some(Ok(_)));
+                    if batch.is_none_or(|b| tx.send(b).is_err()) || last {
+                        return;
+                    }
+                }
+            };
+            let spawned = std::thread::Builder::new()
+                .name("hopgraph-parse".into())
+                .spawn_scoped(s, parse);
+            if spawned.is_err() {
+                return Ok(false);
+            }
+            // Returning early drops `rx`, which stops the parser.
+            for batch in rx {
+                self.load_batch(path, batch?)?;
+            }
+            Ok::<_, CliError>(true)
+        })?;
+        if !started {
+            let mut parser = BatchParser::new(path, lines, format);
+            while let Some(batch) = parser.next_batch()? {
+                self.load_batch(path, batch)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn load_batch(&mut self, path: &Path, batch: EdgeBatch) -> CliResult {
+        let bytes = batch.bytes;
+        let Reader {
+            load,
+            invalid: invalid_lines,
+            ..
+        } = self;
+        batch.for_each(load, |load, line_no, edge| {
+            let result = edge.and_then(|edge| match edge {
+                None => Ok(()),
+                Some(e) => {
+                    let props = EdgeProps {
+                        weight: e.weight.unwrap_or(1.0),
+                        props: Props::new(),
+                    };
+                    load.edge(&e.source, &e.edge_type, &e.target, props)
+                        .map_err(Invalid::engine)
+                }
+            });
+            match result {
+                Ok(()) => Ok(()),
+                Err(invalid) => invalid_lines.record(path, line_no, invalid),
+            }
+        })?;
+        self.progress.set_position(self.done_bytes + bytes);
+        Ok(())
+    }
+
+    fn jsonl(&mut self, path: &Path, lines: &mut LineReader) -> CliResult {
+        let mut header = false;
+        let mut end: Option<(Option<u64>, Option<u64>)> = None;
+        let (mut nodes, mut edges, mut bad) = (0u64, 0u64, 0u64);
+        while let Some((line_no, line)) = lines.next_line(path)? {
+            let result = line.and_then(|line| {
+                if line.trim().is_empty() {
+                    return Ok(());
+                }
+                let rec: Line = serde_json::from_str(line)
+                    .map_err(|e| Invalid::new("invalid JSON", format!("invalid JSON: {e}")))?;
+                if end.is_some() {
+                    return Err(Invalid::new(
+                        "line after the end line",
+                        "a line follows the closing {\"hopgraph\":\"end\"} line",
+                    ));
+                }
+                match (rec.hopgraph.as_deref(), rec.node, rec.edge) {
+                    (Some("export"), None, None) if line_no == 1 => {
+                        let version = rec.version.unwrap_or(JSONL_VERSION);
+                        if version > JSONL_VERSION {
+                            return Err(Invalid::new(
+                                "unsupported version",
+                                format!(
+                                    "written by a newer hopgraph (format version {version}, \
+                                     this build reads {JSONL_VERSION})"
+                                ),
+                            ));
+                        }
+                        header = true;
+                        Ok(())
+                    }
+                    (Some("end"), None, None) => {
+                        end = Some((rec.nodes, rec.edges));
+                        Ok(())
+                    }
+                    (None, Some(n), None) => {
+                        nodes += 1;
+                        let (key, props) = n.into_props();
+                        self.load.node(&key, props).map_err(Invalid::engine)
+                    }
+                    (None, None, Some(e)) => {
+                        edges += 1;
+                        let props = EdgeProps {
+                            weight: e.weight,
+                            props: e.props,
+                        };
+                        self.load
+                            .edge(&e.source, &e.edge_type, &e.target, props)
+                            .map_err(Invalid::engine)
+                    }
+                    _ => Err(Invalid::new(
+                        "not a node or edge",
+                        "expected {\"node\":{...}} or {\"edge\":{...}} \
+                         (or the {\"hopgraph\":\"export\"} header on line 1)",
+                    )),
+                }
+            });
+            if let Err(invalid) = result {
+                bad += 1;
+                self.invalid.record(path, line_no, invalid)?;
+            }
+            self.tick(line_no, lines);
+        }
+        // An export ends with a line of counts, by which a truncated file is caught (when
+        // lines were skipped, the skip report says so already).
+        if bad > 0 {
+            return Ok(());
+        }
+        let truncated = |what: String| {
+            CliError::new(format!(
+                "{}: {what}; is the file truncated? (nothing was imported)",
+                path.display()
+            ))
+        };
+        match end {
+            None if header => Err(truncated(
+                "the export has no closing {\"hopgraph\":\"end\"} line".into(),
+            )),
+            Some((want_nodes, want_edges))
+                if want_nodes.is_some_and(|n| n != nodes)
+                    || want_edges.is_some_and(|n| n != edges) =>
+            {
+                Err(truncated(format!(
+                    "the end line counts {} nodes and {} edges, the file holds {nodes} and {edges}",
+                    want_nodes.unwrap_or(nodes),
+                    want_edges.unwrap_or(edges),
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn memory(&mut self, path: &Path, lines: &mut LineReader) -> CliResult {
+        while let Some((line_no, line)) = lines.next_line(path)? {
+            let result = line.and_then(|line| {
+                if line.trim().is_empty() {
+                    return Ok(());
+                }
+                let m: MemoryLine = serde_json::from_str(line)
+                    .map_err(|e| Invalid::new("invalid JSON", format!("invalid JSON: {e}")))?;
+                let missing = |field: &str| {
+                    Invalid::new(
+                        "missing field",
+                        format!("a {} line needs {field:?}", m.line_type),
+                    )
+                };
+                match m.line_type.as_str() {
+                    "_aim" if line_no == 1 => Ok(()),
+                    "entity" => {
+                        let name = m.name.as_deref().ok_or_else(|| missing("name"))?;
+                        let mut props = Props::new();
+                        props.insert("observations".into(), m.observations.clone().into());
+                        let node = NodeProps {
+                            kind: m.entity_type.clone().unwrap_or_default(),
+                            title: name.to_owned(),
+                            props,
+                            ..NodeProps::default()
+                        };
+                        self.load.node(name, node).map_err(Invalid::engine)
+                    }
+                    "relation" => {
+                        let from = m.from.as_deref().ok_or_else(|| missing("from"))?;
+                        let to = m.to.as_deref().ok_or_else(|| missing("to"))?;
+                        let rt = m
+                            .relation_type
+                            .as_deref()
+                            .ok_or_else(|| missing("relationType"))?;
+                        self.load
+                            .edge(from, rt, to, EdgeProps::default())
+                            .map_err(Invalid::engine)
+                    }
+                    other => Err(Invalid::new(
+                        "unknown line type",
+                        format!("type {other:?} is not \"entity\" or \"relation\""),
+                    )),
+                }
+            });
+            if let Err(invalid) = result {
+                self.invalid.record(path, line_no, invalid)?;
+            }
+            self.tick(line_no, lines);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,583 @@
+//! Graph questions: `path` (one pair or a batch), `neighbors`, `expand`, `traverse`.
+//!
+//! Each translates its options into a request of [`hopgraph_memory`], whose functions run
+//! the traversal kernel and shape the answer; the same answers the MCP tools give.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use super::input::{Invalid, InvalidLines, LineReader};
+use super::{CliError, CliResult, DbArg, json_line, open_read_only};
+use hopgraph::traverse::{Budget, ExpandDirection, Scratch};
+use hopgraph::{Direction, Snapshot};
+use hopgraph_memory::ToolError;
+use hopgraph_memory::path::{PathRequest, PathResult, memory_path};
+use hopgraph_memory::walk::{
+    ExpandRequest, MEMORY_NOT_FOUND, RelatedRequest, TraverseRequest, expand, related, traverse,
+};
+
+/// Which edges to follow from a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Dir {
+    /// Both ways: the graph as undirected.
+    Both,
+    /// Edges leaving the node (source to target).
+    #[value(alias = "outgoing", alias = "forward")]
+    Out,
+    /// Edges entering the node (target to source).
+    #[value(alias = "incoming", alias = "backward")]
+    In,
+}
+
+impl From<Dir> for Direction {
+    fn from(d: Dir) -> Direction {
+        match d {
+            Dir::Both => Direction::Both,
+            Dir::Out => Direction::Out,
+            Dir::In => Direction::In,
+        }
+    }
+}
+
+/// Work limit options shared by the searches.
+#[derive(Debug, Args)]
+struct BudgetArgs {
+    /// Stop a search after marking this many nodes visited (the answer then says
+    /// limit_reached).
+    #[arg(long, value_name = "N", default_value_t = Budget::VISITED_MAX_DEFAULT)]
+    visited_max: u64,
+}
+
+impl BudgetArgs {
+    fn budget(&self) -> Budget {
+        Budget {
+            visited_max: self.visited_max,
+            ..Budget::default()
+        }
+    }
+}
+
+const PATH_ABOUT: &str = "\
+Finds a shortest path between two nodes (by key), treating edges as undirected unless
+--direction says otherwise. Prints it as `a \"Title\" → caused_by → b \"Title\"` (← for an edge
+walked backwards), or with --json as one JSON object {found, hops, path[{id, title,
+edge_type_to_next, direction_to_next, edge_id}], message?, paths?, limit_reached?}, the same
+answer as the MCP tool memory_path. No path, or an unknown key, is an answer (found: false
+and a message), not an error.
+
+With --pairs FILE (one `from<TAB>to` pair per line, # comments allowed; - reads standard
+input) it answers every pair on one opened database: one JSON line per pair on stdout, the
+answer plus `from` and `to`, and a timing summary on stderr (count, found, p50/p90/p99
+latency, total). Each pair is timed once, so by default the first queries also pay the page
+faults of a freshly mapped database; --warm reads every page of the database once before the
+first query (the state a long-running server reaches after its first queries) and reports
+how long that took.";
+
+const PATH_EXAMPLES: &str = "\
+Examples:
+  hopgraph path --db ./mem m-17 m-42
+  hopgraph path --db ./mem m-17 m-42 --types caused_by,supersedes --direction out --json
+  hopgraph path --db ./mem m-17 m-42 --all
+  hopgraph path --db ./mem --pairs data/mem1m.pairs.tsv --max-hops 6 > answers.jsonl
+  hopgraph path --db ./mem --pairs data/mem1m.pairs.tsv --warm > answers.jsonl";
+
+/// Shortest path between two nodes, or for every pair of a file.
+#[derive(Debug, Args)]
+#[command(long_about = PATH_ABOUT, after_long_help = PATH_EXAMPLES)]
+pub(crate) struct PathArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Start key.
+    #[arg(value_name = "FROM", required_unless_present = "pairs")]
+    from: Option<String>,
+    /// End key.
+    #[arg(value_name = "TO", required_unless_present = "pairs")]
+    to: Option<String>,
+    /// Answer every `from<TAB>to` pair of FILE (JSON lines; - reads standard input).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["from", "to"])]
+    pairs: Option<PathBuf>,
+    /// With --pairs: read every page of the database once before timing the first query.
+    #[arg(long)]
+    warm: bool,
+    /// Longest path to look for.
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    max_hops: u32,
+    /// Follow only these edge types (comma-separated).
+    #[arg(long, value_name = "T1,T2", value_delimiter = ',')]
+    types: Option<Vec<String>>,
+    /// Which way edges may be walked.
+    #[arg(long, value_enum, default_value_t = Dir::Both)]
+    direction: Dir,
+    /// Every shortest path (at most 16), not just one.
+    #[arg(long)]
+    all: bool,
+    /// Print JSON instead of text (always on with --pairs).
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    budget: BudgetArgs,
+}
+
+pub(crate) fn path(args: PathArgs) -> CliResult {
+    let db = open_read_only(&args.db.db)?;
+    let snap = db.snapshot();
+    let mut scratch = Scratch::new();
+    // One request for every pair: each pair's keys are moved in before its timer starts,
+    // so the latency is the query's alone (no per-pair copies of keys or type names).
+    let mut request = PathRequest {
+        from: String::new(),
+        to: String::new(),
+        max_hops: args.max_hops,
+        edge_types: args.types.clone(),
+        direction: args.direction.into(),
+        all_shortest: args.all,
+        budget: args.budget.budget(),
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    let Some(pairs_file) = &args.pairs else {
+        let (Some(from), Some(to)) = (&args.from, &args.to) else {
+            return Err(CliError::new("give FROM and TO, or --pairs FILE"));
+        };
+        if args.warm {
+            return Err(CliError::new(
+                "--warm goes with --pairs (one query has nothing to warm up for)",
+            ));
+        }
+        request.from.clone_from(from);
+        request.to.clone_from(to);
+        let result = memory_path(&snap, &mut scratch, &request).map_err(tool)?;
+        if args.json {
+            json_line(&mut out, &result)?;
+        } else {
+            writeln!(out, "{}", result.text())?;
+        }
+        out.flush()?;
+        return Ok(());
+    };
+
+    #[derive(Serialize)]
+    struct PairAnswer<'a> {
+        from: &'a str,
+        to: &'a str,
+        #[serde(flatten)]
+        result: &'a PathResult<'a>,
+    }
+    let pairs = read_pairs(pairs_file)?;
+    let warmed = args.warm.then(|| {
+        let t = Instant::now();
+        let bytes = snap.prefault();
+        (bytes, t.elapsed())
+    });
+    let started = Instant::now();
+    let pair_count = pairs.len();
+    let mut latencies = Vec::with_capacity(pair_count);
+    let (mut found, mut limited) = (0u64, 0u64);
+    for (from, to) in pairs {
+        (request.from, request.to) = (from, to);
+        let t = Instant::now();
+        let result = memory_path(&snap, &mut scratch, &request).map_err(tool)?;
+        latencies.push(t.elapsed());
+        found += u64::from(result.found);
+        limited += u64::from(result.limit_reached);
+        json_line(
+            &mut out,
+            &PairAnswer {
+                from: &request.from,
+                to: &request.to,
+                result: &result,
+            },
+        )?;
+    }
+    out.flush()?;
+    let total = started.elapsed();
+    latencies.sort_unstable();
+    let pct = |p: usize| {
+        let i = (latencies.len() * p).div_ceil(100).saturating_sub(1);
+        latencies.get(i).map_or("-".to_owned(), |d| micros(*d))
+    };
+    let warm = warmed.map_or(String::new(), |(bytes, took)| {
+        format!(
+            ", warmed {:.1} MiB in {:.1} ms",
+            bytes as f64 / (1024.0 * 1024.0),
+            took.as_secs_f64() * 1e3
+        )
+    });
+    // One write, so the line is not interleaved with stdout on a terminal.
+    let summary = format!(
+        "pairs: {}, found: {found}, limit reached: {limited}, latency p50 {} p90 {} p99 {} \
+         max {}, total {:.3} s{warm}\n",
+        pair_count,
+        pct(50),
+        pct(90),
+        pct(99),
+        pct(100),
+        total.as_secs_f64()
+    );
+    io::stderr().write_all(summary.as_bytes())?;
+    Ok(())
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+/// Reads a pairs file completely, so that a bad line fails before any answer is printed.
+fn read_pairs(path: &Path) -> CliResult<Vec<(String, String)>> {
+    let mut lines = LineReader::open(path)?;
+    let mut invalid = InvalidLines::new(false, "no pair was answered");
+    let mut pairs = Vec::new();
+    while let Some((line_no, line)) = lines.next_line(path)? {
+        let pair = line.and_then(|line| {
+            if line.is_empty() || line.starts_with('#') {
+                return Ok(None);
+            }
+            let fields: Vec<&str> = line.split('\t').collect();
+            match fields[..] {
+                [from, to] if !from.is_empty() && !to.is_empty() => {
+                    let header = line_no == 1
+                        && from.eq_ignore_ascii_case("from")
+                        && to.eq_ignore_ascii_case("to");
+                    Ok((!header).then(|| (from.to_owned(), to.to_owned())))
+                }
+                _ => Err(Invalid::new(
+                    "bad pair",
+                    format!(
+                        "expected two non-empty tab-separated keys (from, to), found {} fields",
+                        fields.len()
+                    ),
+                )),
+            }
+        });
+        match pair {
+            Ok(Some(p)) => pairs.push(p),
+            Ok(None) => {}
+            Err(bad) => invalid.record(path, line_no, bad)?,
+        }
+    }
+    Ok(pairs)
+}
+
+const NEIGHBORS_EXAMPLES: &str = "\
+Examples:
+  hopgraph neighbors --db ./mem m-17
+  hopgraph neighbors --db ./mem m-17 --type caused_by --direction in --json";
+
+/// The edges at one node and the nodes at their other ends.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Lists the edges at a node: one line per edge, `→ type → key \"summary\"` \
+                  for an outgoing edge and `← type ← key` for an incoming one, in the order of \
+                  the MCP tool `related`. With --json: {results[{memory_id, edge_id, \
+                  edge_type, direction, summary}], truncated}, as the MCP tool `related`.",
+    after_long_help = NEIGHBORS_EXAMPLES
+)]
+pub(crate) struct NeighborsArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// The node's key.
+    key: String,
+    /// Only edges of this type.
+    #[arg(long = "type", value_name = "TYPE")]
+    edge_type: Option<String>,
+    /// Outgoing, incoming or both.
+    #[arg(long, value_enum, default_value_t = Dir::Both)]
+    direction: Dir,
+    /// Most edges listed.
+    #[arg(long, value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    limit: u32,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
+    let db = open_read_only(&args.db.db)?;
+    let request = RelatedRequest {
+        memory_id: args.key.clone(),
+        edge_type: args.edge_type,
+        direction: args.direction.into(),
+        limit: args.limit as usize,
+    };
+    let result = related(&db.snapshot(), &request).map_err(|e| not_found(e, &args.key))?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    if args.json {
+        json_line(&mut out, &result)?;
+    } else {
+        for r in &result.results {
+            let arrow = if r.direction == "outgoing" {
+                '→'
+            } else {
+                '←'
+            };
+            write!(out, "{arrow} {} {arrow} {}", r.edge_type, r.memory_id)?;
+            summary(&mut out, &r.summary)?;
+        }
+        truncated_note(&mut out, result.truncated)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Expansion directions, with the MCP tool's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ExpandDir {
+    /// Union of a forward-only and a backward-only sweep from each seed.
+    Both,
+    /// Source to target only.
+    #[value(alias = "outgoing", alias = "out")]
+    Forward,
+    /// Target to source only.
+    #[value(alias = "incoming", alias = "in")]
+    Backward,
+    /// Either way at every hop (mixed-direction routes).
+    Any,
+}
+
+impl From<ExpandDir> for ExpandDirection {
+    fn from(d: ExpandDir) -> ExpandDirection {
+        match d {
+            ExpandDir::Both => ExpandDirection::Both,
+            ExpandDir::Forward => ExpandDirection::Forward,
+            ExpandDir::Backward => ExpandDirection::Backward,
+            ExpandDir::Any => ExpandDirection::Any,
+        }
+    }
+}
+
+const EXPAND_EXAMPLES: &str = "\
+Examples:
+  hopgraph expand --db ./mem m-17 --hops 2
+  hopgraph expand --db ./mem m-17 m-42 --hops 3 --direction any --types caused_by --route --json
+  hopgraph expand --db ./mem m-17 --filter '{\"type\":\"decision\"}' --include-superseded";
+
+/// The nodes within a few hops of one or more seeds.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Expands from seed nodes: every node within --hops hops, once, with the seed, \
+                  hop count, edge type and direction that reached it first (fewest hops, then \
+                  lower seed key, then lower edge type, then forward before backward). Seeds \
+                  are never results. --filter and --include-superseded filter results, not the \
+                  walk. With --json: {documents[...], warnings[...], truncated}, as the MCP \
+                  tool `expand`; unknown seeds are warnings, not errors.",
+    after_long_help = EXPAND_EXAMPLES
+)]
+pub(crate) struct ExpandArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Seed keys.
+    #[arg(required = true, value_name = "SEED")]
+    seeds: Vec<String>,
+    /// Most hops from a seed.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    hops: u32,
+    /// Which way edges are walked.
+    #[arg(long, value_enum, default_value_t = ExpandDir::Both)]
+    direction: ExpandDir,
+    /// Follow only these edge types (comma-separated).
+    #[arg(long, value_name = "T1,T2", value_delimiter = ',')]
+    types: Option<Vec<String>>,
+    /// Keep only nodes whose properties equal these (a JSON object).
+    #[arg(long, value_name = "JSON", value_parser = parse_json_object)]
+    filter: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Keep nodes whose status is `superseded`.
+    #[arg(long)]
+    include_superseded: bool,
+    /// Report each result's full route from its seed.
+    #[arg(long)]
+    route: bool,
+    /// Most nodes listed.
+    #[arg(long, value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    limit: u32,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    budget: BudgetArgs,
+}
+
+fn parse_json_object(s: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(s) {
+        Ok(serde_json::Value::Object(m)) => Ok(m),
+        Ok(_) => Err("expected a JSON object such as {\"type\":\"decision\"}".into()),
+        Err(e) => Err(format!("invalid JSON: {e}")),
+    }
+}
+
+pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
+    let db = open_read_only(&args.db.db)?;
+    let request = ExpandRequest {
+        seed_doc_ids: args.seeds,
+        hops: args.hops,
+        direction: args.direction.into(),
+        edge_types: args.types,
+        filter_properties: args.filter,
+        include_superseded: args.include_superseded,
+        include_route: args.route,
+        limit: args.limit as usize,
+        budget: args.budget.budget(),
+    };
+    let result = expand(&db.snapshot(), &mut Scratch::new(), &request).map_err(tool)?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    if args.json {
+        json_line(&mut out, &result)?;
+        out.flush()?;
+        return Ok(());
+    }
+    for w in &result.warnings {
+        writeln!(io::stderr(), "warning: unknown seed {}", w.seed_doc_id)?;
+    }
+    for d in &result.documents {
+        let v = &d.via;
+        let arrow = if v.direction == "forward" {
+            '→'
+        } else {
+            '←'
+        };
+        write!(out, "hop {}  {}", v.hop, d.doc_id)?;
+        if let Some(t) = &d.title {
+            write!(out, " {t:?}")?;
+        }
+        match &v.route {
+            Some(route) => {
+                write!(out, "  via {}", v.seed_doc_id)?;
+                for h in route {
+                    let a = if h.direction == "forward" {
+                        '→'
+                    } else {
+                        '←'
+                    };
+                    write!(out, " {a} {} {a} {}", h.edge_type, h.node)?;
+                }
+                writeln!(out)?;
+            }
+            None => writeln!(
+                out,
+                "  via seed {}, last edge {arrow} {} {arrow}",
+                v.seed_doc_id, v.edge_type
+            )?,
+        }
+    }
+    truncated_note(&mut out, result.truncated)?;
+    if result.limit_reached {
+        writeln!(
+            out,
+            "(search budget reached: results cover the completed hop levels)"
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+const TRAVERSE_EXAMPLES: &str = "\
+Examples:
+  hopgraph traverse --db ./mem m-17
+  hopgraph traverse --db ./mem m-17 --max-depth 5 --types caused_by --direction out --json";
+
+/// A breadth-first walk from one node.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Walks breadth-first from a node (edges undirected unless --direction says \
+                  otherwise) and lists the nodes reached, depth never decreasing, the start \
+                  excluded, each with the edges of its path. With --json: {results[{memory_id, \
+                  depth, path[{edge_id, edge_type, direction}], summary}], truncated}, as the \
+                  MCP tool `traverse`.",
+    after_long_help = TRAVERSE_EXAMPLES
+)]
+pub(crate) struct TraverseArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Start key.
+    key: String,
+    /// Follow only these edge types (comma-separated).
+    #[arg(long, value_name = "T1,T2", value_delimiter = ',')]
+    types: Option<Vec<String>>,
+    /// Most hops from the start.
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    max_depth: u32,
+    /// Which way edges are walked.
+    #[arg(long, value_enum, default_value_t = Dir::Both)]
+    direction: Dir,
+    /// Most nodes listed.
+    #[arg(long, value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    limit: u32,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    budget: BudgetArgs,
+}
+
+pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
+    let db = open_read_only(&args.db.db)?;
+    let request = TraverseRequest {
+        memory_id: args.key.clone(),
+        edge_types: args.types,
+        max_depth: args.max_depth,
+        limit: args.limit as usize,
+        direction: args.direction.into(),
+        budget: args.budget.budget(),
+    };
+    let snap: Snapshot = db.snapshot();
+    let result =
+        traverse(&snap, &mut Scratch::new(), &request).map_err(|e| not_found(e, &args.key))?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    if args.json {
+        json_line(&mut out, &result)?;
+    } else {
+        for r in &result.results {
+            write!(out, "depth {}  via", r.depth)?;
+            for h in &r.path {
+                let a = if h.direction == "outgoing" {
+                    '→'
+                } else {
+                    '←'
+                };
+                write!(out, " {a} {}", h.edge_type)?;
+            }
+            write!(out, "  {}", r.memory_id)?;
+            summary(&mut out, &r.summary)?;
+        }
+        truncated_note(&mut out, result.truncated)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Ends a line with the quoted summary, when there is one.
+fn summary(out: &mut impl Write, summary: &str) -> io::Result<()> {
+    if summary.is_empty() {
+        writeln!(out)
+    } else {
+        writeln!(out, " {summary:?}")
+    }
+}
+
+fn truncated_note(out: &mut impl Write, truncated: bool) -> io::Result<()> {
+    if truncated {
+        writeln!(out, "(truncated: raise --limit to see more)")?;
+    }
+    Ok(())
+}
+
+fn tool(e: ToolError) -> CliError {
+    CliError::new(e.0)
+}
+
+/// The contract's "Memory not found." with the key it is about.
+fn not_found(e: ToolError, key: &str) -> CliError {
+    if e.0 == MEMORY_NOT_FOUND {
+        CliError::new(format!("unknown node key: {key}"))
+    } else {
+        tool(e)
+    }
+}

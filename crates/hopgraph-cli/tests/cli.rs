@@ -1,0 +1,939 @@
+//! The `hopgraph` command-line tool, end to end: the built binary on temporary directories.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly by design"
+)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use hopgraph::{Database, EdgeProps, NodeProps, Options, Props, WriteBatch};
+
+use common::{edge_list, tempdir};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Runs the binary; returns (exit code, stdout, stderr).
+fn hopgraph<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
+    run_hopgraph(args, None)
+}
+
+/// Runs the binary with `input` on its standard input.
+fn hopgraph_stdin(args: &[&str], input: &str) -> (i32, String, String) {
+    run_hopgraph(args, Some(input))
+}
+
+/// Runs the binary with `input`, or nothing, on its standard input.
+fn run_hopgraph<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    input: Option<&str>,
+) -> (i32, String, String) {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
+        .args(args)
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hopgraph");
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().expect("wait for hopgraph");
+    let stderr = String::from_utf8(stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "hopgraph panicked: {stderr}");
+    (
+        status.code().expect("exit code"),
+        String::from_utf8(stdout).unwrap(),
+        stderr,
+    )
+}
+
+/// Runs the binary and expects success; returns stdout.
+fn ok<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    let (code, out, err) = hopgraph(args);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    out
+}
+
+/// Runs the binary and expects exit code 1 with one `error:` line; returns that line.
+fn fails<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    let (code, out, err) = hopgraph(args);
+    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    err
+}
+
+fn db_arg(dir: &Path) -> String {
+    dir.to_str().unwrap().to_owned()
+}
+
+fn read_only(dir: &Path) -> Database {
+    let options = Options {
+        read_only: true,
+        create_if_missing: false,
+        ..Options::default()
+    };
+    Database::open_with(dir, options).unwrap()
+}
+
+fn edges_of(dir: &Path) -> Vec<(String, String, String)> {
+    edge_list(&read_only(dir).snapshot())
+}
+
+fn triple(s: &str, t: &str, d: &str) -> (String, String, String) {
+    (s.into(), t.into(), d.into())
+}
+
+#[test]
+fn import_tsv_keeps_exact_keys_and_skips_header_comments_duplicates() {
+    let tmp = tempdir();
+    let input = tmp.path().join("g.edges.tsv");
+    std::fs::write(
+        &input,
+        "source\ttarget\ttype\n# comment\n007\t7\tcaused_by\n 7\t007 \trelated_to\t0.5\r\n\
+         007\t7\tcaused_by\nA\ta\tcaused_by\n",
+    )
+    .unwrap();
+    let db = tmp.path().join("db");
+    let out = ok(&["import", "--db", &db_arg(&db), input.to_str().unwrap()]);
+    assert!(out.contains("nodes created: 6"), "{out}");
+    assert!(out.contains("edges created: 3"), "{out}");
+    assert!(out.contains("duplicate edges skipped: 1"), "{out}");
+    let db = read_only(&db);
+    let snap = db.snapshot();
+    assert_eq!(
+        edge_list(&snap),
+        vec![
+            triple(" 7", "related_to", "007 "),
+            triple("007", "caused_by", "7"),
+            triple("A", "caused_by", "a"),
+        ]
+    );
+    let (s, t) = (snap.node_id(" 7").unwrap(), snap.node_id("007 ").unwrap());
+    let ty = snap.type_id("related_to").unwrap();
+    let e = snap
+        .edge(snap.edge_by_triple(s, ty, t).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(e.weight, 0.5);
+}
+
+#[test]
+fn import_csv_with_quotes_and_auto_detection() {
+    let tmp = tempdir();
+    let db = tmp.path().join("db");
+    ok(&[
+        "import",
+        "--db",
+        &db_arg(&db),
+        fixture("edges.csv").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        edges_of(&db),
+        vec![
+            triple("a,1", "caused_by", "b"),
+            triple("b", "related_to", "say \"hi\""),
+        ]
+    );
+}
+
+#[test]
+fn bad_line_fails_the_whole_import_and_commits_nothing() {
+    let tmp = tempdir();
+    let db = tmp.path().join("db");
+    let good = tmp.path().join("good.tsv");
+    std::fs::write(&good, "x\ty\tcaused_by\n").unwrap();
+    ok(&["import", "--db", &db_arg(&db), good.to_str().unwrap()]);
+    let before = edges_of(&db);
+
+    // Several files: the good lines of the first and of the bad file are not imported.
+    let other = tmp.path().join("other.tsv");
+    std::fs::write(&other, "p\tq\trelated_to\n").unwrap();
+    let bad = fixture("bad.tsv");
+    let err = fails(&[
+        "import",
+        "--db",
+        &db_arg(&db),
+        other.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert!(err.contains("bad.tsv:4:"), "{err}");
+    assert!(
+        err.contains("expected 3 or 4 tab-separated fields"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was imported"), "{err}");
+    assert_eq!(edges_of(&db), before);
+
+    // A failed import does not create a database either.
+    let fresh = tmp.path().join("fresh");
+    fails(&["import", "--db", &db_arg(&fresh), bad.to_str().unwrap()]);
+    assert!(!fresh.exists());
+}
+
+#[test]
+fn skip_invalid_imports_the_rest_and_counts_reasons() {
+    let tmp = tempdir();
+    let db = tmp.path().join("db");
+    let (code, out, err) = hopgraph(&[
+        "import",
+        "--db",
+        &db_arg(&db),
+        "--skip-invalid",
+        fixture("bad.tsv").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("invalid lines skipped: 4"), "{out}");
+    assert!(err.contains("skipped 4 invalid lines"), "{err}");
+    assert!(err.contains("2  wrong number of fields"), "{err}");
+    assert!(err.contains("1  bad weight"), "{err}");
+    assert!(err.contains("1  empty field"), "{err}");
+    assert!(
+        err.contains("bad.tsv:5: weight \"NaN\" is not a finite number"),
+        "{err}"
+    );
+    assert_eq!(
+        edges_of(&db),
+        vec![triple("a", "caused_by", "b"), triple("b", "caused_by", "c")]
+    );
+}
+
+#[test]
+fn import_server_memory_and_aim() {
+    let tmp = tempdir();
+    let db = tmp.path().join("db");
+    ok(&[
+        "import",
+        "--db",
+        &db_arg(&db),
+        fixture("server-memory.json").to_str().unwrap(),
+        fixture("aim.jsonl").to_str().unwrap(),
+    ]);
+    let handle = read_only(&db);
+    let snap = handle.snapshot();
+    let john = snap.node_by_key("John_Smith").unwrap().unwrap();
+    assert_eq!(john.props.kind, "person");
+    assert_eq!(john.props.title, "John_Smith");
+    assert_eq!(
+        john.props.props["observations"],
+        serde_json::json!(["Speaks fluent Spanish", "Graduated in 2019"])
+    );
+    // Alice is first named by a relation, then defined by the AIM file.
+    let alice = snap.node_by_key("Alice").unwrap().unwrap();
+    assert_eq!(alice.props.kind, "person");
+    assert_eq!(
+        edge_list(&snap),
+        vec![
+            triple("Alice", "manages", "Q4_Project"),
+            triple("John_Smith", "knows", "Alice"),
+            triple("John_Smith", "works_at", "Anthropic"),
+        ]
+    );
+
+    // And back out in the same shape.
+    let out = ok(&["export", "--db", &db_arg(&db), "--format", "server-memory"]);
+    assert!(out.lines().any(|l| l
+        == r#"{"type":"entity","name":"John_Smith","entityType":"person","observations":["Speaks fluent Spanish","Graduated in 2019"]}"#));
+    assert!(out.lines().any(|l| l
+        == r#"{"type":"relation","from":"John_Smith","to":"Anthropic","relationType":"works_at"}"#));
+
+    // A relation without relationType names file and line.
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        "{\"type\":\"relation\",\"from\":\"a\",\"to\":\"b\"}\n",
+    )
+    .unwrap();
+    let err = fails(&["import", "--db", &db_arg(&db), bad.to_str().unwrap()]);
+    assert!(
+        err.contains("bad.json:1: a relation line needs \"relationType\""),
+        "{err}"
+    );
+}
+
+/// A database with every kind of property, written through the library.
+fn rich_database(dir: &Path) {
+    let db = Database::open(dir).unwrap();
+    let mut props = Props::new();
+    props.insert(
+        "source".into(),
+        serde_json::json!({"tool": "test", "n": [1, 2]}),
+    );
+    let mut b = WriteBatch::new();
+    b.upsert_node(
+        "m1",
+        NodeProps {
+            kind: "decision".into(),
+            title: "Use CSR".into(),
+            content: "Because\tof \"locality\"\nand mmap.".into(),
+            importance: 0.8,
+            status: "active".into(),
+            props,
+            embedding: Some(vec![0.1, -2.5, 3.0e-7]),
+        },
+    );
+    b.upsert_node("m2", NodeProps::default());
+    b.ensure_node("lonely");
+    let mut eprops = Props::new();
+    eprops.insert("why".into(), "benchmark".into());
+    b.link(
+        "m1",
+        "caused_by",
+        "m2",
+        EdgeProps {
+            weight: 0.3,
+            props: eprops,
+        },
+    );
+    b.link("m2", "related_to", "m1", EdgeProps::default());
+    b.link("m2", "related_to", "m2", EdgeProps::default());
+    db.commit(b).unwrap();
+    db.checkpoint().unwrap();
+    // A later change in the WAL, on top of the segment.
+    let mut b = WriteBatch::new();
+    b.upsert_node("m3", NodeProps::default());
+    b.link("m3", "supersedes", "m1", EdgeProps::default());
+    b.unlink_triple("m2", "related_to", "m2");
+    db.commit(b).unwrap();
+}
+
+/// Drops the fields that import assigns anew.
+fn without_ids(jsonl: &str) -> Vec<serde_json::Value> {
+    jsonl
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            for part in ["node", "edge"] {
+                if let Some(o) = v.get_mut(part).and_then(|p| p.as_object_mut()) {
+                    o.remove("id");
+                    o.remove("created_at");
+                    o.remove("updated_at");
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn jsonl_export_import_round_trip() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    rich_database(&a);
+    let file = tmp.path().join("backup.jsonl");
+    ok(&[
+        "export",
+        "--db",
+        &db_arg(&a),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let first = std::fs::read_to_string(&file).unwrap();
+    assert!(first.starts_with("{\"hopgraph\":\"export\",\"version\":1}\n"));
+    assert!(first.ends_with("{\"hopgraph\":\"end\",\"nodes\":4,\"edges\":3}\n"));
+    ok(&["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
+    let second = ok(&["export", "--db", &db_arg(&b)]);
+    assert_eq!(without_ids(&first), without_ids(&second));
+
+    // Same graph and same node properties, read through the library.
+    assert_eq!(edges_of(&a), edges_of(&b));
+    let (sa, sb) = (read_only(&a).snapshot(), read_only(&b).snapshot());
+    for key in ["m1", "m2", "m3", "lonely"] {
+        let (na, nb) = (
+            sa.node_by_key(key).unwrap().unwrap(),
+            sb.node_by_key(key).unwrap().unwrap(),
+        );
+        assert_eq!(na.props, nb.props, "{key}");
+    }
+    let edge = |s: &hopgraph::Snapshot| {
+        let id = s
+            .edge_by_triple(
+                s.node_id("m1").unwrap(),
+                s.type_id("caused_by").unwrap(),
+                s.node_id("m2").unwrap(),
+            )
+            .unwrap();
+        let e = s.edge(id).unwrap().unwrap();
+        (e.weight, e.props.clone())
+    };
+    assert_eq!(edge(&sa), edge(&sb));
+}
+
+#[test]
+fn truncated_jsonl_export_is_refused() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    rich_database(&a);
+    let full = ok(&["export", "--db", &db_arg(&a)]);
+    let cut: Vec<&str> = full.lines().collect();
+    let file = tmp.path().join("cut.jsonl");
+    std::fs::write(&file, cut[..cut.len() - 2].join("\n")).unwrap();
+    let b = tmp.path().join("b");
+    let err = fails(&["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
+    assert!(err.contains("truncated"), "{err}");
+    assert!(!b.exists());
+}
+
+#[test]
+fn tsv_export_import_round_trip() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    rich_database(&a);
+    let tsv = ok(&["export", "--db", &db_arg(&a), "--format", "tsv"]);
+    assert!(tsv.contains("m1\tm2\tcaused_by\t0.3\n"), "{tsv}");
+    let file = tmp.path().join("edges.tsv");
+    std::fs::write(&file, &tsv).unwrap();
+    ok(&["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
+    assert_eq!(edges_of(&a), edges_of(&b));
+    assert_eq!(ok(&["export", "--db", &db_arg(&b), "--format", "tsv"]), tsv);
+}
+
+#[test]
+fn sample_graph_round_trips_through_tsv() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/memory-2k.edges.tsv");
+    ok(&["import", "--db", &db_arg(&a), sample.to_str().unwrap()]);
+    let file = tmp.path().join("again.tsv");
+    ok(&[
+        "export",
+        "--db",
+        &db_arg(&a),
+        "--format",
+        "tsv",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    ok(&["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
+    let edges = edges_of(&a);
+    assert!(edges.len() > 7000);
+    assert_eq!(edges, edges_of(&b));
+    let mut input: Vec<String> = std::fs::read_to_string(&sample)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut output: Vec<String> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    input.sort();
+    output.sort();
+    assert_eq!(input, output);
+}
+
+#[test]
+fn unlink_removes_listed_edges_atomically_and_reports_missing() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    rich_database(&a);
+    let list = tmp.path().join("gone.tsv");
+    std::fs::write(
+        &list,
+        "m1\tm2\tcaused_by\t0.3\nm2\tm1\trelated_to\nm1\tnobody\tcaused_by\n",
+    )
+    .unwrap();
+    let (code, out, err) = hopgraph(&["unlink", "--db", &db_arg(&a), list.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("removed 2 edges; 1 listed edges did not exist"),
+        "{out}"
+    );
+    assert!(err.contains("gone.tsv:3: m1 -caused_by-> nobody"), "{err}");
+    assert_eq!(edges_of(&a), vec![triple("m3", "supersedes", "m1")]);
+
+    // A malformed line removes nothing.
+    let bad = tmp.path().join("bad.tsv");
+    std::fs::write(&bad, "m3\tm1\tsupersedes\nm3\tm1\n").unwrap();
+    let err = fails(&["unlink", "--db", &db_arg(&a), bad.to_str().unwrap()]);
+    assert!(err.contains("bad.tsv:2:"), "{err}");
+    assert!(err.contains("nothing was removed"), "{err}");
+    assert_eq!(edges_of(&a), vec![triple("m3", "supersedes", "m1")]);
+}
+
+#[test]
+fn stats_checkpoint_compact() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    rich_database(&a);
+    let db = db_arg(&a);
+    let out = ok(&["stats", "--db", &db]);
+    assert!(out.contains("nodes            4"), "{out}");
+    assert!(out.contains("edges            3"), "{out}");
+    assert!(out.contains("  caused_by   1"), "{out}");
+    assert!(out.contains("replayed 1 WAL records"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["stats", "--db", &db, "--json"])).unwrap();
+    assert_eq!(json["nodes"], 4);
+    assert_eq!(json["edges"], 3);
+    assert_eq!(json["segments"].as_array().unwrap().len(), 1);
+    assert!(json["last_checkpoint_ms"].as_u64().unwrap() > 0);
+    assert_eq!(json["recovery"]["wal_records_replayed"], 1);
+
+    assert!(ok(&["checkpoint", "--db", &db]).contains("checkpointed through LSN 2"));
+    assert!(ok(&["checkpoint", "--db", &db]).contains("nothing to checkpoint"));
+    assert!(ok(&["compact", "--db", &db]).contains("compacted 2 segments"));
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["stats", "--db", &db, "--json"])).unwrap();
+    assert_eq!(json["segments"].as_array().unwrap().len(), 1);
+    assert_eq!(json["edges"], 3);
+    ok(&["check", "--db", &db]);
+}
+
+fn files_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Flips bits of one byte in place (segment files are read-only: make it writable first).
+fn flip_byte(path: &Path, offset: usize) {
+    let mut perms = std::fs::metadata(path).unwrap().permissions();
+    #[allow(
+        clippy::permissions_set_readonly_false,
+        reason = "a test damaging a file"
+    )]
+    perms.set_readonly(false);
+    std::fs::set_permissions(path, perms).unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[offset] ^= 0x5a;
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Replaces the files of `dir` with copies of those in `from`.
+fn copy_files(from: &Path, dir: &Path) {
+    for f in std::fs::read_dir(from).unwrap() {
+        let f = f.unwrap().path();
+        let to = dir.join(f.file_name().unwrap());
+        let _ = std::fs::remove_file(&to);
+        std::fs::copy(&f, &to).unwrap();
+    }
+}
+
+#[test]
+fn check_reports_a_damaged_segment_or_manifest() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    rich_database(&a);
+    ok(&["checkpoint", "--db", &db_arg(&a)]);
+    assert!(ok(&["check", "--db", &db_arg(&a)]).starts_with("ok: 2 segments"));
+    let pristine = tmp.path().join("pristine");
+    std::fs::create_dir(&pristine).unwrap();
+    copy_files(&a, &pristine);
+    let before = ok(&["export", "--db", &db_arg(&a)]);
+
+    // A flipped byte is either found by check, which names the file, or harmless (alignment
+    // padding that nothing reads): then every node and edge reads back the same.
+    let seg = files_named(&a, "seg-").pop().unwrap();
+    let len = std::fs::read(&seg).unwrap().len();
+    let mut offsets: Vec<usize> = (0..len).step_by(len / 16 + 1).collect();
+    offsets.extend([8, 20, len / 2, len - 1]);
+    let mut detected = 0;
+    for &offset in &offsets {
+        copy_files(&pristine, &a);
+        flip_byte(&seg, offset);
+        let (code, out, err) = hopgraph(&["check", "--db", &db_arg(&a)]);
+        if code == 0 {
+            assert_eq!(
+                ok(&["export", "--db", &db_arg(&a)]),
+                before,
+                "offset {offset}: {out}"
+            );
+            continue;
+        }
+        detected += 1;
+        assert_eq!(code, 1, "offset {offset}: {err}");
+        assert!(err.starts_with("error: check failed: "), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(seg.to_str().unwrap()),
+            "offset {offset}: {err}"
+        );
+    }
+    assert!(detected >= offsets.len() - 2, "{detected} of {offsets:?}");
+
+    let manifest = a.join("MANIFEST");
+    let len = std::fs::read(&manifest).unwrap().len();
+    for offset in [0, 9, 20, len / 2, len - 1] {
+        copy_files(&pristine, &a);
+        flip_byte(&manifest, offset);
+        let err = fails(&["check", "--db", &db_arg(&a)]);
+        assert!(err.contains("MANIFEST"), "offset {offset}: {err}");
+    }
+    copy_files(&pristine, &a);
+    ok(&["check", "--db", &db_arg(&a)]);
+}
+
+#[test]
+fn exit_codes_and_one_line_errors() {
+    let tmp = tempdir();
+    let missing = tmp.path().join("missing");
+    let err = fails(&["stats", "--db", &db_arg(&missing)]);
+    assert!(err.contains("no hopgraph database at"), "{err}");
+    assert!(!missing.exists());
+    fails(&["check", "--db", &db_arg(&missing)]);
+    fails(&["export", "--db", &db_arg(&missing)]);
+    let err = fails(&["import", "--db", &db_arg(&missing), "no-such-file.tsv"]);
+    assert!(err.contains("cannot open no-such-file.tsv"), "{err}");
+
+    // A directory that holds something else is not taken over.
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    let err = fails(&[
+        "import",
+        "--db",
+        &db_arg(&other),
+        fixture("edges.csv").to_str().unwrap(),
+    ]);
+    assert!(err.contains("holds no hopgraph database"), "{err}");
+
+    // Usage errors exit 2; help exits 0 and teaches with examples.
+    assert_eq!(hopgraph(&["frobnicate"]).0, 2);
+    assert_eq!(hopgraph(&["import", "--db", "x"]).0, 2);
+    assert_eq!(hopgraph(&["export", "--db", "x", "--format", "xml"]).0, 2);
+    let help = ok(&["--help"]);
+    assert!(help.contains("Exit codes:"), "{help}");
+    for cmd in [
+        "import",
+        "export",
+        "unlink",
+        "stats",
+        "check",
+        "checkpoint",
+        "compact",
+        "path",
+        "neighbors",
+        "expand",
+        "traverse",
+    ] {
+        let help = ok(&[cmd, "--help"]);
+        assert!(help.contains("Examples:"), "{cmd}: {help}");
+    }
+}
+
+/// a -caused_by-> b -caused_by-> c, a -supersedes-> d -related_to-> c, with titles.
+fn known_graph(dir: &Path) {
+    let db = Database::open(dir).unwrap();
+    let mut b = WriteBatch::new();
+    for (key, title) in [
+        ("a", "Alpha"),
+        ("b", "Beta"),
+        ("c", "Gamma"),
+        ("d", "Delta"),
+    ] {
+        b.upsert_node(
+            key,
+            NodeProps {
+                title: title.into(),
+                ..NodeProps::default()
+            },
+        );
+    }
+    for (s, t, d) in [
+        ("a", "caused_by", "b"),
+        ("b", "caused_by", "c"),
+        ("a", "supersedes", "d"),
+        ("d", "related_to", "c"),
+    ] {
+        b.link(s, t, d, EdgeProps::default());
+    }
+    db.commit(b).unwrap();
+}
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap()
+}
+
+#[test]
+fn path_answers_on_a_known_graph() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    known_graph(&a);
+    let db = db_arg(&a);
+    let text = ok(&["path", "--db", &db, "a", "c", "--types", "caused_by"]);
+    assert_eq!(
+        text,
+        "a \"Alpha\" → caused_by → b \"Beta\" → caused_by → c \"Gamma\"\n"
+    );
+    let text = ok(&["path", "--db", &db, "c", "a", "--types", "caused_by"]);
+    assert_eq!(
+        text,
+        "c \"Gamma\" ← caused_by ← b \"Beta\" ← caused_by ← a \"Alpha\"\n"
+    );
+
+    let r = json(&ok(&[
+        "path",
+        "--db",
+        &db,
+        "a",
+        "c",
+        "--types",
+        "related_to,supersedes",
+        "--json",
+    ]));
+    assert_eq!(r["found"], true);
+    assert_eq!(r["hops"], 2);
+    assert_eq!(r["path"][1]["id"], "d");
+    assert_eq!(r["path"][1]["direction_to_next"], "forward");
+
+    let r = json(&ok(&["path", "--db", &db, "a", "c", "--all", "--json"]));
+    assert_eq!(r["paths"].as_array().unwrap().len(), 2);
+
+    let r = json(&ok(&[
+        "path",
+        "--db",
+        &db,
+        "c",
+        "a",
+        "--direction",
+        "out",
+        "--json",
+    ]));
+    assert_eq!(r["found"], false);
+    assert_eq!(r["message"], "No path from c to a within 10 hops");
+    assert_eq!(
+        ok(&["path", "--db", &db, "zz", "a"]),
+        "Unknown memory id: zz\n"
+    );
+
+    let r = json(&ok(&[
+        "path",
+        "--db",
+        &db,
+        "a",
+        "c",
+        "--visited-max",
+        "1",
+        "--json",
+    ]));
+    assert_eq!(r["found"], false);
+    assert_eq!(r["limit_reached"], true);
+    assert!(r["message"].as_str().unwrap().contains("budget"), "{r}");
+}
+
+#[test]
+fn path_pairs_batch() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    known_graph(&a);
+    let pairs = tmp.path().join("pairs.tsv");
+    std::fs::write(&pairs, "from\tto\n# comment\na\tc\nc\ta\nzz\ta\n").unwrap();
+    let db = db_arg(&a);
+    let batch = |extra: &[&str]| {
+        let mut args = vec!["path", "--db", &db, "--pairs", pairs.to_str().unwrap()];
+        args.extend(["--direction", "out"]);
+        args.extend(extra);
+        hopgraph(&args)
+    };
+    let (code, out, err) = batch(&[]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<serde_json::Value> = out.lines().map(json).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        (&lines[0]["from"], &lines[0]["to"]),
+        (&"a".into(), &"c".into())
+    );
+    assert_eq!(lines[0]["found"], true);
+    assert_eq!(lines[0]["hops"], 2);
+    assert_eq!(lines[1]["found"], false);
+    assert_eq!(lines[2]["found"], false);
+    assert_eq!(lines[2]["message"], "Unknown memory id: zz");
+    assert!(
+        err.starts_with("pairs: 3, found: 1, limit reached: 0, latency p50 "),
+        "{err}"
+    );
+    assert!(err.contains(" p99 ") && err.contains("total "), "{err}");
+    assert!(!err.contains("warmed"), "{err}");
+
+    // --warm prefaults the database first: the same answers, and the summary says so.
+    let (code, warm_out, err) = batch(&["--warm"]);
+    assert_eq!((code, warm_out.as_str()), (0, out.as_str()), "{err}");
+    assert!(
+        err.contains(", warmed ") && err.contains(" MiB in "),
+        "{err}"
+    );
+    // `--pairs -` reads the pairs from standard input: the same answers.
+    let (code, stdin_out, err) = hopgraph_stdin(
+        &["path", "--db", &db, "--pairs", "-", "--direction", "out"],
+        "from\tto\n# comment\na\tc\nc\ta\nzz\ta\n",
+    );
+    assert_eq!((code, stdin_out.as_str()), (0, out.as_str()), "{err}");
+    // It only means something with --pairs.
+    let (code, out, err) = hopgraph(&["path", "--db", &db, "a", "c", "--warm"]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(err.contains("--warm goes with --pairs"), "{err}");
+
+    // A malformed pair fails before any answer is printed.
+    std::fs::write(&pairs, "a\tc\na\tb\tc\n").unwrap();
+    let (code, out, err) = batch(&[]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(
+        err.contains("pairs.tsv:2: expected two non-empty tab-separated keys"),
+        "{err}"
+    );
+}
+
+#[test]
+fn neighbors_expand_traverse_on_a_known_graph() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    known_graph(&a);
+    let db = db_arg(&a);
+    assert_eq!(
+        ok(&["neighbors", "--db", &db, "b"]),
+        "← caused_by ← a \"Alpha\"\n→ caused_by → c \"Gamma\"\n"
+    );
+    let r = json(&ok(&[
+        "neighbors",
+        "--db",
+        &db,
+        "c",
+        "--type",
+        "related_to",
+        "--json",
+    ]));
+    assert_eq!(r["results"].as_array().unwrap().len(), 1);
+    assert_eq!(r["results"][0]["memory_id"], "d");
+    assert_eq!(r["results"][0]["direction"], "incoming");
+    let err = fails(&["neighbors", "--db", &db, "zz"]);
+    assert!(err.contains("unknown node key: zz"), "{err}");
+
+    let r = json(&ok(&[
+        "expand", "--db", &db, "a", "nope", "--hops", "2", "--json",
+    ]));
+    let docs: Vec<(&str, u64)> = r["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["doc_id"].as_str().unwrap(),
+                d["via"]["hop"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(docs, vec![("b", 1), ("d", 1), ("c", 2)]);
+    assert_eq!(r["warnings"][0]["seed_doc_id"], "nope");
+    let text = ok(&[
+        "expand",
+        "--db",
+        &db,
+        "c",
+        "--direction",
+        "backward",
+        "--route",
+    ]);
+    assert!(
+        text.contains("hop 1  b \"Beta\"  via c ← caused_by ← b"),
+        "{text}"
+    );
+
+    let r = json(&ok(&[
+        "traverse",
+        "--db",
+        &db,
+        "a",
+        "--max-depth",
+        "1",
+        "--json",
+    ]));
+    let reached: Vec<&str> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["memory_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(reached, vec!["b", "d"]);
+    let text = ok(&["traverse", "--db", &db, "c", "--types", "caused_by"]);
+    assert_eq!(
+        text,
+        "depth 1  via ← caused_by  b \"Beta\"\ndepth 2  via ← caused_by ← caused_by  a \"Alpha\"\n"
+    );
+}
+
+/// `-` imports standard input, together with files; it needs --format and can be named
+/// only once, and a refused import creates nothing.
+#[test]
+fn import_reads_standard_input() {
+    let tmp = tempdir();
+    let file = tmp.path().join("more.tsv");
+    std::fs::write(&file, "c\td\tcaused_by\n").unwrap();
+    let db = tmp.path().join("db");
+    let (code, out, err) = hopgraph_stdin(
+        &[
+            "import",
+            "--db",
+            &db_arg(&db),
+            "--format",
+            "tsv",
+            "-",
+            file.to_str().unwrap(),
+        ],
+        "a\tb\tcaused_by\nb\tc\trelated_to\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("imported 2 files"), "{out}");
+    assert_eq!(
+        edges_of(&db),
+        vec![
+            triple("a", "caused_by", "b"),
+            triple("b", "related_to", "c"),
+            triple("c", "caused_by", "d"),
+        ]
+    );
+
+    let fresh = tmp.path().join("fresh");
+    let (code, _, err) = hopgraph_stdin(&["import", "--db", &db_arg(&fresh), "-"], "x\ty\tt\n");
+    assert_ne!(code, 0);
+    assert!(err.contains("needs --format"), "{err}");
+    let (code, _, err) = hopgraph_stdin(
+        &[
+            "import",
+            "--db",
+            &db_arg(&fresh),
+            "--format",
+            "tsv",
+            "-",
+            "-",
+        ],
+        "x\ty\tt\n",
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("can be read only once"), "{err}");
+    assert!(!fresh.exists(), "a refused import created the database");
+    // A bad line on standard input is reported with its line number, as for a file.
+    let (code, _, err) = hopgraph_stdin(
+        &["import", "--db", &db_arg(&fresh), "--format", "tsv", "-"],
+        "x\ty\tt\nonly-one-field\n",
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("error: -:2: expected 3 or 4"), "{err}");
+}

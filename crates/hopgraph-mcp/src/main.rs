@@ -1,0 +1,194 @@
+//! `hopgraph-mcp`: the hopgraph memory graph as an MCP server over stdio.
+//!
+//! ```text
+//! hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
+//! ```
+//! The data directory comes from `--data-dir`, else `HOPGRAPH_DATA_DIR`, else the platform
+//! data directory (`$XDG_DATA_HOME/hopgraph` or `~/.local/share/hopgraph`). Each context is
+//! a database in `<data>/<context>/`. Logs go to stderr; stdout carries only the protocol.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hopgraph_mcp::server::log;
+use hopgraph_mcp::store::platform_data_dir;
+use hopgraph_mcp::{HopgraphServer, StoreConfig, Stores, serve};
+use hopgraph_memory::check_context_name;
+
+const USAGE: &str = "\
+hopgraph-mcp: serve a hopgraph memory graph to MCP clients over stdio
+
+Usage: hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
+
+Options:
+  --data-dir DIR    where the databases live (default: $HOPGRAPH_DATA_DIR, else
+                    $XDG_DATA_HOME/hopgraph, else ~/.local/share/hopgraph)
+  --context NAME    the context used when a call names none (default: default)
+  --prefault-mb N   when a database is opened, read its files into memory in the
+                    background if they total at most N MiB, so the first queries take
+                    no page faults; a larger database gets only its per-node indexes
+                    read, within N MiB (default: 1024; 0: read nothing ahead)
+  -h, --help        print this help
+  -V, --version     print the version
+";
+
+/// Largest `--prefault-mb` (1 PiB): keeps the byte count far from overflow.
+const PREFAULT_MB_MAX: u64 = 1 << 30;
+
+struct Cli {
+    data_dir: Option<PathBuf>,
+    context: Option<String>,
+    prefault_mb: Option<u64>,
+}
+
+enum Parsed {
+    Run(Cli),
+    Exit(ExitCode),
+}
+
+fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
+    let mut cli = Cli {
+        data_dir: None,
+        context: None,
+        prefault_mb: None,
+    };
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let arg = arg
+            .into_string()
+            .map_err(|a| format!("argument is not valid UTF-8: {}", a.to_string_lossy()))?;
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(OsString::from(v))),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match flag.as_str() {
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return Ok(Parsed::Exit(ExitCode::SUCCESS));
+            }
+            "-V" | "--version" => {
+                println!("hopgraph-mcp {}", env!("CARGO_PKG_VERSION"));
+                return Ok(Parsed::Exit(ExitCode::SUCCESS));
+            }
+            "--data-dir" => cli.data_dir = Some(PathBuf::from(value("--data-dir")?)),
+            "--context" => {
+                let v = value("--context")?
+                    .into_string()
+                    .map_err(|_| "--context must be valid UTF-8".to_owned())?;
+                check_context_name(&v).map_err(|e| format!("--context: {e}"))?;
+                cli.context = Some(v);
+            }
+            "--prefault-mb" => {
+                let v = value("--prefault-mb")?;
+                let v = v.to_string_lossy();
+                let mb = v.parse::<u64>().ok().filter(|&mb| mb <= PREFAULT_MB_MAX);
+                let bad = || {
+                    format!(
+                        "--prefault-mb must be a whole number of MiB, 0 to \
+                         {PREFAULT_MB_MAX}, not {v:?}"
+                    )
+                };
+                cli.prefault_mb = Some(mb.ok_or_else(bad)?);
+            }
+            other => return Err(format!("unexpected argument {other:?}")),
+        }
+    }
+    Ok(Parsed::Run(cli))
+}
+
+fn main() -> ExitCode {
+    let cli = match parse(std::env::args_os().skip(1)) {
+        Ok(Parsed::Run(cli)) => cli,
+        Ok(Parsed::Exit(code)) => return code,
+        Err(e) => {
+            eprintln!("hopgraph-mcp: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let env_dir = std::env::var_os("HOPGRAPH_DATA_DIR").filter(|d| !d.is_empty());
+    let explicit = cli.data_dir.is_some() || env_dir.is_some();
+    let data_dir = cli
+        .data_dir
+        .or_else(|| env_dir.map(PathBuf::from))
+        .unwrap_or_else(platform_data_dir);
+    let mut config = StoreConfig::new(data_dir);
+    config.explicit = explicit;
+    if let Some(c) = cli.context {
+        config.default_context = c;
+    }
+    if let Some(mb) = cli.prefault_mb {
+        config.prefault_max_bytes = mb << 20;
+    }
+    log(&format!(
+        "serving {} (default context {:?})",
+        config.data_dir.display(),
+        config.default_context
+    ));
+    let stores = Arc::new(Stores::new(config));
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            log(&format!("cannot start the async runtime: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = HopgraphServer::new(stores.clone());
+    let code = runtime.block_on(async move {
+        let session = serve(server, tokio::io::stdin(), tokio::io::stdout());
+        tokio::select! {
+            r = session => match r {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    log(&format!("reading stdin failed: {e}"));
+                    ExitCode::FAILURE
+                }
+            },
+            s = shutdown_signal() => {
+                log(&format!("{s}, shutting down"));
+                ExitCode::SUCCESS
+            }
+        }
+    });
+    // Every acknowledged write is already durable; closing only releases files.
+    stores.close_all();
+    // stdin is read on a blocking thread that cannot be interrupted; do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    code
+}
+
+/// Resolves on SIGINT or SIGTERM with the signal's name.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "interrupt"
+    }
+}

@@ -1,0 +1,335 @@
+//! Tool dispatch: raw JSON arguments -> typed `memory` requests -> structured result and
+//! text block.
+//!
+//! Everything here is synchronous and may block on disk; the server runs it on tokio's
+//! blocking pool.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::args::{Args, check_id, in_item, item_obj};
+use super::store::{Location, Stores};
+use hopgraph::Direction;
+use hopgraph::traverse::{Budget, ExpandDirection};
+use hopgraph_memory::aim::{self, Entity, Relation};
+use hopgraph_memory::edges::{self, LinkRequest};
+use hopgraph_memory::nodes::{self, CreateMemoryRequest};
+use hopgraph_memory::path::{self, PathRequest};
+use hopgraph_memory::search::{self, SearchRequest};
+use hopgraph_memory::walk::{self, ExpandRequest, ListResult, RelatedRequest, TraverseRequest};
+use hopgraph_memory::{ToolError, stats};
+
+/// Wall-clock limit of one traversal; running out is an answer (`limit_reached`).
+pub const QUERY_TIME_MAX: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Longest `arguments` object accepted, in bytes of compact JSON (content may be 1 MiB).
+pub const ARGUMENTS_BYTES_MAX: usize = 2 << 20;
+/// Deepest nesting accepted in `arguments` (the object itself counts as 1).
+pub const ARGUMENTS_DEPTH_MAX: usize = 40;
+
+/// A successful tool result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// `structuredContent` (always an object).
+    pub structured: Value,
+    /// The text block.
+    pub text: String,
+}
+
+impl ToolOutput {
+    /// The result `value` with its compact JSON as text.
+    fn json<T: Serialize>(value: &T) -> Result<ToolOutput, ToolError> {
+        let structured = serde_json::to_value(value)
+            .map_err(|e| ToolError(format!("Internal error: cannot encode the result: {e}")))?;
+        Ok(ToolOutput {
+            text: structured.to_string(),
+            structured,
+        })
+    }
+
+    /// A bare list: `{results: [...]}` as structured content, the bare list as text.
+    fn list<T: Serialize>(items: &[T]) -> Result<ToolOutput, ToolError> {
+        let list = serde_json::to_value(items)
+            .map_err(|e| ToolError(format!("Internal error: cannot encode the result: {e}")))?;
+        let text = list.to_string();
+        let mut m = Map::new();
+        m.insert("results".into(), list);
+        Ok(ToolOutput {
+            structured: Value::Object(m),
+            text,
+        })
+    }
+}
+
+/// A wrapped bare list: `{results, truncated}` structured, the bare list as text.
+fn wrapped<T: Serialize>(list: &ListResult<T>) -> Result<ToolOutput, ToolError> {
+    let mut out = ToolOutput::json(list)?;
+    out.text = out.structured["results"].to_string();
+    Ok(out)
+}
+
+fn budget() -> Budget {
+    Budget {
+        deadline: Some(std::time::Instant::now() + QUERY_TIME_MAX),
+        ..Budget::default()
+    }
+}
+
+fn husk_direction(args: &Args<'_>) -> Result<Direction, ToolError> {
+    Ok(
+        match args
+            .opt_enum("direction", &["outgoing", "incoming", "both"])?
+            .as_deref()
+        {
+            Some("outgoing") => Direction::Out,
+            Some("incoming") => Direction::In,
+            _ => Direction::Both,
+        },
+    )
+}
+
+fn usize_of(x: i64) -> usize {
+    usize::try_from(x).unwrap_or(0)
+}
+
+fn u32_of(x: i64) -> u32 {
+    u32::try_from(x).unwrap_or(0)
+}
+
+/// Whether `name` is a tool this server implements.
+pub fn is_tool(name: &str) -> bool {
+    super::schema::tool_defs().iter().any(|t| t.name == name)
+}
+
+/// Checks size and depth of a call's arguments.
+///
+/// # Errors
+/// `Arguments are N bytes ...` / `Arguments are nested ...`.
+pub fn check_arguments(arguments: Option<&Map<String, Value>>) -> Result<(), ToolError> {
+    let Some(m) = arguments else {
+        return Ok(());
+    };
+    let v = Value::Object(m.clone());
+    let depth = hopgraph_memory::json_depth(&v);
+    if depth > ARGUMENTS_DEPTH_MAX {
+        return Err(ToolError(format!(
+            "Arguments are nested {depth} levels deep, the limit is {ARGUMENTS_DEPTH_MAX}"
+        )));
+    }
+    let n = v.to_string().len();
+    if n > ARGUMENTS_BYTES_MAX {
+        return Err(ToolError(format!(
+            "Arguments are {n} bytes, the limit is {ARGUMENTS_BYTES_MAX}"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs tool `name` with `arguments` against `stores`.
+///
+/// # Errors
+/// The tool's one-line error (bad arguments, unknown ids, limits, storage problems).
+/// An unknown `name` is reported as a tool error too; the server checks names first and
+/// answers JSON-RPC -32602 for them.
+pub fn call(
+    stores: &Stores,
+    name: &str,
+    arguments: Option<&Map<String, Value>>,
+) -> Result<ToolOutput, ToolError> {
+    check_arguments(arguments)?;
+    let args = Args::new(arguments);
+    let context = args.opt_str("context")?;
+    let ctx = context.as_deref();
+    let db = |location: Option<Location>| stores.database(ctx, location);
+    match name {
+        "create_memory" => {
+            let id = args.opt_str("id")?;
+            if let Some(id) = &id {
+                check_id("id", id)?;
+            }
+            let req = CreateMemoryRequest {
+                memory_type: args.req_str("type")?,
+                content: args.req_str("content")?,
+                embedding: args.opt_num_list("embedding")?,
+                importance: args.opt_f64("importance")?,
+                metadata: args.opt_obj("metadata")?,
+                id,
+                title: args.opt_str("title")?,
+                echo_embedding: args.opt_bool("echo_embedding")?.unwrap_or(false),
+            };
+            ToolOutput::json(&nodes::create_memory(&db(None)?, &req)?)
+        }
+        "get_memory" => {
+            let id = args.req_id("memory_id")?;
+            ToolOutput::json(&nodes::get_memory(&db(None)?.snapshot(), &id)?)
+        }
+        "delete_memory" => {
+            let id = args.req_id("memory_id")?;
+            ToolOutput::json(&nodes::delete_memory(&db(None)?, &id)?)
+        }
+        "memory_search" => {
+            let req = SearchRequest {
+                query: args.req_str("query")?,
+                limit: args
+                    .opt_int("limit", 1, 50)?
+                    .map(|x| u64::try_from(x).unwrap_or(1)),
+                memory_type: args.opt_str("type")?,
+                embedding: args.opt_num_list("embedding")?,
+            };
+            ToolOutput::json(&search::memory_search(&db(None)?.snapshot(), &req)?)
+        }
+        "link" => {
+            let req = LinkRequest {
+                source_id: args.req_id("source_id")?,
+                target_id: args.req_id("target_id")?,
+                edge_type: args.req_str("edge_type")?,
+                metadata: args.opt_obj("metadata")?,
+                weight: args.opt_f64("weight")?,
+            };
+            ToolOutput::json(&edges::link(&db(None)?, &req)?)
+        }
+        "unlink" => {
+            let id = args.req_id("edge_id")?;
+            ToolOutput::json(&edges::unlink(&db(None)?, &id)?)
+        }
+        "related" => {
+            let req = RelatedRequest {
+                memory_id: args.req_id("memory_id")?,
+                edge_type: args.opt_str("edge_type")?,
+                direction: husk_direction(&args)?,
+                limit: usize_of(args.opt_int("limit", 1, 100)?.unwrap_or(20)),
+            };
+            wrapped(&walk::related(&db(None)?.snapshot(), &req)?)
+        }
+        "traverse" => {
+            let req = TraverseRequest {
+                memory_id: args.req_id("memory_id")?,
+                edge_types: args.opt_str_list("edge_types")?,
+                max_depth: u32_of(args.opt_int("max_depth", 1, 5)?.unwrap_or(3)),
+                limit: usize_of(args.opt_int("limit", 1, 100)?.unwrap_or(20)),
+                direction: husk_direction(&args)?,
+                budget: budget(),
+            };
+            let snap = db(None)?.snapshot();
+            wrapped(&walk::traverse(&snap, &mut stores.scratch(), &req)?)
+        }
+        "memory_path" => {
+            let req = PathRequest {
+                from: args.req_id("from_id")?,
+                to: args.req_id("to_id")?,
+                max_hops: u32_of(args.opt_int("max_hops", 1, 10)?.unwrap_or(4)),
+                edge_types: args.opt_str_list("edge_types")?,
+                direction: match args
+                    .opt_enum("direction", &["both", "out", "in"])?
+                    .as_deref()
+                {
+                    Some("out") => Direction::Out,
+                    Some("in") => Direction::In,
+                    _ => Direction::Both,
+                },
+                all_shortest: args.opt_bool("all_shortest")?.unwrap_or(false),
+                budget: budget(),
+            };
+            let snap = db(None)?.snapshot();
+            let result = path::memory_path(&snap, &mut stores.scratch(), &req)?;
+            let mut out = ToolOutput::json(&result)?;
+            out.text = result.text();
+            Ok(out)
+        }
+        "expand" => {
+            let seeds = args
+                .opt_str_list("seed_doc_ids")?
+                .ok_or_else(|| ToolError("Missing required argument `seed_doc_ids`".into()))?;
+            if seeds.is_empty() {
+                return Err(ToolError::invalid_arg(
+                    "seed_doc_ids",
+                    "must hold at least one id",
+                ));
+            }
+            let direction = match args
+                .opt_enum(
+                    "direction",
+                    &["both", "forward", "backward", "outgoing", "incoming", "any"],
+                )?
+                .as_deref()
+            {
+                Some("forward" | "outgoing") => ExpandDirection::Forward,
+                Some("backward" | "incoming") => ExpandDirection::Backward,
+                Some("any") => ExpandDirection::Any,
+                _ => ExpandDirection::Both,
+            };
+            let req = ExpandRequest {
+                seed_doc_ids: seeds,
+                hops: u32_of(args.req_int("hops", 1, 5)?),
+                direction,
+                edge_types: args.opt_str_list("edge_types")?,
+                filter_properties: args.opt_obj("filter_properties")?,
+                include_superseded: args.opt_bool("include_superseded")?.unwrap_or(false),
+                include_route: args.opt_bool("include_route")?.unwrap_or(false),
+                limit: usize_of(args.opt_int("limit", 1, 1000)?.unwrap_or(100)),
+                budget: budget(),
+            };
+            let snap = db(None)?.snapshot();
+            ToolOutput::json(&walk::expand(&snap, &mut stores.scratch(), &req)?)
+        }
+        "graph_stats" => ToolOutput::json(&stats::graph_stats(&db(None)?)?),
+        "aim_memory_store" => {
+            let location = location(&args)?;
+            let entities = args
+                .req_array("entities")?
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let p = format!("entities[{i}]");
+                    let a = item_obj(&p, v)?;
+                    let read = || -> Result<Entity, ToolError> {
+                        Ok(Entity {
+                            name: a.req_str("name")?,
+                            entity_type: a.req_str("entityType")?,
+                            observations: a.opt_str_list("observations")?.ok_or_else(|| {
+                                ToolError("Missing required argument `observations`".into())
+                            })?,
+                        })
+                    };
+                    read().map_err(|e| in_item(&p, e))
+                })
+                .collect::<Result<Vec<_>, ToolError>>()?;
+            ToolOutput::list(&aim::store_entities(&db(location)?, &entities)?)
+        }
+        "aim_memory_link" => {
+            let location = location(&args)?;
+            let relations = args
+                .req_array("relations")?
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let p = format!("relations[{i}]");
+                    let a = item_obj(&p, v)?;
+                    let read = || -> Result<Relation, ToolError> {
+                        Ok(Relation {
+                            from: a.req_str("from")?,
+                            to: a.req_str("to")?,
+                            relation_type: a.req_str("relationType")?,
+                        })
+                    };
+                    read().map_err(|e| in_item(&p, e))
+                })
+                .collect::<Result<Vec<_>, ToolError>>()?;
+            ToolOutput::list(&aim::link_relations(&db(location)?, &relations)?)
+        }
+        other => Err(ToolError(format!("Unknown tool: {other}"))),
+    }
+}
+
+fn location(args: &Args<'_>) -> Result<Option<Location>, ToolError> {
+    Ok(
+        match args
+            .opt_enum("location", &["project", "global"])?
+            .as_deref()
+        {
+            Some("project") => Some(Location::Project),
+            Some(_) => Some(Location::Global),
+            None => None,
+        },
+    )
+}

@@ -1,0 +1,1184 @@
+//! The memory tools and the `hopgraph-mcp` server.
+//!
+//! In-process tests call the `memory` functions and the MCP dispatch directly and pin every
+//! error text of the contract (`/work/shared/MCP-TOOLS.md`). End-to-end tests spawn the
+//! built binary, speak JSON-RPC over its stdio, validate each result against the tool's
+//! `outputSchema`, feed it hostile input and check that it keeps answering.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly by design"
+)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use hopgraph::Database;
+use hopgraph_mcp::{StoreConfig, Stores, tools};
+use hopgraph_memory::aim::{self, Entity, Relation};
+use hopgraph_memory::edges::{self, LinkRequest};
+use hopgraph_memory::nodes::{self, CreateMemoryRequest};
+use hopgraph_memory::search::{self, SearchRequest};
+use hopgraph_memory::{ToolError, stats};
+use serde_json::{Value, json};
+
+fn memory(id: &str, content: &str) -> CreateMemoryRequest {
+    CreateMemoryRequest {
+        memory_type: "semantic".into(),
+        content: content.into(),
+        id: Some(id.into()),
+        ..CreateMemoryRequest::default()
+    }
+}
+
+fn err<T: std::fmt::Debug>(r: Result<T, ToolError>) -> String {
+    r.expect_err("expected a tool error").0
+}
+
+fn link_req(s: &str, t: &str, ty: &str) -> LinkRequest {
+    LinkRequest {
+        source_id: s.into(),
+        target_id: t.into(),
+        edge_type: ty.into(),
+        ..LinkRequest::default()
+    }
+}
+
+#[test]
+fn create_get_delete_memory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let mut req = memory("m1", "The cache was cold.");
+    req.title = Some("Cold cache".into());
+    req.importance = Some(0.7);
+    req.embedding = Some(vec![1.0, 0.0]);
+    req.metadata = Some(
+        json!({"status": "superseded", "source": "log"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let m = nodes::create_memory(&db, &req).unwrap();
+    assert_eq!(m.id, "m1");
+    assert_eq!(m.memory_type.as_deref(), Some("semantic"));
+    assert_eq!(m.importance, json!(0.7));
+    assert_eq!(m.status.as_deref(), Some("superseded"));
+    assert!(
+        m.embedding.is_none(),
+        "the embedding is not echoed by default"
+    );
+    assert!(
+        m.created_at.ends_with('Z') && m.created_at.len() == 24,
+        "{}",
+        m.created_at
+    );
+
+    assert_eq!(
+        err(nodes::create_memory(&db, &req)),
+        "Memory m1 already exists."
+    );
+
+    // Without an id: a lowercase hyphenated UUID.
+    let anon = nodes::create_memory(
+        &db,
+        &CreateMemoryRequest {
+            id: None,
+            echo_embedding: true,
+            ..req.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(anon.id.len(), 36);
+    assert_eq!(anon.id.matches('-').count(), 4);
+    assert_eq!(anon.id, anon.id.to_lowercase());
+    assert_eq!(anon.embedding, Some(vec![1.0, 0.0]));
+
+    edges::link(&db, &link_req("m1", &anon.id, "caused_by")).unwrap();
+    let got = nodes::get_memory(&db.snapshot(), "m1").unwrap();
+    assert_eq!((got.edges.outgoing, got.edges.incoming), (1, 0));
+    assert_eq!(got.memory.title.as_deref(), Some("Cold cache"));
+    assert_eq!(
+        err(nodes::get_memory(&db.snapshot(), "nope")),
+        "Memory not found."
+    );
+
+    let d = nodes::delete_memory(&db, "m1").unwrap();
+    assert_eq!((d.deleted, d.edges_removed), (true, 1));
+    assert_eq!(err(nodes::delete_memory(&db, "m1")), "Memory not found.");
+    assert_eq!(
+        err(nodes::get_memory(&db.snapshot(), "m1")),
+        "Memory not found."
+    );
+}
+
+#[test]
+fn create_memory_rejects_bad_arguments() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let bad = |f: &dyn Fn(&mut CreateMemoryRequest)| {
+        let mut r = memory("x", "c");
+        f(&mut r);
+        err(nodes::create_memory(&db, &r))
+    };
+    assert_eq!(
+        bad(&|r| r.memory_type = "dream".into()),
+        "Invalid argument `type`: must be one of episodic, semantic, procedural, strategic, got \"dream\""
+    );
+    assert_eq!(
+        bad(&|r| r.importance = Some(1.5)),
+        "Invalid argument `importance`: must be between 0 and 1, got 1.5"
+    );
+    assert!(bad(&|r| r.embedding = Some(vec![])).starts_with("Invalid argument `embedding`"));
+    assert!(bad(&|r| r.embedding = Some(vec![1e300])).starts_with("Invalid argument `embedding`"));
+    assert!(bad(&|r| r.id = Some(String::new())).starts_with("Invalid argument `id`"));
+    let big = json!({"blob": "x".repeat(70_000)});
+    assert!(
+        bad(&|r| r.metadata = Some(big.as_object().unwrap().clone()))
+            .starts_with("Invalid argument `metadata`")
+    );
+    let mut deep = json!(1);
+    for _ in 0..40 {
+        deep = json!({ "d": deep });
+    }
+    assert!(
+        bad(&|r| r.metadata = Some(deep.as_object().unwrap().clone())).contains("nested"),
+        "deep metadata is refused"
+    );
+    assert_eq!(db.snapshot().node_count(), 0, "nothing was written");
+}
+
+#[test]
+fn link_and_unlink_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    nodes::create_memory(&db, &memory("a", "A")).unwrap();
+    nodes::create_memory(&db, &memory("b", "B")).unwrap();
+    assert_eq!(
+        err(edges::link(&db, &link_req("zz", "b", "caused_by"))),
+        "Source memory not found."
+    );
+    assert_eq!(
+        err(edges::link(&db, &link_req("a", "zz", "caused_by"))),
+        "Target memory not found."
+    );
+    assert_eq!(
+        err(edges::link(&db, &link_req("zz", "zz", "caused_by"))),
+        "Source memory not found."
+    );
+    let mut req = link_req("a", "b", "supersedes");
+    req.metadata = Some(json!({"why": "newer"}).as_object().unwrap().clone());
+    req.weight = Some(0.25);
+    let e = edges::link(&db, &req).unwrap();
+    assert_eq!(
+        (
+            e.source_memory_id.as_str(),
+            e.target_memory_id.as_str(),
+            e.edge_type.as_str()
+        ),
+        ("a", "b", "supersedes")
+    );
+    assert_eq!(e.metadata.get("why"), Some(&json!("newer")));
+    assert_eq!(e.weight, json!(0.25));
+    assert_eq!(
+        err(edges::link(&db, &req)),
+        "Edge supersedes already exists between a and b"
+    );
+    // An edge never changes a status by itself.
+    let b = nodes::get_memory(&db.snapshot(), "b").unwrap();
+    assert_eq!(b.memory.status, None);
+    // Free edge types; the same pair with another type is a new edge.
+    edges::link(&db, &link_req("a", "b", "inspired")).unwrap();
+    let mut big = link_req("a", "b", "x");
+    big.metadata = Some(json!({"k": "v".repeat(5000)}).as_object().unwrap().clone());
+    assert!(err(edges::link(&db, &big)).starts_with("Invalid argument `metadata`"));
+
+    let u = edges::unlink(&db, &e.id).unwrap();
+    assert_eq!((u.edge_id.as_str(), u.removed), (e.id.as_str(), true));
+    assert_eq!(err(edges::unlink(&db, &e.id)), "Edge not found.");
+    assert_eq!(err(edges::unlink(&db, "not-a-number")), "Edge not found.");
+    assert_eq!(
+        err(edges::unlink(&db, "99999999999999999999999")),
+        "Edge not found."
+    );
+}
+
+#[test]
+fn aim_store_and_link() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let ent = |n: &str| Entity {
+        name: n.into(),
+        entity_type: "person".into(),
+        observations: vec![format!("{n} likes graphs")],
+    };
+    let created = aim::store_entities(&db, &[ent("Alice"), ent("Bob"), ent("Alice")]).unwrap();
+    assert_eq!(
+        created.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        ["Alice", "Bob"]
+    );
+    let again = aim::store_entities(&db, &[ent("Bob"), ent("Carol")]).unwrap();
+    assert_eq!(
+        again.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        ["Carol"]
+    );
+    let alice = nodes::get_memory(&db.snapshot(), "Alice").unwrap();
+    assert_eq!(alice.memory.memory_type.as_deref(), Some("person"));
+    assert_eq!(alice.memory.title.as_deref(), Some("Alice"));
+    assert_eq!(
+        alice.memory.metadata["observations"],
+        json!(["Alice likes graphs"])
+    );
+
+    let rel = |f: &str, t: &str, r: &str| Relation {
+        from: f.into(),
+        to: t.into(),
+        relation_type: r.into(),
+    };
+    let made = aim::link_relations(
+        &db,
+        &[
+            rel("Alice", "Bob", "knows"),
+            rel("Alice", "Bob", "knows"),
+            rel("Bob", "Carol", "manages"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        made,
+        [rel("Alice", "Bob", "knows"), rel("Bob", "Carol", "manages")]
+    );
+    let made = aim::link_relations(
+        &db,
+        &[rel("Alice", "Bob", "knows"), rel("Carol", "Alice", "knows")],
+    )
+    .unwrap();
+    assert_eq!(made, [rel("Carol", "Alice", "knows")]);
+
+    let edges_before = db.snapshot().edge_count();
+    assert_eq!(
+        err(aim::link_relations(
+            &db,
+            &[rel("Alice", "Zed", "knows"), rel("Yan", "Bob", "knows")]
+        )),
+        "Entities not found: Yan, Zed"
+    );
+    assert_eq!(
+        err(aim::link_relations(
+            &db,
+            &[rel("Alice", "Bob", "likes"), rel("Alice", "Zed", "knows")]
+        )),
+        "Entity not found: Zed"
+    );
+    assert_eq!(
+        db.snapshot().edge_count(),
+        edges_before,
+        "nothing written on error"
+    );
+}
+
+#[test]
+fn search_ranks_text_then_embedding() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let mut a = memory("a", "the deploy failed because the cache was cold");
+    a.embedding = Some(vec![1.0, 0.0]);
+    let mut b = memory("b", "the cache was warm after the deploy");
+    b.embedding = Some(vec![0.0, 1.0]);
+    let mut c = memory("c", "unrelated note");
+    c.title = Some("Cache policy".into());
+    for r in [&a, &b, &c] {
+        nodes::create_memory(&db, r).unwrap();
+    }
+    aim::store_entities(
+        &db,
+        &[Entity {
+            name: "Redis".into(),
+            entity_type: "service".into(),
+            observations: vec!["a cache server".into()],
+        }],
+    )
+    .unwrap();
+    let snap = db.snapshot();
+    let q = |query: &str, emb: Option<Vec<f64>>| {
+        search::memory_search(
+            &snap,
+            &SearchRequest {
+                query: query.into(),
+                embedding: emb,
+                ..SearchRequest::default()
+            },
+        )
+        .unwrap()
+    };
+    let r = q("cache", None);
+    let ids: Vec<&str> = r.results.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["c", "Redis", "a", "b"],
+        "title match first, then ties by id"
+    );
+    assert_eq!(r.results[1].memory_type.as_deref(), Some("service"));
+    let r = q("CACHE deploy", Some(vec![0.0, 2.0]));
+    assert_eq!(
+        r.results[0].id, "b",
+        "the embedding decides between equal text matches"
+    );
+    let r = q("cache", Some(vec![1.0, 0.0, 0.0]));
+    assert_eq!(r.results[2].id, "a", "other dimensions are not compared");
+    let r = search::memory_search(
+        &snap,
+        &SearchRequest {
+            query: "cache".into(),
+            limit: Some(1),
+            memory_type: Some("semantic".into()),
+            ..SearchRequest::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((r.results.len(), r.truncated), (1, true));
+    assert_eq!(
+        err(search::memory_search(
+            &snap,
+            &SearchRequest {
+                query: "x".into(),
+                limit: Some(51),
+                ..SearchRequest::default()
+            }
+        )),
+        "Invalid argument `limit`: must be between 1 and 50, got 51"
+    );
+    assert!(
+        err(search::memory_search(&snap, &SearchRequest::default()))
+            .starts_with("Invalid argument `query`")
+    );
+}
+
+#[test]
+fn stats_count_types() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    nodes::create_memory(&db, &memory("a", "A")).unwrap();
+    nodes::create_memory(&db, &memory("b", "B")).unwrap();
+    edges::link(&db, &link_req("a", "b", "caused_by")).unwrap();
+    let s = stats::graph_stats(&db).unwrap();
+    assert_eq!((s.nodes, s.edges), (2, 1));
+    assert_eq!(s.edge_types.get("caused_by"), Some(&1));
+    assert!(s.recovery.created);
+}
+
+/// Dispatch from raw JSON arguments: wrong types, missing fields, contexts.
+#[test]
+fn dispatch_validates_arguments() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let stores = Stores::new(StoreConfig::new(dir.path()));
+    let call = |name: &str, args: Value| tools::call(&stores, name, args.as_object());
+    let e = |name: &str, args: Value| call(name, args).expect_err("expected an error").0;
+    assert_eq!(
+        e("get_memory", json!({})),
+        "Missing required argument `memory_id`"
+    );
+    assert_eq!(
+        e("get_memory", json!({"memory_id": 5})),
+        "Invalid argument `memory_id`: must be a string, got an integer"
+    );
+    assert_eq!(
+        e(
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "importance": "high"})
+        ),
+        "Invalid argument `importance`: must be a number, got a string"
+    );
+    assert_eq!(
+        e("memory_search", json!({"query": "x", "limit": 2.5})),
+        "Invalid argument `limit`: must be an integer, got a number"
+    );
+    assert_eq!(
+        e(
+            "aim_memory_store",
+            json!({"entities": [{"name": "A", "entityType": "t"}]})
+        ),
+        "Missing required argument `entities[0].observations`"
+    );
+    assert_eq!(
+        e(
+            "aim_memory_link",
+            json!({"relations": [{"from": "A", "to": 1, "relationType": "r"}]})
+        ),
+        "Invalid argument `relations[0].to`: must be a string, got an integer"
+    );
+    assert_eq!(
+        e(
+            "aim_memory_link",
+            json!({"relations": [{"from": "A", "to": "B", "relationType": "r"}], "location": "moon"})
+        ),
+        "Invalid argument `location`: must be one of project, global, got \"moon\""
+    );
+    assert!(
+        e("get_memory", json!({"memory_id": "a", "context": "../etc"}))
+            .starts_with("Invalid argument `context`")
+    );
+    assert!(
+        e("get_memory", json!({"memory_id": "a", "context": ".."}))
+            .starts_with("Invalid argument `context`")
+    );
+
+    // Contexts are separate databases under the data directory.
+    let made = call(
+        "create_memory",
+        json!({"type": "episodic", "content": "x", "id": "k", "context": "work"}),
+    )
+    .unwrap();
+    assert_eq!(made.structured["id"], "k");
+    assert_eq!(
+        e("get_memory", json!({"memory_id": "k"})),
+        "Memory not found."
+    );
+    assert!(call("get_memory", json!({"memory_id": "k", "context": "work"})).is_ok());
+    assert!(dir.path().join("work").is_dir());
+    // Keys are exact byte strings.
+    assert_eq!(
+        e("get_memory", json!({"memory_id": "K", "context": "work"})),
+        "Memory not found."
+    );
+
+    // Bare-list tools: {results: [...]} structured, the bare list as text.
+    let out = call(
+        "aim_memory_store",
+        json!({"entities": [{"name": "A", "entityType": "t", "observations": []}]}),
+    )
+    .unwrap();
+    assert_eq!(
+        out.structured,
+        json!({"results": [{"name": "A", "entityType": "t", "observations": []}]})
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&out.text).unwrap(),
+        out.structured["results"]
+    );
+
+    // Explicit nulls count as absent for optional arguments.
+    assert!(
+        call(
+            "memory_search",
+            json!({"query": "x", "limit": null, "type": null})
+        )
+        .is_ok()
+    );
+
+    let mut deep = json!(1);
+    for _ in 0..60 {
+        deep = json!([deep]);
+    }
+    assert!(
+        e(
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "metadata": {"d": deep}})
+        )
+        .starts_with("Arguments are nested")
+    );
+}
+
+#[test]
+fn contexts_and_locations_resolve_to_directories() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let project = tempfile::tempdir().expect("temp dir");
+    std::fs::write(project.path().join("Cargo.toml"), "").unwrap();
+    let nested = project.path().join("src/deep");
+    std::fs::create_dir_all(&nested).unwrap();
+    let mut config = StoreConfig::new(data.path());
+    config.project_start = nested.clone();
+    config.explicit = false;
+    let stores = Stores::new(config.clone());
+    use hopgraph_mcp::Location;
+    assert_eq!(stores.dir(None, None).unwrap(), data.path().join("default"));
+    assert_eq!(
+        stores.dir(Some("work"), Some(Location::Global)).unwrap(),
+        data.path().join("work")
+    );
+    assert_eq!(
+        stores.dir(Some("work"), Some(Location::Project)).unwrap(),
+        project.path().join(".hopgraph/work")
+    );
+    // An explicit data directory is always honoured.
+    config.explicit = true;
+    let stores = Stores::new(config);
+    assert_eq!(
+        stores.dir(Some("work"), Some(Location::Project)).unwrap(),
+        data.path().join("work")
+    );
+    assert!(stores.dir(Some("."), None).is_err());
+}
+
+// ---------------------------------------------------------------------------------------
+// End to end: the binary over stdio.
+
+const READ_TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl Server {
+    fn spawn(data_dir: &std::path::Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hopgraph-mcp"))
+            .arg("--data-dir")
+            .arg(data_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn hopgraph-mcp");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 100,
+        }
+    }
+
+    fn spawn_initialized(data_dir: &std::path::Path) -> Server {
+        let mut s = Server::spawn(data_dir);
+        let r = s.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "it", "version": "1"}
+            }),
+        );
+        assert_eq!(r["result"]["serverInfo"]["name"], "hopgraph-mcp", "{r}");
+        s.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(READ_TIMEOUT)
+            .expect("server answered in time");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
+    }
+
+    /// Sends a request and returns the response with its id (other lines are not expected).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_raw(msg.to_string().as_bytes());
+        let r = self.read();
+        assert_eq!(r["id"], json!(id), "response to the request: {r}");
+        r
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        r["result"].clone()
+    }
+
+    fn call_ok(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args);
+        assert_eq!(r["isError"], json!(false), "{tool}: {r}");
+        r
+    }
+
+    fn call_err(&mut self, tool: &str, args: Value) -> String {
+        let r = self.call(tool, args);
+        assert_eq!(r["isError"], json!(true), "{tool} should fail: {r}");
+        assert!(
+            r.get("structuredContent").is_none(),
+            "no structuredContent on errors: {r}"
+        );
+        let text = r["content"][0]["text"].as_str().unwrap().to_owned();
+        assert!(!text.contains('\n'), "one-line message: {text}");
+        text
+    }
+
+    /// Asserts the server still answers.
+    fn alive(&mut self) {
+        let r = self.request("ping", json!({}));
+        assert!(r.get("result").is_some(), "ping answered: {r}");
+    }
+
+    fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        for _ in 0..200 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("the server did not exit at end of input");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tool_list(s: &mut Server) -> Vec<Value> {
+    let r = s.request("tools/list", json!({}));
+    r["result"]["tools"].as_array().expect("tools").clone()
+}
+
+fn check_output(tools: &[Value], name: &str, result: &Value) {
+    let tool = tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .expect("tool listed");
+    let validator =
+        jsonschema::validator_for(&tool["outputSchema"]).expect("outputSchema compiles");
+    let structured = &result["structuredContent"];
+    let errors: Vec<String> = validator
+        .iter_errors(structured)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name}: {structured} fails its outputSchema: {errors:?}"
+    );
+    let text = result["content"][0]["text"].as_str().expect("text block");
+    if name == "memory_path" {
+        return; // the memento text form, checked by the caller
+    }
+    let parsed: Value = serde_json::from_str(text).expect("text block is JSON");
+    if ["related", "traverse", "aim_memory_store", "aim_memory_link"].contains(&name) {
+        assert_eq!(
+            parsed, structured["results"],
+            "{name}: text carries the bare list"
+        );
+    } else {
+        assert_eq!(&parsed, structured, "{name}: text is the compact JSON");
+    }
+}
+
+#[test]
+fn e2e_every_tool_over_stdio() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn_initialized(dir.path());
+    let tools = tool_list(&mut s);
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for want in [
+        "create_memory",
+        "get_memory",
+        "memory_search",
+        "delete_memory",
+        "link",
+        "unlink",
+        "graph_stats",
+        "aim_memory_store",
+        "aim_memory_link",
+    ] {
+        assert!(names.contains(&want), "{want} listed in {names:?}");
+    }
+    for t in &tools {
+        let name = t["name"].as_str().unwrap();
+        for field in ["title", "description"] {
+            assert!(
+                t[field].as_str().is_some_and(|x| !x.is_empty()),
+                "{name}.{field}"
+            );
+        }
+        let a = &t["annotations"];
+        assert_eq!(a["openWorldHint"], json!(false), "{name}");
+        for hint in ["readOnlyHint", "destructiveHint", "idempotentHint"] {
+            assert!(a[hint].is_boolean(), "{name}.{hint}");
+        }
+        assert!(
+            jsonschema::validator_for(&t["inputSchema"]).is_ok(),
+            "{name} inputSchema"
+        );
+        assert!(
+            jsonschema::validator_for(&t["outputSchema"]).is_ok(),
+            "{name} outputSchema"
+        );
+        assert!(
+            t["inputSchema"]["properties"]["context"].is_object(),
+            "{name} takes context"
+        );
+    }
+
+    let m = s.call_ok("create_memory", json!({"type": "episodic", "content": "Deploy failed", "title": "Deploy", "importance": 0.9, "metadata": {"status": "active"}}));
+    check_output(&tools, "create_memory", &m);
+    let a = m["structuredContent"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(a.len(), 36);
+    let b = s.call_ok("create_memory", json!({"type": "semantic", "content": "Cache was cold", "id": "cache-cold", "embedding": [0.1, 0.2]}));
+    check_output(&tools, "create_memory", &b);
+    let l = s.call_ok("link", json!({"source_id": a, "target_id": "cache-cold", "edge_type": "caused_by", "metadata": {"by": "it"}}));
+    check_output(&tools, "link", &l);
+    let g = s.call_ok("get_memory", json!({"memory_id": a}));
+    check_output(&tools, "get_memory", &g);
+    assert_eq!(
+        g["structuredContent"]["edges"],
+        json!({"outgoing": 1, "incoming": 0})
+    );
+    let q = s.call_ok(
+        "memory_search",
+        json!({"query": "cache", "embedding": [0.1, 0.2]}),
+    );
+    check_output(&tools, "memory_search", &q);
+    assert_eq!(q["structuredContent"]["results"][0]["id"], "cache-cold");
+    let st = s.call_ok("graph_stats", json!({}));
+    check_output(&tools, "graph_stats", &st);
+    assert_eq!(
+        st["structuredContent"]["edge_types"],
+        json!({"caused_by": 1})
+    );
+    let es = s.call_ok("aim_memory_store", json!({"entities": [{"name": "Alice", "entityType": "person", "observations": ["likes graphs"]}, {"name": "Q4", "entityType": "project", "observations": []}]}));
+    check_output(&tools, "aim_memory_store", &es);
+    let rl = s.call_ok("aim_memory_link", json!({"relations": [{"from": "Alice", "to": "Q4", "relationType": "manages"}], "location": "global"}));
+    check_output(&tools, "aim_memory_link", &rl);
+    assert_eq!(
+        rl["structuredContent"]["results"][0]["relationType"],
+        "manages"
+    );
+    // The traversal tools over a -caused_by-> cache-cold <-supersedes- newer.
+    s.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "content": "Cache is warm now", "id": "newer", "title": "Warm"}),
+    );
+    s.call_ok(
+        "link",
+        json!({"source_id": "newer", "target_id": "cache-cold", "edge_type": "supersedes"}),
+    );
+    let r = s.call_ok("related", json!({"memory_id": "cache-cold"}));
+    check_output(&tools, "related", &r);
+    let dirs: Vec<&str> = r["structuredContent"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["direction"].as_str().unwrap())
+        .collect();
+    assert_eq!(dirs, ["incoming", "incoming"]);
+    let t = s.call_ok("traverse", json!({"memory_id": a, "max_depth": 2}));
+    check_output(&tools, "traverse", &t);
+    assert_eq!(t["structuredContent"]["results"][1]["memory_id"], "newer");
+    assert_eq!(t["structuredContent"]["results"][1]["depth"], 2);
+    let p = s.call_ok("memory_path", json!({"from_id": a, "to_id": "newer"}));
+    check_output(&tools, "memory_path", &p);
+    assert_eq!(p["structuredContent"]["hops"], 2);
+    let text = p["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("→ caused_by →") && text.contains("← supersedes ←"),
+        "{text}"
+    );
+    let p = s.call_ok(
+        "memory_path",
+        json!({"from_id": a, "to_id": "newer", "direction": "out", "all_shortest": true}),
+    );
+    check_output(&tools, "memory_path", &p);
+    assert_eq!(p["structuredContent"]["found"], false);
+    assert_eq!(
+        p["structuredContent"]["message"],
+        format!("No path from {a} to newer within 4 hops")
+    );
+    assert_eq!(p["content"][0]["text"], p["structuredContent"]["message"]);
+    let p = s.call_ok("memory_path", json!({"from_id": "ghost", "to_id": "ghost"}));
+    assert_eq!(
+        p["structuredContent"]["message"],
+        "Unknown memory id: ghost"
+    );
+    let x = s.call_ok(
+        "expand",
+        json!({"seed_doc_ids": [a, "ghost"], "hops": 2, "include_route": true}),
+    );
+    check_output(&tools, "expand", &x);
+    assert_eq!(
+        x["structuredContent"]["warnings"],
+        json!([{"seed_doc_id": "ghost", "reason": "unknown_doc"}])
+    );
+    let x = s.call_ok("expand", json!({"seed_doc_ids": ["cache-cold"], "hops": 1, "direction": "incoming", "filter_properties": {"title": "Warm"}}));
+    check_output(&tools, "expand", &x);
+    let docs: Vec<&str> = x["structuredContent"]["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["doc_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(docs, ["newer"]);
+    assert_eq!(
+        s.call_err("related", json!({"memory_id": "ghost"})),
+        "Memory not found."
+    );
+    assert_eq!(
+        s.call_err("traverse", json!({"memory_id": "ghost"})),
+        "Memory not found."
+    );
+    assert!(
+        s.call_err("traverse", json!({"memory_id": a, "max_depth": 6}))
+            .starts_with("Invalid argument `max_depth`")
+    );
+    assert!(
+        s.call_err(
+            "memory_path",
+            json!({"from_id": a, "to_id": "newer", "max_hops": 0})
+        )
+        .starts_with("Invalid argument `max_hops`")
+    );
+    assert!(
+        s.call_err(
+            "memory_path",
+            json!({"from_id": a, "to_id": "newer", "direction": "sideways"})
+        )
+        .starts_with("Invalid argument `direction`")
+    );
+    assert!(
+        s.call_err("expand", json!({"seed_doc_ids": [], "hops": 1}))
+            .starts_with("Invalid argument `seed_doc_ids`")
+    );
+    assert_eq!(
+        s.call_err("expand", json!({"seed_doc_ids": [a]})),
+        "Missing required argument `hops`"
+    );
+    assert!(
+        s.call_err("related", json!({"memory_id": a, "limit": 101}))
+            .starts_with("Invalid argument `limit`")
+    );
+
+    let edge_id = l["structuredContent"]["id"].as_str().unwrap().to_owned();
+    let u = s.call_ok("unlink", json!({"edge_id": edge_id}));
+    check_output(&tools, "unlink", &u);
+    let d = s.call_ok("delete_memory", json!({"memory_id": "cache-cold"}));
+    check_output(&tools, "delete_memory", &d);
+
+    // The contract's error texts, over the wire.
+    assert_eq!(
+        s.call_err("get_memory", json!({"memory_id": "cache-cold"})),
+        "Memory not found."
+    );
+    assert_eq!(
+        s.call_err("unlink", json!({"edge_id": edge_id})),
+        "Edge not found."
+    );
+    assert_eq!(
+        s.call_err(
+            "link",
+            json!({"source_id": "nope", "target_id": a, "edge_type": "x"})
+        ),
+        "Source memory not found."
+    );
+    assert_eq!(
+        s.call_err(
+            "link",
+            json!({"source_id": a, "target_id": "nope", "edge_type": "x"})
+        ),
+        "Target memory not found."
+    );
+    s.call_ok(
+        "aim_memory_link",
+        json!({"relations": [{"from": "Alice", "to": "Q4", "relationType": "knows"}]}),
+    );
+    s.call_ok(
+        "link",
+        json!({"source_id": "Alice", "target_id": "Q4", "edge_type": "likes"}),
+    );
+    assert_eq!(
+        s.call_err(
+            "link",
+            json!({"source_id": "Alice", "target_id": "Q4", "edge_type": "likes"})
+        ),
+        "Edge likes already exists between Alice and Q4"
+    );
+    assert_eq!(
+        s.call_err(
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "id": "Alice"})
+        ),
+        "Memory Alice already exists."
+    );
+    assert_eq!(
+        s.call_err(
+            "aim_memory_link",
+            json!({"relations": [{"from": "Alice", "to": "Nobody", "relationType": "knows"}]})
+        ),
+        "Entity not found: Nobody"
+    );
+
+    assert!(s.close().success(), "clean exit at end of input");
+}
+
+#[test]
+fn e2e_bad_input_never_kills_the_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn(dir.path());
+
+    // Before initialize: a request gets an error, a notification is ignored, ping works.
+    let r = s.request("tools/list", json!({}));
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    s.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.alive();
+    let r = s.request("initialize", json!({"protocolVersion": 7}));
+    assert_eq!(r["error"]["code"], -32602, "a malformed initialize: {r}");
+    let r = s.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "it", "version": "1"}
+        }),
+    );
+    assert!(r["result"]["capabilities"]["tools"].is_object(), "{r}");
+    drop(s);
+    let mut s = Server::spawn_initialized(dir.path());
+
+    let protocol_errors: Vec<(&[u8], i64)> = vec![
+        (b"this is not json", -32700),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", -32700),
+        (b"\xff\xfe\x00garbage", -32700),
+        (b"[]", -32600),
+        (b"42", -32600),
+        (br#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, -32600),
+        (br#"{"id":9,"method":"ping"}"#, -32600),
+        (br#"{"jsonrpc":"2.0","id":9,"method":"no/such/method"}"#, -32601),
+        (br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#, -32602),
+        (br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_memory","arguments":"memory_id=a"}}"#, -32602),
+        (br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#, -32602),
+        (br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#, -32602),
+    ];
+    for (line, code) in protocol_errors {
+        s.send_raw(line);
+        let r = s.read();
+        assert_eq!(
+            r["error"]["code"],
+            json!(code),
+            "{} -> {r}",
+            String::from_utf8_lossy(line)
+        );
+        s.alive();
+    }
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    s.send_raw(deep.as_bytes());
+    assert_eq!(s.read()["error"]["code"], -32700);
+    s.alive();
+    // A message over the line limit.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":"{}"}}}}"#,
+        "y".repeat(9 << 20)
+    );
+    s.send_raw(huge.as_bytes());
+    assert_eq!(s.read()["error"]["code"], -32600);
+    s.alive();
+
+    // Tool execution errors: isError results with a one-line message.
+    for (tool, args, starts) in [
+        (
+            "get_memory",
+            json!({}),
+            "Missing required argument `memory_id`",
+        ),
+        (
+            "get_memory",
+            json!({"memory_id": ""}),
+            "Invalid argument `memory_id`",
+        ),
+        (
+            "get_memory",
+            json!({"memory_id": ["a"]}),
+            "Invalid argument `memory_id`: must be a string",
+        ),
+        (
+            "create_memory",
+            json!({"type": "dream", "content": "x"}),
+            "Invalid argument `type`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": 5}),
+            "Invalid argument `content`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "importance": 2}),
+            "Invalid argument `importance`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "embedding": ["a"]}),
+            "Invalid argument `embedding[0]`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": "x".repeat(1_100_000)}),
+            "Invalid argument `content`",
+        ),
+        (
+            "create_memory",
+            json!({"type": "semantic", "content": "x", "metadata": {"b": "x".repeat(70_000)}}),
+            "Invalid argument `metadata`",
+        ),
+        (
+            "memory_search",
+            json!({"query": "x", "limit": 0}),
+            "Invalid argument `limit`",
+        ),
+        (
+            "memory_search",
+            json!({"query": "x", "limit": 1e300}),
+            "Invalid argument `limit`",
+        ),
+        (
+            "memory_search",
+            json!({"query": "x", "limit": -3}),
+            "Invalid argument `limit`",
+        ),
+        (
+            "link",
+            json!({"source_id": "a", "target_id": "b", "edge_type": "x", "metadata": {"b": "x".repeat(5000)}}),
+            "Invalid argument `metadata`",
+        ),
+        (
+            "link",
+            json!({"source_id": "a", "target_id": "b", "edge_type": "x", "weight": "heavy"}),
+            "Invalid argument `weight`",
+        ),
+        (
+            "aim_memory_store",
+            json!({"entities": "Alice"}),
+            "Invalid argument `entities`",
+        ),
+        (
+            "aim_memory_store",
+            json!({"entities": [1]}),
+            "Invalid argument `entities[0]`",
+        ),
+        (
+            "graph_stats",
+            json!({"context": "../../etc"}),
+            "Invalid argument `context`",
+        ),
+    ] {
+        let text = s.call_err(tool, args.clone());
+        assert!(text.starts_with(starts), "{tool} {args}: {text}");
+        s.alive();
+    }
+    let mut deep = json!("leaf");
+    for _ in 0..100 {
+        deep = json!({ "d": deep });
+    }
+    let text = s.call_err(
+        "create_memory",
+        json!({"type": "semantic", "content": "x", "metadata": deep}),
+    );
+    assert!(text.starts_with("Arguments are nested"), "{text}");
+    s.alive();
+    assert_eq!(
+        s.call_ok("graph_stats", json!({}))["structuredContent"]["nodes"],
+        json!(0),
+        "no failed call wrote anything"
+    );
+    assert!(s.close().success());
+}
+
+#[test]
+fn e2e_two_servers_share_a_data_dir() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut one = Server::spawn_initialized(dir.path());
+    let mut two = Server::spawn_initialized(dir.path());
+    one.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "content": "written by one", "id": "shared"}),
+    );
+    let got = two.call_ok("get_memory", json!({"memory_id": "shared"}));
+    assert_eq!(got["structuredContent"]["content"], "written by one");
+    two.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "content": "written by two", "id": "other"}),
+    );
+    one.call_ok(
+        "link",
+        json!({"source_id": "shared", "target_id": "other", "edge_type": "related_to"}),
+    );
+    let g = two.call_ok("get_memory", json!({"memory_id": "other"}));
+    assert_eq!(g["structuredContent"]["edges"]["incoming"], json!(1));
+    let text = two.call_err(
+        "link",
+        json!({"source_id": "shared", "target_id": "other", "edge_type": "related_to"}),
+    );
+    assert_eq!(
+        text,
+        "Edge related_to already exists between shared and other"
+    );
+    assert!(one.close().success());
+    assert!(two.close().success());
+}
+
+#[test]
+fn e2e_sigterm_exits_cleanly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn_initialized(dir.path());
+    s.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "content": "durable", "id": "d"}),
+    );
+    let pid = s.child.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let mut status = None;
+    for _ in 0..200 {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            status = Some(st);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(status.expect("exited after SIGTERM").success());
+    let mut again = Server::spawn_initialized(dir.path());
+    let g = again.call_ok("get_memory", json!({"memory_id": "d"}));
+    assert_eq!(g["structuredContent"]["content"], "durable");
+}
+
+/// `--prefault-mb` takes a whole number of MiB; anything else is a usage error that names
+/// the flag, and the server then does not start. `--help` documents it.
+#[test]
+fn prefault_flag_is_checked() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hopgraph-mcp"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run hopgraph-mcp");
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (status, help, _) = run(&["--help"]);
+    assert!(status.success());
+    assert!(help.contains("--prefault-mb N"), "{help}");
+    for bad in ["-1", "1.5", "lots", "99999999999999"] {
+        let (status, _, err) = run(&["--prefault-mb", bad]);
+        assert!(!status.success(), "{bad}");
+        assert!(
+            err.contains("--prefault-mb must be a whole number of MiB"),
+            "{bad}: {err}"
+        );
+    }
+}

@@ -1,0 +1,318 @@
+//! Memory-tool semantics, independent of any protocol.
+//!
+//! Agents talk to memory servers through a handful of tools (`create_memory`, `link`,
+//! `memory_path`, ...) whose names, parameters and results are fixed by the servers they come
+//! from (see `MCP-TOOLS.md`). This module implements what each tool *means* on top of the
+//! engine: one function per tool taking a [`Database`](hopgraph::Database) or a
+//! [`Snapshot`](hopgraph::Snapshot) and a typed request, returning a `Serialize` result or a
+//! [`ToolError`] carrying the exact one-line message of the contract. The MCP adapter
+//! (`crate::mcp`) only turns JSON-RPC arguments into these requests and results back into
+//! JSON; a command-line front end can reuse the same functions.
+//!
+//! How the tool vocabulary maps onto the engine's model:
+//! - a memory is a node: its id is the node key, its `type` the node `kind`, its `metadata`
+//!   the node `props`, and its `status` is `metadata.status` (also kept in
+//!   `NodeProps::status` so that the engine can filter on it);
+//! - an AIM entity is a node with `type` = entityType, `title` = name and
+//!   `metadata.observations` = its observations;
+//! - timestamps are milliseconds since the Unix epoch in the engine and RFC 3339 strings in
+//!   results.
+
+pub mod aim;
+pub mod edges;
+pub mod nodes;
+pub mod path;
+pub mod search;
+pub mod stats;
+pub mod walk;
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use hopgraph::error::Error;
+use hopgraph::model::{Node, Props};
+
+/// A tool call that failed in a way the caller can correct: the message is the exact
+/// one-line text of the tool contract (e.g. `Memory not found.`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolError(pub String);
+
+impl ToolError {
+    /// A tool error with `message`.
+    pub fn new(message: impl Into<String>) -> ToolError {
+        ToolError(message.into())
+    }
+
+    /// An argument that fails its documented rule: ``Invalid argument `name`: rule``.
+    pub fn invalid_arg(name: &str, rule: impl fmt::Display) -> ToolError {
+        ToolError(format!("Invalid argument `{name}`: {rule}"))
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<hopgraph::Error> for ToolError {
+    fn from(e: hopgraph::Error) -> ToolError {
+        ToolError(e.to_string())
+    }
+}
+
+/// Turns an engine error that no tool maps to a contract message into a one-line tool
+/// error. Bad input keeps the engine's explanation; anything else is reported as a storage
+/// problem (the call may be retried; the database is never left half-written).
+pub fn engine_error(e: &Error) -> ToolError {
+    let text = match e {
+        Error::InvalidInput(msg) => format!("Invalid input: {msg}"),
+        other => format!("Storage error: {other}"),
+    };
+    ToolError(one_line(&text))
+}
+
+/// `text` with line breaks replaced by spaces (tool errors are one line).
+pub fn one_line(text: &str) -> String {
+    text.replace(['\r', '\n'], " ")
+}
+
+/// The memory types of agi-mcp-server, the only values `create_memory` accepts as `type`.
+pub const MEMORY_TYPES: [&str; 4] = ["episodic", "semantic", "procedural", "strategic"];
+
+/// Checks a context name: `^[A-Za-z0-9_.-]{1,64}$` and neither `.` nor `..`.
+///
+/// # Errors
+/// A one-line message naming the rule.
+pub fn check_context_name(name: &str) -> Result<(), ToolError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        && name != "."
+        && name != "..";
+    if ok {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_arg(
+            "context",
+            format!(
+                "must be 1-64 characters of A-Z a-z 0-9 _ . - and not \".\" or \"..\", got {}",
+                quote_short(name)
+            ),
+        ))
+    }
+}
+
+/// `s` as a JSON string, cut to 64 characters (for error messages).
+pub fn quote_short(s: &str) -> String {
+    let cut: String = s.chars().take(64).collect();
+    let mut q = Value::String(cut.clone()).to_string();
+    if cut.len() < s.len() {
+        q.push('…');
+    }
+    q
+}
+
+/// `Some(s)` for a non-empty string, `None` (rendered `null`) for an empty one.
+pub fn non_empty(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_owned())
+}
+
+/// A node's properties as tools show and filter them: its metadata's top-level keys plus
+/// `type`, `title` and `importance`, which win over metadata keys of the same name.
+pub fn node_properties(node: &Node) -> Map<String, Value> {
+    let mut m = node.props.props.clone();
+    m.insert("type".into(), Value::String(node.props.kind.clone()));
+    m.insert("title".into(), Value::String(node.props.title.clone()));
+    m.insert("importance".into(), number_f32(node.props.importance));
+    m
+}
+
+/// A node's status: `metadata.status` when it is a string, else the status field.
+pub fn node_status(node: &Node) -> &str {
+    match node.props.props.get("status") {
+        Some(Value::String(s)) => s,
+        _ => &node.props.status,
+    }
+}
+
+/// Characters of content shown when a node has no title.
+pub const SUMMARY_CHARS: usize = 120;
+
+/// A short description of a node: its title, or the start of its content.
+pub fn summary(node: &Node) -> String {
+    if !node.props.title.is_empty() {
+        return node.props.title.clone();
+    }
+    let c = &node.props.content;
+    match c.char_indices().nth(SUMMARY_CHARS) {
+        Some((i, _)) => format!("{}…", &c[..i]),
+        None => c.clone(),
+    }
+}
+
+/// An `f32` as the JSON number it was written as (0.7, not 0.699999988079071).
+pub fn number_f32(x: f32) -> Value {
+    let shortest = x.to_string().parse::<f64>().unwrap_or(f64::from(x));
+    serde_json::Number::from_f64(shortest).map_or(Value::Null, Value::Number)
+}
+
+/// An `f32` as the `f64` it was written as (see [`number_f32`]).
+pub fn f32_to_f64(x: f32) -> f64 {
+    x.to_string().parse::<f64>().unwrap_or(f64::from(x))
+}
+
+/// An RFC 3339 UTC timestamp (millisecond precision) from milliseconds since the epoch.
+pub fn rfc3339(ms: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// A random (version 4, RFC 9562) UUID in its 36-character lowercase hyphenated form.
+pub fn new_uuid_v4() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Nesting depth of a JSON value (a scalar is 0, `[]` is 1).
+pub fn json_depth(v: &Value) -> usize {
+    // Iterative, so that hostile input cannot overflow the stack.
+    let mut max = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        match v {
+            Value::Array(a) => {
+                max = max.max(d + 1);
+                stack.extend(a.iter().map(|x| (x, d + 1)));
+            }
+            Value::Object(o) => {
+                max = max.max(d + 1);
+                stack.extend(o.values().map(|x| (x, d + 1)));
+            }
+            _ => max = max.max(d),
+        }
+    }
+    max
+}
+
+/// Deepest nesting accepted in `metadata` objects (the object itself counts as 1).
+pub const METADATA_DEPTH_MAX: usize = 32;
+
+/// Checks a `metadata` object: at most `bytes_max` bytes of compact JSON and at most
+/// [`METADATA_DEPTH_MAX`] levels of nesting.
+///
+/// # Errors
+/// ``Invalid argument `metadata`: ...``.
+pub fn check_metadata(name: &str, m: &Props, bytes_max: usize) -> Result<(), ToolError> {
+    let v = Value::Object(m.clone());
+    let n = v.to_string().len();
+    if n > bytes_max {
+        return Err(ToolError::invalid_arg(
+            name,
+            format!("is {n} bytes serialized, the limit is {bytes_max}"),
+        ));
+    }
+    let d = json_depth(&v);
+    if d > METADATA_DEPTH_MAX {
+        return Err(ToolError::invalid_arg(
+            name,
+            format!("is nested {d} levels deep, the limit is {METADATA_DEPTH_MAX}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a node key given as `name` (1..=512 bytes).
+///
+/// # Errors
+/// ``Invalid argument `name`: ...``.
+pub fn check_key(name: &str, key: &str) -> Result<(), ToolError> {
+    let max = hopgraph::graph::limits::NODE_KEY_BYTES_MAX;
+    if key.is_empty() || key.len() > max {
+        return Err(ToolError::invalid_arg(
+            name,
+            format!("must be 1 to {max} bytes, got {}", key.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an edge type name given as `name` (1..=128 bytes).
+///
+/// # Errors
+/// ``Invalid argument `name`: ...``.
+pub fn check_edge_type(name: &str, t: &str) -> Result<(), ToolError> {
+    let max = hopgraph::graph::limits::EDGE_TYPE_BYTES_MAX;
+    if t.is_empty() || t.len() > max {
+        return Err(ToolError::invalid_arg(
+            name,
+            format!("must be 1 to {max} bytes, got {}", t.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `value` lies in `min..=max` for the argument `name`.
+///
+/// # Errors
+/// ``Invalid argument `name`: must be between min and max, got value``.
+pub fn check_range<T: PartialOrd + fmt::Display>(
+    name: &str,
+    value: T,
+    min: T,
+    max: T,
+) -> Result<T, ToolError> {
+    if value < min || value > max {
+        return Err(ToolError::invalid_arg(
+            name,
+            format!("must be between {min} and {max}, got {value}"),
+        ));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339(1_735_689_599_999), "2024-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn uuid_shape() {
+        let a = new_uuid_v4();
+        let b = new_uuid_v4();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"));
+        assert!(
+            a.bytes()
+                .all(|c| c == b'-' || c.is_ascii_digit() || c.is_ascii_lowercase())
+        );
+    }
+
+    #[test]
+    fn context_names() {
+        for ok in ["default", "a", "work.v2", "A_b-c", &"x".repeat(64)] {
+            assert!(check_context_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "a b", "é", &"x".repeat(65)] {
+            assert!(check_context_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn depth() {
+        assert_eq!(json_depth(&serde_json::json!(1)), 0);
+        assert_eq!(json_depth(&serde_json::json!({"a": [1, {"b": []}]})), 4);
+    }
+}

@@ -1,0 +1,273 @@
+//! `create_memory`, `get_memory` and `delete_memory`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{
+    MEMORY_TYPES, ToolError, check_key, check_metadata, check_range, engine_error, f32_to_f64,
+    new_uuid_v4, node_status, non_empty, number_f32, rfc3339,
+};
+use hopgraph::Database;
+use hopgraph::db::{OpResult, Snapshot, WriteBatch};
+use hopgraph::error::Error;
+use hopgraph::graph::{Direction, TypeFilter, limits};
+use hopgraph::model::{Node, NodeProps, Props};
+
+/// The `Memory not found.` error of every tool that takes a `memory_id`.
+pub fn memory_not_found() -> ToolError {
+    ToolError::new("Memory not found.")
+}
+
+/// A `create_memory` request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CreateMemoryRequest {
+    /// One of [`MEMORY_TYPES`].
+    pub memory_type: String,
+    /// The text of the memory.
+    pub content: String,
+    /// Optional embedding, 1–4096 finite numbers.
+    pub embedding: Option<Vec<f64>>,
+    /// 0.0–1.0, default 0.0.
+    pub importance: Option<f64>,
+    /// Free-form metadata (default `{}`); `metadata.status` is the memory's status.
+    pub metadata: Option<Props>,
+    /// Caller-chosen id; a new UUID when `None`.
+    pub id: Option<String>,
+    /// Optional title.
+    pub title: Option<String>,
+    /// Return the embedding in the result.
+    pub echo_embedding: bool,
+}
+
+/// A memory as `create_memory` and `get_memory` return it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemoryView {
+    /// The memory id (node key).
+    pub id: String,
+    /// The memory type (node kind); `null` when unset.
+    #[serde(rename = "type")]
+    pub memory_type: Option<String>,
+    /// The title; `null` when unset.
+    pub title: Option<String>,
+    /// The content.
+    pub content: String,
+    /// The importance.
+    pub importance: Value,
+    /// The metadata object.
+    pub metadata: Props,
+    /// `metadata.status`, `null` when unset.
+    pub status: Option<String>,
+    /// Creation time (RFC 3339).
+    pub created_at: String,
+    /// The embedding, only when asked for (`echo_embedding`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Vec<f64>>,
+}
+
+impl MemoryView {
+    /// The view of `node`; the embedding only when `with_embedding`.
+    pub fn of(node: &Node, with_embedding: bool) -> MemoryView {
+        MemoryView {
+            id: node.key.clone(),
+            memory_type: non_empty(&node.props.kind),
+            title: non_empty(&node.props.title),
+            content: node.props.content.clone(),
+            importance: number_f32(node.props.importance),
+            metadata: node.props.props.clone(),
+            status: non_empty(node_status(node)),
+            created_at: rfc3339(node.created_at),
+            embedding: if with_embedding {
+                node.props
+                    .embedding
+                    .as_ref()
+                    .map(|e| e.iter().map(|&x| f32_to_f64(x)).collect())
+            } else {
+                None
+            },
+        }
+    }
+}
+
+/// Checks an embedding given as argument `name` and converts it to `f32`.
+///
+/// # Errors
+/// ``Invalid argument `name`: ...`` for a wrong length or a value that is not a finite
+/// `f32`.
+pub fn check_embedding(name: &str, e: &[f64]) -> Result<Vec<f32>, ToolError> {
+    let max = limits::EMBEDDING_DIMS_MAX;
+    if e.is_empty() || e.len() > max {
+        return Err(ToolError::invalid_arg(
+            name,
+            format!("must have 1 to {max} numbers, got {}", e.len()),
+        ));
+    }
+    e.iter()
+        .map(|&x| {
+            #[allow(clippy::cast_possible_truncation)] // range checked below
+            let y = x as f32;
+            if y.is_finite() {
+                Ok(y)
+            } else {
+                Err(ToolError::invalid_arg(
+                    name,
+                    format!("values must be finite 32-bit floats, got {x}"),
+                ))
+            }
+        })
+        .collect()
+}
+
+/// `create_memory`: stores a new memory and returns it.
+///
+/// # Errors
+/// Invalid arguments (type outside [`MEMORY_TYPES`], importance outside 0–1, bad embedding,
+/// oversized metadata or content), `Memory <id> already exists.`, storage errors.
+pub fn create_memory(db: &Database, req: &CreateMemoryRequest) -> Result<MemoryView, ToolError> {
+    if !MEMORY_TYPES.contains(&req.memory_type.as_str()) {
+        return Err(ToolError::invalid_arg(
+            "type",
+            format!(
+                "must be one of {}, got {}",
+                MEMORY_TYPES.join(", "),
+                super::quote_short(&req.memory_type)
+            ),
+        ));
+    }
+    if req.content.len() > limits::NODE_CONTENT_BYTES_MAX {
+        return Err(ToolError::invalid_arg(
+            "content",
+            format!(
+                "is {} bytes, the limit is {}",
+                req.content.len(),
+                limits::NODE_CONTENT_BYTES_MAX
+            ),
+        ));
+    }
+    let importance = check_range("importance", req.importance.unwrap_or(0.0), 0.0, 1.0)?;
+    let embedding = match &req.embedding {
+        Some(e) => Some(check_embedding("embedding", e)?),
+        None => None,
+    };
+    let metadata = req.metadata.clone().unwrap_or_default();
+    check_metadata("metadata", &metadata, limits::NODE_PROPS_BYTES_MAX)?;
+    let title = req.title.clone().unwrap_or_default();
+    if title.len() > TITLE_BYTES_MAX {
+        return Err(ToolError::invalid_arg(
+            "title",
+            format!("is {} bytes, the limit is {TITLE_BYTES_MAX}", title.len()),
+        ));
+    }
+    let id = match &req.id {
+        Some(id) => {
+            check_key("id", id)?;
+            id.clone()
+        }
+        None => new_uuid_v4(),
+    };
+    let status = match metadata.get("status") {
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    #[allow(clippy::cast_possible_truncation)] // 0.0..=1.0
+    let importance = importance as f32;
+    let props = NodeProps {
+        kind: req.memory_type.clone(),
+        title,
+        content: req.content.clone(),
+        importance,
+        status,
+        props: metadata,
+        embedding,
+    };
+    let mut batch = WriteBatch::new();
+    batch.create_node(id.clone(), props);
+    match db.commit(batch) {
+        Ok(_) => {}
+        Err(Error::NodeExists { key }) => {
+            return Err(ToolError(format!("Memory {key} already exists.")));
+        }
+        Err(e) => return Err(engine_error(&e)),
+    }
+    let node = read_node(&db.snapshot(), &id)?.ok_or_else(memory_not_found)?;
+    Ok(MemoryView::of(&node, req.echo_embedding))
+}
+
+/// Longest title accepted, in bytes.
+pub const TITLE_BYTES_MAX: usize = 4096;
+
+/// The live node `key`, if any.
+///
+/// # Errors
+/// A storage error when its record does not decode.
+pub fn read_node(snap: &Snapshot, key: &str) -> Result<Option<std::sync::Arc<Node>>, ToolError> {
+    snap.node_by_key(key).map_err(|e| engine_error(&e))
+}
+
+/// Edge counts of a memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct EdgeCounts {
+    /// Edges leaving the memory.
+    pub outgoing: u64,
+    /// Edges entering it.
+    pub incoming: u64,
+}
+
+/// What `get_memory` returns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GetMemoryResult {
+    /// The memory.
+    #[serde(flatten)]
+    pub memory: MemoryView,
+    /// Last change (RFC 3339).
+    pub updated_at: String,
+    /// Edge counts.
+    pub edges: EdgeCounts,
+}
+
+/// `get_memory`: one memory with its edge counts.
+///
+/// # Errors
+/// `Memory not found.`; storage errors.
+pub fn get_memory(snap: &Snapshot, memory_id: &str) -> Result<GetMemoryResult, ToolError> {
+    let node = read_node(snap, memory_id)?.ok_or_else(memory_not_found)?;
+    Ok(GetMemoryResult {
+        memory: MemoryView::of(&node, false),
+        updated_at: rfc3339(node.updated_at),
+        edges: EdgeCounts {
+            outgoing: snap.degree(node.id, Direction::Out, &TypeFilter::All),
+            incoming: snap.degree(node.id, Direction::In, &TypeFilter::All),
+        },
+    })
+}
+
+/// What `delete_memory` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeleteMemoryResult {
+    /// The deleted memory.
+    pub id: String,
+    /// Always true.
+    pub deleted: bool,
+    /// Edges removed with it.
+    pub edges_removed: u64,
+}
+
+/// `delete_memory`: deletes a memory and its edges.
+///
+/// # Errors
+/// `Memory not found.`; storage errors.
+pub fn delete_memory(db: &Database, memory_id: &str) -> Result<DeleteMemoryResult, ToolError> {
+    let mut batch = WriteBatch::new();
+    batch.delete_node(memory_id);
+    let info = db.commit(batch).map_err(|e| engine_error(&e))?;
+    match info.results.first() {
+        Some(OpResult::NodeDeleted {
+            id: Some(_),
+            edges_removed,
+        }) => Ok(DeleteMemoryResult {
+            id: memory_id.to_owned(),
+            deleted: true,
+            edges_removed: *edges_removed,
+        }),
+        _ => Err(memory_not_found()),
+    }
+}

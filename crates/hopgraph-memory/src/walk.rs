@@ -1,0 +1,425 @@
+//! Neighbourhood tools: `expand` (vault-memory), `related` and `traverse` (HUSK).
+//!
+//! Each resolves keys, runs the kernel (`traverse::{expand, neighbors, traverse}`) and
+//! shapes the answer with the originals' words: `expand` says `forward`/`backward`,
+//! `related` and `traverse` say `outgoing`/`incoming`.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{ToolError, node_properties, node_status, non_empty, rfc3339, summary};
+use hopgraph::Snapshot;
+use hopgraph::graph::{Direction, NodeId, TypeFilter};
+use hopgraph::model::Node;
+use hopgraph::traverse::{self, Budget, Completion, ExpandDirection, ExpandQuery, Scratch};
+
+/// Error text for an unknown `memory_id` (HUSK).
+pub const MEMORY_NOT_FOUND: &str = "Memory not found.";
+
+/// Parses `expand`'s direction words (`outgoing`/`incoming` are aliases).
+///
+/// # Errors
+/// A one-line message naming the accepted words.
+pub fn parse_expand_direction(s: &str) -> Result<ExpandDirection, ToolError> {
+    match s {
+        "both" => Ok(ExpandDirection::Both),
+        "forward" | "outgoing" => Ok(ExpandDirection::Forward),
+        "backward" | "incoming" => Ok(ExpandDirection::Backward),
+        "any" => Ok(ExpandDirection::Any),
+        _ => Err(ToolError(format!(
+            "direction must be one of both, forward, backward, outgoing, incoming, any; got {s:?}"
+        ))),
+    }
+}
+
+/// Parses HUSK's direction words.
+///
+/// # Errors
+/// A one-line message naming the accepted words.
+pub fn parse_husk_direction(s: &str) -> Result<Direction, ToolError> {
+    match s {
+        "both" => Ok(Direction::Both),
+        "outgoing" => Ok(Direction::Out),
+        "incoming" => Ok(Direction::In),
+        _ => Err(ToolError(format!(
+            "direction must be one of outgoing, incoming, both; got {s:?}"
+        ))),
+    }
+}
+
+fn filter_of(snap: &Snapshot, names: &Option<Vec<String>>) -> TypeFilter {
+    match names {
+        None => TypeFilter::All,
+        Some(n) => snap.type_filter(n),
+    }
+}
+
+fn type_name(snap: &Snapshot, t: hopgraph::TypeId) -> String {
+    snap.type_name(t).unwrap_or("?").to_owned()
+}
+
+fn node_of(snap: &Snapshot, id: NodeId) -> Result<std::sync::Arc<Node>, ToolError> {
+    snap.node(id)?
+        .ok_or_else(|| ToolError(format!("internal error: node {id} has no record")))
+}
+
+// ---------------------------------------------------------------------------------------
+// expand
+
+/// An `expand` request.
+#[derive(Clone, Debug)]
+pub struct ExpandRequest {
+    /// Seed keys (at least one).
+    pub seed_doc_ids: Vec<String>,
+    /// Hop cap (1..=5).
+    pub hops: u32,
+    /// Which way to walk.
+    pub direction: ExpandDirection,
+    /// Edge types to follow (`None` = all).
+    pub edge_types: Option<Vec<String>>,
+    /// Strict equality on node properties; filters results, not traversal.
+    pub filter_properties: Option<Map<String, Value>>,
+    /// Keep nodes whose status is `superseded`.
+    pub include_superseded: bool,
+    /// Report each result's full route.
+    pub include_route: bool,
+    /// Most documents returned.
+    pub limit: usize,
+    /// Work limit.
+    pub budget: Budget,
+}
+
+/// One hop of a route.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RouteHop {
+    /// The node this hop reaches.
+    pub node: String,
+    /// The edge walked.
+    pub edge_id: String,
+    /// Its type.
+    pub edge_type: String,
+    /// `forward` or `backward`.
+    pub direction: &'static str,
+}
+
+/// Provenance of an expanded document.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Via {
+    /// The seed it was reached from.
+    pub seed_doc_id: String,
+    /// Hops from that seed.
+    pub hop: u32,
+    /// Type of the last edge.
+    pub edge_type: String,
+    /// Direction of the last edge: `forward` or `backward`.
+    pub direction: &'static str,
+    /// With `include_route`: every hop from the seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<RouteHop>>,
+}
+
+/// One expanded document.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Document {
+    /// Its key.
+    pub doc_id: String,
+    /// Its title (`null` when none).
+    pub title: Option<String>,
+    /// Its properties (metadata keys plus `type`, `title`, `importance`).
+    pub properties: Map<String, Value>,
+    /// Last change, RFC 3339.
+    pub mtime: String,
+    /// crc32 of the content, 8 hex digits.
+    pub hash: String,
+    /// How it was reached.
+    pub via: Via,
+}
+
+/// A warning about the request (unknown seeds).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Warning {
+    /// The seed concerned.
+    pub seed_doc_id: String,
+    /// `unknown_doc`.
+    pub reason: &'static str,
+}
+
+/// The answer of `expand`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExpandResult {
+    /// Reached documents in (hop, seed, node) order.
+    pub documents: Vec<Document>,
+    /// Always present; unknown seeds appear here.
+    pub warnings: Vec<Warning>,
+    /// `limit` cut the list.
+    pub truncated: bool,
+    /// The work budget ran out; documents cover the completed hop levels.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub limit_reached: bool,
+}
+
+fn matches(node: &Node, req: &ExpandRequest) -> bool {
+    if !req.include_superseded && node_status(node) == "superseded" {
+        return false;
+    }
+    match &req.filter_properties {
+        None => true,
+        Some(f) => {
+            let props = node_properties(node);
+            f.iter().all(|(k, v)| props.get(k) == Some(v))
+        }
+    }
+}
+
+/// Answers an `expand` request.
+///
+/// # Errors
+/// A damaged node record.
+///
+/// # Complexity
+/// O(edges examined within `hops` of the seeds), bounded by `budget`, plus one record
+/// read per reached node (for the filter) and per reported document.
+pub fn expand(
+    snap: &Snapshot,
+    scratch: &mut Scratch,
+    req: &ExpandRequest,
+) -> Result<ExpandResult, ToolError> {
+    let mut warnings = Vec::new();
+    let mut seeds: Vec<(String, NodeId)> = Vec::new();
+    for key in &req.seed_doc_ids {
+        match snap.node_id(key) {
+            Some(id) => seeds.push((key.clone(), id)),
+            None => warnings.push(Warning {
+                seed_doc_id: key.clone(),
+                reason: "unknown_doc",
+            }),
+        }
+    }
+    // Tie-break rank: lower seed key first.
+    seeds.sort();
+    seeds.dedup();
+    let seed_ids: Vec<NodeId> = seeds.iter().map(|s| s.1).collect();
+    // Tie-break rank of edge types: by name.
+    let types = snap.edge_types();
+    let mut by_name: Vec<usize> = (0..types.len()).collect();
+    by_name.sort_by(|&a, &b| types[a].1.cmp(&types[b].1));
+    let mut type_rank = vec![0u32; types.len()];
+    for (rank, &i) in by_name.iter().enumerate() {
+        type_rank[i] = u32::try_from(rank).unwrap_or(u32::MAX);
+    }
+    let filter_types = filter_of(snap, &req.edge_types);
+    let keep = |id: NodeId| matches!(snap.node(id), Ok(Some(n)) if matches(&n, req));
+    let query = ExpandQuery {
+        seeds: &seed_ids,
+        hops: req.hops,
+        direction: req.direction,
+        types: &filter_types,
+        type_rank: Some(&type_rank),
+        filter: &keep,
+        limit: req.limit,
+        include_route: req.include_route,
+        budget: req.budget,
+    };
+    let out = traverse::expand(snap, scratch, &query);
+    let mut documents = Vec::with_capacity(out.results.len());
+    let dir_word = |f: bool| if f { "forward" } else { "backward" };
+    for r in &out.results {
+        let node = node_of(snap, r.node)?;
+        let route = match &r.route {
+            None => None,
+            Some(steps) => {
+                let mut hops = Vec::with_capacity(steps.len());
+                for &(n, e, t, fwd) in steps {
+                    hops.push(RouteHop {
+                        node: node_of(snap, n)?.key.clone(),
+                        edge_id: e.0.to_string(),
+                        edge_type: type_name(snap, t),
+                        direction: dir_word(fwd),
+                    });
+                }
+                Some(hops)
+            }
+        };
+        documents.push(Document {
+            doc_id: node.key.clone(),
+            title: non_empty(&node.props.title),
+            properties: node_properties(&node),
+            mtime: rfc3339(node.updated_at),
+            hash: format!("{:08x}", crc32fast::hash(node.props.content.as_bytes())),
+            via: Via {
+                seed_doc_id: seeds.get(r.seed).map(|s| s.0.clone()).unwrap_or_default(),
+                hop: r.hop,
+                edge_type: type_name(snap, r.edge_type),
+                direction: dir_word(r.forward),
+                route,
+            },
+        });
+    }
+    Ok(ExpandResult {
+        documents,
+        warnings,
+        truncated: out.truncated,
+        limit_reached: matches!(out.completion, Completion::LimitReached { .. }),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// related and traverse
+
+/// A list answer; `structuredContent` wraps the originals' bare lists like this.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ListResult<T> {
+    /// The entries.
+    pub results: Vec<T>,
+    /// A limit cut the list (or the work budget ran out).
+    pub truncated: bool,
+}
+
+/// A `related` request.
+#[derive(Clone, Debug)]
+pub struct RelatedRequest {
+    /// The memory.
+    pub memory_id: String,
+    /// Only this edge type.
+    pub edge_type: Option<String>,
+    /// `Out` = outgoing, `In` = incoming.
+    pub direction: Direction,
+    /// Most entries (1..=100).
+    pub limit: usize,
+}
+
+/// One neighbour.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RelatedEntry {
+    /// The neighbour's key.
+    pub memory_id: String,
+    /// The edge.
+    pub edge_id: String,
+    /// Its type.
+    pub edge_type: String,
+    /// `outgoing` or `incoming`, seen from the requested memory.
+    pub direction: &'static str,
+    /// Title or the start of the content.
+    pub summary: String,
+}
+
+/// Answers `related`: direct neighbours, the limit applied after the type filter.
+///
+/// # Errors
+/// `Memory not found.` for an unknown `memory_id`; a damaged record.
+///
+/// # Complexity
+/// O(degree log degree) of the node.
+pub fn related(
+    snap: &Snapshot,
+    req: &RelatedRequest,
+) -> Result<ListResult<RelatedEntry>, ToolError> {
+    let id = snap
+        .node_id(&req.memory_id)
+        .ok_or_else(|| ToolError(MEMORY_NOT_FOUND.into()))?;
+    let types = filter_of(snap, &req.edge_type.clone().map(|t| vec![t]));
+    let (steps, truncated) = traverse::neighbors(snap, id, req.direction, &types, req.limit);
+    let mut results = Vec::with_capacity(steps.len());
+    for (n, e, t, fwd) in steps {
+        let node = node_of(snap, n)?;
+        results.push(RelatedEntry {
+            memory_id: node.key.clone(),
+            edge_id: e.0.to_string(),
+            edge_type: type_name(snap, t),
+            direction: if fwd { "outgoing" } else { "incoming" },
+            summary: summary(&node),
+        });
+    }
+    Ok(ListResult { results, truncated })
+}
+
+/// A `traverse` request.
+#[derive(Clone, Debug)]
+pub struct TraverseRequest {
+    /// Start memory.
+    pub memory_id: String,
+    /// Edge types to follow (`None` = all).
+    pub edge_types: Option<Vec<String>>,
+    /// Depth cap (1..=5).
+    pub max_depth: u32,
+    /// Most entries (1..=100).
+    pub limit: usize,
+    /// `Both` = undirected (default).
+    pub direction: Direction,
+    /// Work limit.
+    pub budget: Budget,
+}
+
+/// One hop of a traversal path.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraverseHop {
+    /// The edge.
+    pub edge_id: String,
+    /// Its type.
+    pub edge_type: String,
+    /// `outgoing` or `incoming`, seen from the node the hop leaves.
+    pub direction: &'static str,
+}
+
+/// One reached memory.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraverseEntry {
+    /// Its key.
+    pub memory_id: String,
+    /// Hops from the start.
+    pub depth: u32,
+    /// The hops from the start.
+    pub path: Vec<TraverseHop>,
+    /// Title or the start of the content.
+    pub summary: String,
+}
+
+/// Answers `traverse`: breadth-first, depth never decreases, the start excluded.
+///
+/// # Errors
+/// `Memory not found.` for an unknown `memory_id`; a damaged record.
+///
+/// # Complexity
+/// O(edges examined within `max_depth`), bounded by `budget`.
+pub fn traverse(
+    snap: &Snapshot,
+    scratch: &mut Scratch,
+    req: &TraverseRequest,
+) -> Result<ListResult<TraverseEntry>, ToolError> {
+    let id = snap
+        .node_id(&req.memory_id)
+        .ok_or_else(|| ToolError(MEMORY_NOT_FOUND.into()))?;
+    let types = filter_of(snap, &req.edge_types);
+    let out = traverse::traverse(
+        snap,
+        scratch,
+        id,
+        req.direction,
+        &types,
+        req.max_depth,
+        req.limit,
+        &req.budget,
+    );
+    let mut results = Vec::with_capacity(out.visits.len());
+    for v in &out.visits {
+        let node = node_of(snap, v.node)?;
+        results.push(TraverseEntry {
+            memory_id: node.key.clone(),
+            depth: v.depth,
+            path: v
+                .path
+                .iter()
+                .map(|&(e, t, fwd)| TraverseHop {
+                    edge_id: e.0.to_string(),
+                    edge_type: type_name(snap, t),
+                    direction: if fwd { "outgoing" } else { "incoming" },
+                })
+                .collect(),
+            summary: summary(&node),
+        });
+    }
+    Ok(ListResult {
+        results,
+        truncated: out.truncated || matches!(out.completion, Completion::LimitReached { .. }),
+    })
+}

@@ -1,0 +1,252 @@
+//! The protocol-neutral tool semantics (`hopgraph_memory`) on a known graph.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly by design"
+)]
+
+use hopgraph::traverse::{Budget, ExpandDirection, Scratch};
+use hopgraph::{Database, Direction, EdgeProps, NodeProps, WriteBatch};
+use hopgraph_memory::path::{PathRequest, memory_path};
+use hopgraph_memory::walk::{self, ExpandRequest, RelatedRequest, TraverseRequest};
+use serde_json::json;
+
+/// a -caused_by-> b -caused_by-> c, d -related_to-> c, e isolated, s superseded (b -> s).
+fn graph() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    for (k, t) in [("a", "A"), ("b", "B"), ("c", "C"), ("d", ""), ("e", "E")] {
+        b.upsert_node(
+            k,
+            NodeProps {
+                title: t.into(),
+                content: format!("content of {k}"),
+                kind: "semantic".into(),
+                ..Default::default()
+            },
+        );
+    }
+    let mut sup = NodeProps {
+        title: "S".into(),
+        ..Default::default()
+    };
+    sup.props.insert("status".into(), json!("superseded"));
+    b.upsert_node("s", sup);
+    b.link("a", "caused_by", "b", EdgeProps::default())
+        .link("b", "caused_by", "c", EdgeProps::default())
+        .link("d", "related_to", "c", EdgeProps::default())
+        .link("b", "supersedes", "s", EdgeProps::default());
+    db.commit(b).unwrap();
+    (dir, db)
+}
+
+#[test]
+fn memory_path_shapes_and_messages() {
+    let (_d, db) = graph();
+    let snap = db.snapshot();
+    let mut scratch = Scratch::new();
+    let r = memory_path(&snap, &mut scratch, &PathRequest::new("a", "d")).unwrap();
+    assert!(r.found);
+    assert_eq!(r.hops, 3);
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["path"][0]["id"], "a");
+    assert_eq!(v["path"][0]["direction_to_next"], "forward");
+    assert_eq!(v["path"][2]["direction_to_next"], "backward");
+    assert_eq!(v["path"][3]["title"], serde_json::Value::Null);
+    // The answer borrows from the snapshot; edge ids are the contract's decimal strings.
+    let (a, b) = (snap.node_id("a").unwrap(), snap.node_id("b").unwrap());
+    let caused_by = snap.type_id("caused_by").unwrap();
+    let ab = snap.edge_by_triple(a, caused_by, b).unwrap();
+    assert_eq!(v["path"][0]["edge_id"], ab.0.to_string());
+    assert_eq!(v["path"][0]["edge_type_to_next"], "caused_by");
+    assert_eq!((r.path[1].id, r.path[1].title), ("b", Some("B")));
+    assert!(
+        v["path"][3].get("edge_type_to_next").is_none(),
+        "last entry has no next edge"
+    );
+    assert_eq!(
+        r.text(),
+        "a \"A\" → caused_by → b \"B\" → caused_by → c \"C\" ← related_to ← d"
+    );
+
+    // Directed search cannot go backwards over d -> c.
+    let mut req = PathRequest::new("a", "d");
+    req.direction = Direction::Out;
+    let r = memory_path(&snap, &mut scratch, &req).unwrap();
+    assert!(!r.found);
+    assert_eq!(
+        r.message.as_deref(),
+        Some("No path from a to d within 4 hops")
+    );
+
+    // A path of exactly max_hops is found; one hop fewer is not enough.
+    let mut req = PathRequest::new("a", "c");
+    req.max_hops = 2;
+    assert!(memory_path(&snap, &mut scratch, &req).unwrap().found);
+    req.max_hops = 1;
+    assert!(!memory_path(&snap, &mut scratch, &req).unwrap().found);
+
+    // Type whitelist.
+    let mut req = PathRequest::new("a", "d");
+    req.edge_types = Some(vec!["caused_by".into()]);
+    assert!(!memory_path(&snap, &mut scratch, &req).unwrap().found);
+
+    // Unknown ids, zero hops.
+    let r = memory_path(&snap, &mut scratch, &PathRequest::new("zz", "a")).unwrap();
+    assert_eq!(
+        (r.found, r.message.as_deref()),
+        (false, Some("Unknown memory id: zz"))
+    );
+    let r = memory_path(&snap, &mut scratch, &PathRequest::new("a", "zz")).unwrap();
+    assert_eq!(r.message.as_deref(), Some("Unknown memory id: zz"));
+    let r = memory_path(&snap, &mut scratch, &PathRequest::new("a", "a")).unwrap();
+    assert_eq!((r.found, r.hops, r.path.len()), (true, 0, 1));
+    assert_eq!(r.text(), "a \"A\"");
+
+    // A budget of one node cannot settle a 3-hop question.
+    let mut req = PathRequest::new("a", "d");
+    req.budget = Budget {
+        visited_max: 1,
+        deadline: None,
+    };
+    let r = memory_path(&snap, &mut scratch, &req).unwrap();
+    assert!(!r.found && r.limit_reached, "{r:?}");
+}
+
+#[test]
+fn expand_provenance_filters_and_warnings() {
+    let (_d, db) = graph();
+    let snap = db.snapshot();
+    let mut scratch = Scratch::new();
+    let mut req = ExpandRequest {
+        seed_doc_ids: vec!["b".into(), "nope".into()],
+        hops: 1,
+        direction: ExpandDirection::Both,
+        edge_types: None,
+        filter_properties: None,
+        include_superseded: false,
+        include_route: false,
+        limit: 100,
+        budget: Budget::default(),
+    };
+    let r = walk::expand(&snap, &mut scratch, &req).unwrap();
+    let ids: Vec<&str> = r.documents.iter().map(|d| d.doc_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["a", "c"],
+        "superseded s is dropped, seed b is not a result"
+    );
+    assert_eq!(r.warnings.len(), 1);
+    assert_eq!(r.warnings[0].reason, "unknown_doc");
+    let a = &r.documents[0];
+    assert_eq!(
+        (a.via.direction, a.via.hop, a.via.edge_type.as_str()),
+        ("backward", 1, "caused_by")
+    );
+
+    req.include_superseded = true;
+    req.hops = 2;
+    req.include_route = true;
+    // `both` is the union of a forward-only and a backward-only sweep: d (b → c ← d) needs
+    // a mixed-direction route, which only `any` follows.
+    let r = walk::expand(&snap, &mut scratch, &req).unwrap();
+    let ids: Vec<&str> = r.documents.iter().map(|d| d.doc_id.as_str()).collect();
+    assert_eq!(ids, ["a", "c", "s"]);
+    req.direction = ExpandDirection::Any;
+    let r = walk::expand(&snap, &mut scratch, &req).unwrap();
+    let ids: Vec<&str> = r.documents.iter().map(|d| d.doc_id.as_str()).collect();
+    assert_eq!(ids, ["a", "c", "s", "d"]);
+    let d = &r.documents[3];
+    let route = d.via.route.as_ref().unwrap();
+    assert_eq!(route.len(), 2);
+    assert_eq!(route[1].node, "d");
+
+    // The filter applies to results, not traversal: d is reached through c.
+    req.filter_properties = Some(serde_json::from_value(json!({"title": ""})).unwrap());
+    let r = walk::expand(&snap, &mut scratch, &req).unwrap();
+    let ids: Vec<&str> = r.documents.iter().map(|d| d.doc_id.as_str()).collect();
+    assert_eq!(ids, ["d"]);
+
+    req.filter_properties = None;
+    req.limit = 2;
+    let r = walk::expand(&snap, &mut scratch, &req).unwrap();
+    assert_eq!((r.documents.len(), r.truncated), (2, true));
+}
+
+#[test]
+fn related_and_traverse() {
+    let (_d, db) = graph();
+    let snap = db.snapshot();
+    let r = walk::related(
+        &snap,
+        &RelatedRequest {
+            memory_id: "b".into(),
+            edge_type: None,
+            direction: Direction::Both,
+            limit: 20,
+        },
+    )
+    .unwrap();
+    let got: Vec<(&str, &str)> = r
+        .results
+        .iter()
+        .map(|e| (e.memory_id.as_str(), e.direction))
+        .collect();
+    assert_eq!(got.len(), 3);
+    assert!(
+        got.contains(&("a", "incoming"))
+            && got.contains(&("c", "outgoing"))
+            && got.contains(&("s", "outgoing"))
+    );
+    let r = walk::related(
+        &snap,
+        &RelatedRequest {
+            memory_id: "b".into(),
+            edge_type: Some("supersedes".into()),
+            direction: Direction::Both,
+            limit: 1,
+        },
+    )
+    .unwrap();
+    assert_eq!(r.results.len(), 1);
+    assert_eq!(
+        r.results[0].memory_id, "s",
+        "the limit applies after the type filter"
+    );
+    let e = walk::related(
+        &snap,
+        &RelatedRequest {
+            memory_id: "zz".into(),
+            edge_type: None,
+            direction: Direction::Both,
+            limit: 5,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.0, "Memory not found.");
+
+    let mut scratch = Scratch::new();
+    let req = TraverseRequest {
+        memory_id: "a".into(),
+        edge_types: None,
+        max_depth: 3,
+        limit: 20,
+        direction: Direction::Both,
+        budget: Budget::default(),
+    };
+    let r = walk::traverse(&snap, &mut scratch, &req).unwrap();
+    let depths: Vec<u32> = r.results.iter().map(|e| e.depth).collect();
+    assert!(depths.windows(2).all(|w| w[0] <= w[1]), "BFS order");
+    let d = r.results.iter().find(|e| e.memory_id == "d").unwrap();
+    assert_eq!(d.depth, 3);
+    assert_eq!(
+        d.path.iter().map(|h| h.direction).collect::<Vec<_>>(),
+        ["outgoing", "outgoing", "incoming"]
+    );
+    assert_eq!(
+        d.summary, "content of d",
+        "no title: the start of the content"
+    );
+}

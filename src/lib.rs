@@ -33,8 +33,8 @@ pub mod db;
 pub mod traverse;
 
 pub use db::{
-    BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
-    WriteBatch,
+    BulkLoad, CommitInfo, Database, Durability, Neighbor, NodeFilter, NodePatch, OpResult, Options,
+    Snapshot, WriteBatch,
 };
 pub use error::{Error, Result};
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};

@@ -7,12 +7,14 @@
 //! Submodules: `state` (the immutable state value and its one `apply`), `batch`
 //! (resolving requests into WAL operations), `commit` (group commit), `open` (recovery and
 //! catching up with other processes), `maintenance` (checkpoint, compaction, verify),
-//! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading).
+//! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading), `filter`
+//! (conditions a search applies to candidate nodes).
 
 mod batch;
 mod build;
 mod bulk;
 mod commit;
+mod filter;
 mod maintenance;
 mod open;
 mod segment;
@@ -29,6 +31,7 @@ use crate::sync::{Mutex, Published};
 
 pub use batch::{NodePatch, OpResult, WriteBatch};
 pub use bulk::{BulkLoad, BulkReport};
+pub use filter::NodeFilter;
 pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
 pub use open::RecoveryReport;
 pub use snapshot::{Neighbor, Snapshot};

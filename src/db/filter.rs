@@ -69,8 +69,8 @@ impl NodeFilter {
     /// Whether `node` satisfies every condition.
     pub fn matches(&self, node: &Node) -> bool {
         let p = &node.props;
-        (self.kinds.is_empty() || self.kinds.iter().any(|k| *k == p.kind))
-            && (self.statuses.is_empty() || self.statuses.iter().any(|s| *s == p.status))
+        (self.kinds.is_empty() || self.kinds.contains(&p.kind))
+            && (self.statuses.is_empty() || self.statuses.contains(&p.status))
             && self.min_importance.is_none_or(|m| p.importance >= m)
             && self.created_after.is_none_or(|t| node.created_at >= t)
             && self.created_before.is_none_or(|t| node.created_at < t)

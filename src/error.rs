@@ -85,6 +85,15 @@ pub enum Error {
     #[error("writes are disabled after an earlier failure ({0}); reopen the database")]
     WriterPoisoned(String),
 
+    /// A query ran out of its work budget (visited nodes or time) before it could answer.
+    #[error(
+        "the query stopped after visiting {visited} nodes, its budget; raise the limit or narrow the query"
+    )]
+    LimitReached {
+        /// Nodes visited when the budget ran out.
+        visited: u64,
+    },
+
     /// The database was opened read-only.
     #[error("the database is open read-only")]
     ReadOnly,

@@ -8,10 +8,46 @@
 //! that stay valid while writes, checkpoints and compactions go on. See `DESIGN.md` for the
 //! architecture, the on-disk formats and the durability argument.
 //!
+//! ```
+//! use hopgraph::{Database, EdgeProps, NodeProps, PathSpec, WriteBatch};
+//!
+//! # fn main() -> hopgraph::Result<()> {
+//! # let tmp = std::env::temp_dir().join(format!("hopgraph-doc-{}", std::process::id()));
+//! let db = Database::open(&tmp)?; // creates the directory and an empty database
+//!
+//! // One atomic, durable batch; missing endpoints are created on the way.
+//! let mut batch = WriteBatch::new();
+//! batch
+//!     .upsert_node("outage", NodeProps { title: "API outage".into(), ..Default::default() })
+//!     .link_creating_missing("outage", "caused_by", "deploy", EdgeProps::default())
+//!     .link_creating_missing("deploy", "caused_by", "config-change", EdgeProps::default());
+//! db.commit(batch)?;
+//!
+//! // A shortest path between two keys, over one edge type.
+//! let spec = PathSpec::new().types(["caused_by"]).max_hops(6);
+//! let path = db.shortest_path("outage", "config-change", &spec)?.expect("connected");
+//! assert_eq!(path.keys(), ["outage", "deploy", "config-change"]);
+//!
+//! // A snapshot is a consistent view: later writes do not change it.
+//! let snap = db.snapshot();
+//! let mut more = WriteBatch::new();
+//! more.delete_node("deploy");
+//! db.commit(more)?;
+//! assert!(snap.node_id("deploy").is_some());
+//! assert!(db.snapshot().node_id("deploy").is_none());
+//! # drop(snap); drop(db); std::fs::remove_dir_all(&tmp).ok();
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Hot loops use the id-level kernels in [`traverse`] with a reusable [`traverse::Scratch`]
+//! instead of the key-level calls.
+//!
 //! The layers depend downward only:
 //! `format` (bytes) < `storage` (files, mmap) < `db` (catalog, delta, snapshots) <
-//! `traverse` (BFS kernels). The agent-memory semantics (`hopgraph-memory`), the CLI
-//! (`hopgraph-cli`) and the MCP server (`hopgraph-mcp`) are crates of their own beside this one.
+//! `traverse` (BFS kernels) < `query` (key-level calls joining the two). The agent-memory
+//! semantics (`hopgraph-memory`), the CLI (`hopgraph-cli`) and the MCP server
+//! (`hopgraph-mcp`) are crates of their own beside this one.
 
 #![cfg_attr(not(test), warn(missing_docs))]
 
@@ -32,6 +68,8 @@ pub mod db;
 
 pub mod traverse;
 
+mod query;
+
 pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodeFilter, NodePatch, OpResult, Options,
     Snapshot, WriteBatch,
@@ -39,6 +77,7 @@ pub use db::{
 pub use error::{Error, Result};
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};
 pub use model::{Edge, EdgeProps, Node, NodeProps, Props};
+pub use query::{FoundPath, NeighborOf, PathSpec, PathStep};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

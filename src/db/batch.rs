@@ -183,6 +183,22 @@ impl WriteBatch {
         self
     }
 
+    /// Links `source -edge_type-> target` like [`WriteBatch::link`], first creating either
+    /// endpoint that does not exist yet (with default properties, as
+    /// [`WriteBatch::ensure_node`] does). The whole batch stays atomic.
+    pub fn link_creating_missing(
+        &mut self,
+        source: impl Into<String>,
+        edge_type: impl Into<String>,
+        target: impl Into<String>,
+        props: EdgeProps,
+    ) -> &mut Self {
+        let (source, target) = (source.into(), target.into());
+        self.ensure_node(source.clone())
+            .ensure_node(target.clone())
+            .link(source, edge_type, target, props)
+    }
+
     /// Removes edge `edge`; a missing edge is reported, not an error.
     pub fn unlink(&mut self, edge: EdgeId) -> &mut Self {
         self.requests.push(Request::Unlink { edge });

@@ -8,11 +8,8 @@ use std::sync::Arc;
 
 use super::state::State;
 use crate::error::Result;
-use crate::graph::{
-    Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, RunEntry, TypeFilter, TypeId,
-};
+use crate::graph::{Direction, EdgeDir, EdgeId, Lsn, NodeId, TypeFilter, TypeId};
 use crate::model::{Edge, Node};
-use crate::traverse::Adjacency;
 
 /// A consistent, immutable view of the database.
 #[derive(Clone, Debug)]
@@ -238,100 +235,4 @@ impl Snapshot {
             .map(NodeId)
             .filter(|&id| self.state.is_live(id))
     }
-}
-
-impl Adjacency for Snapshot {
-    #[inline]
-    fn node_bound(&self) -> u32 {
-        self.state.node_bound
-    }
-
-    #[inline]
-    fn for_each_edge<F: FnMut(EdgeRef)>(
-        &self,
-        node: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-        f: F,
-    ) {
-        self.state.for_each_edge(node, dir, types, f)
-    }
-
-    #[inline]
-    fn try_for_each_edge<F: FnMut(EdgeRef) -> std::ops::ControlFlow<()>>(
-        &self,
-        node: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-        f: F,
-    ) -> std::ops::ControlFlow<()> {
-        self.state.try_for_each_edge(node, dir, types, f)
-    }
-
-    #[inline]
-    fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> std::ops::ControlFlow<()>>(
-        &self,
-        node: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-        f: F,
-    ) -> std::ops::ControlFlow<()> {
-        self.state.try_for_each_neighbor_run(node, dir, types, f)
-    }
-
-    #[inline]
-    fn run_entry_edge(&self, entry: RunEntry) -> Option<(EdgeDir, TypeId, EdgeId)> {
-        self.state.run_entry_edge(entry)
-    }
-
-    #[inline]
-    fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {
-        self.state.degree_estimate(node, dir)
-    }
-
-    fn degree_total(&self, dir: EdgeDir) -> Option<u64> {
-        Some(self.state.degree_total(dir))
-    }
-
-    fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {
-        Some(self.state.nodes_with_edges(dir, types))
-    }
-
-    #[inline]
-    fn edges_between<F: FnMut(EdgeRef)>(
-        &self,
-        node: NodeId,
-        neighbor: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-        f: F,
-    ) {
-        self.state.edges_between(node, neighbor, dir, types, f)
-    }
-
-    #[inline]
-    fn least_edge_between(
-        &self,
-        node: NodeId,
-        neighbor: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-    ) -> Option<EdgeRef> {
-        self.state.least_edge_between(node, neighbor, dir, types)
-    }
-
-    #[inline]
-    fn least_edge_between_upto(
-        &self,
-        node: NodeId,
-        neighbor: NodeId,
-        dir: EdgeDir,
-        types: &TypeFilter,
-        max_type: TypeId,
-    ) -> Option<EdgeRef> {
-        self.state
-            .least_edge_between_upto(node, neighbor, dir, types, max_type)
-    }
-
-    const INDEXED_EDGES_BETWEEN: bool = true;
 }

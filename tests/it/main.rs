@@ -6,6 +6,7 @@
     reason = "tests fail loudly by design"
 )]
 
+mod api;
 mod common;
 mod corruption;
 mod crash;

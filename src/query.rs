@@ -1,0 +1,402 @@
+//! Key-level queries: the one-call API a host application starts from.
+//!
+//! The kernels in [`crate::traverse`] work on dense [`NodeId`]s with caller-owned scratch
+//! memory, which is what a hot loop wants. This module sits above both the database and the
+//! kernels (it is the only place that joins them) and answers the common questions by
+//! string key in one call:
+//!
+//! ```no_run
+//! # fn main() -> hopgraph::Result<()> {
+//! use hopgraph::{Database, PathSpec};
+//! let db = Database::open("memory.hg")?;
+//! let path = db.shortest_path("outage", "deploy", &PathSpec::new().types(["caused_by"]).max_hops(6))?;
+//! if let Some(p) = path { println!("{}", p.keys().join(" -> ")); }
+//! # Ok(()) }
+//! ```
+//!
+//! Scratch memory is kept per thread and reused across calls (the kernels stamp their
+//! visit marks per query, so reuse costs nothing per call). It also holds the one
+//! [`Adjacency`] implementation of [`Snapshot`], so that `db` never depends on `traverse`.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use crate::db::{Database, Snapshot};
+use crate::error::{Error, Result};
+use crate::graph::{Direction, EdgeDir, EdgeId, EdgeRef, NodeId, RunEntry, TypeFilter, TypeId};
+use crate::traverse::{self, Adjacency, Budget, PathOutcome, PathQuery, Scratch};
+
+thread_local! {
+    /// One traversal scratch per thread for the key-level calls.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
+}
+
+/// Runs `f` with this thread's scratch. A re-entrant call (from inside `f`) gets a fresh
+/// scratch instead of panicking on the borrow.
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::new()),
+    })
+}
+
+/// What a key-level path query may use: edge types, direction, hop and work limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PathSpec {
+    /// Edge type names a path may use; empty: every type.
+    pub types: Vec<String>,
+    /// Which edges a path may follow, as seen walking from the first key to the second.
+    pub direction: Direction,
+    /// Longest path (in hops) to look for.
+    pub max_hops: u32,
+    /// Most nodes the search may visit before it gives up with [`Error::LimitReached`].
+    pub visited_max: u64,
+    /// Longest the search may run before it gives up with [`Error::LimitReached`].
+    pub timeout: Option<Duration>,
+}
+
+impl Default for PathSpec {
+    fn default() -> PathSpec {
+        PathSpec {
+            types: Vec::new(),
+            direction: Direction::Both,
+            max_hops: PathSpec::MAX_HOPS_DEFAULT,
+            visited_max: Budget::VISITED_MAX_DEFAULT,
+            timeout: None,
+        }
+    }
+}
+
+impl PathSpec {
+    /// Default [`PathSpec::max_hops`].
+    pub const MAX_HOPS_DEFAULT: u32 = 10;
+
+    /// Every edge type, both directions, at most 10 hops.
+    pub fn new() -> PathSpec {
+        PathSpec::default()
+    }
+
+    /// Only edges of these types (by name). A name no edge has matches nothing.
+    #[must_use]
+    pub fn types<S: Into<String>>(mut self, types: impl IntoIterator<Item = S>) -> PathSpec {
+        self.types = types.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Which edges to follow (default [`Direction::Both`]).
+    #[must_use]
+    pub fn direction(mut self, direction: Direction) -> PathSpec {
+        self.direction = direction;
+        self
+    }
+
+    /// Longest path in hops (default 10).
+    #[must_use]
+    pub fn max_hops(mut self, max_hops: u32) -> PathSpec {
+        self.max_hops = max_hops;
+        self
+    }
+
+    /// Most nodes the search may visit (default [`Budget::VISITED_MAX_DEFAULT`]).
+    #[must_use]
+    pub fn visited_max(mut self, visited_max: u64) -> PathSpec {
+        self.visited_max = visited_max;
+        self
+    }
+
+    /// Longest the search may run.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> PathSpec {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    fn budget(&self) -> Budget {
+        Budget {
+            visited_max: self.visited_max,
+            deadline: self.timeout.map(|t| Instant::now() + t),
+        }
+    }
+
+    fn type_filter(&self, snap: &Snapshot) -> TypeFilter {
+        if self.types.is_empty() {
+            TypeFilter::All
+        } else {
+            snap.type_filter(&self.types)
+        }
+    }
+}
+
+/// One hop of a [`FoundPath`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PathStep {
+    /// The edge walked.
+    pub edge: EdgeId,
+    /// Its type name.
+    pub edge_type: String,
+    /// Whether the edge was walked from its source to its target.
+    pub forward: bool,
+}
+
+/// A shortest path between two keys: `nodes[i]` and `nodes[i + 1]` are joined by
+/// `steps[i]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FoundPath {
+    /// The nodes from the first key to the second, both included: (id, key).
+    pub nodes: Vec<(NodeId, String)>,
+    /// The hops, one fewer than the nodes.
+    pub steps: Vec<PathStep>,
+}
+
+impl FoundPath {
+    /// The keys along the path.
+    pub fn keys(&self) -> Vec<&str> {
+        self.nodes.iter().map(|(_, k)| k.as_str()).collect()
+    }
+
+    /// Number of hops.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether this is the zero-hop path (both keys name the same node).
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
+
+/// A node one hop away, as [`Snapshot::neighbors_of`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NeighborOf {
+    /// The node at the other end.
+    pub node: NodeId,
+    /// Its key.
+    pub key: String,
+    /// The edge.
+    pub edge: EdgeId,
+    /// The edge's type name.
+    pub edge_type: String,
+    /// Whether the edge leaves the queried node.
+    pub outgoing: bool,
+}
+
+impl Snapshot {
+    fn require(&self, key: &str) -> Result<NodeId> {
+        self.node_id(key).ok_or_else(|| Error::NodeNotFound {
+            key: key.to_owned(),
+        })
+    }
+
+    fn key_of(&self, id: NodeId) -> Result<String> {
+        match self.node_label(id)? {
+            Some((key, _)) => Ok(key.to_owned()),
+            // A path only holds live nodes of this snapshot.
+            None => Err(Error::NodeNotFound {
+                key: format!("#{}", id.0),
+            }),
+        }
+    }
+
+    /// A shortest path from `from` to `to` (by key) within `spec`; `None` when no path of at
+    /// most `spec.max_hops` hops exists. Ties are broken deterministically (see
+    /// [`traverse::path`]).
+    ///
+    /// # Errors
+    /// `NodeNotFound` for an unknown key; `LimitReached` when the search ran out of its
+    /// visit or time budget before it could answer; corruption of a record read.
+    pub fn shortest_path(
+        &self,
+        from: &str,
+        to: &str,
+        spec: &PathSpec,
+    ) -> Result<Option<FoundPath>> {
+        let (a, b) = (self.require(from)?, self.require(to)?);
+        let query = PathQuery {
+            direction: spec.direction,
+            types: spec.type_filter(self),
+            max_hops: spec.max_hops,
+            budget: spec.budget(),
+        };
+        let outcome = with_scratch(|s| traverse::shortest_path(self, s, a, b, &query));
+        let path = match outcome {
+            PathOutcome::Found(p) => p,
+            PathOutcome::NotFound => return Ok(None),
+            PathOutcome::LimitReached { visited } => return Err(Error::LimitReached { visited }),
+        };
+        let nodes = path
+            .nodes
+            .iter()
+            .map(|&id| Ok((id, self.key_of(id)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let steps = path
+            .hops
+            .iter()
+            .map(|h| PathStep {
+                edge: h.edge,
+                edge_type: self.type_name(h.edge_type).unwrap_or_default().to_owned(),
+                forward: h.forward,
+            })
+            .collect();
+        Ok(Some(FoundPath { nodes, steps }))
+    }
+
+    /// The neighbours of `key` over edges of `types` (by name; empty: all) in `direction`,
+    /// ordered by (edge type, neighbour id, edge id).
+    ///
+    /// # Errors
+    /// `NodeNotFound` for an unknown key; corruption of a record read.
+    pub fn neighbors_of<S: AsRef<str>>(
+        &self,
+        key: &str,
+        direction: Direction,
+        types: &[S],
+    ) -> Result<Vec<NeighborOf>> {
+        let id = self.require(key)?;
+        let filter = if types.is_empty() {
+            TypeFilter::All
+        } else {
+            self.type_filter(types)
+        };
+        self.neighbors(id, direction, &filter)
+            .into_iter()
+            .map(|n| {
+                Ok(NeighborOf {
+                    node: n.node,
+                    key: self.key_of(n.node)?,
+                    edge: n.edge,
+                    edge_type: self.type_name(n.edge_type).unwrap_or_default().to_owned(),
+                    outgoing: n.dir == EdgeDir::Out,
+                })
+            })
+            .collect()
+    }
+}
+
+impl Database {
+    /// [`Snapshot::shortest_path`] on a fresh snapshot.
+    ///
+    /// # Errors
+    /// As [`Snapshot::shortest_path`].
+    pub fn shortest_path(
+        &self,
+        from: &str,
+        to: &str,
+        spec: &PathSpec,
+    ) -> Result<Option<FoundPath>> {
+        self.snapshot().shortest_path(from, to, spec)
+    }
+
+    /// [`Snapshot::neighbors_of`] on a fresh snapshot.
+    ///
+    /// # Errors
+    /// As [`Snapshot::neighbors_of`].
+    pub fn neighbors_of<S: AsRef<str>>(
+        &self,
+        key: &str,
+        direction: Direction,
+        types: &[S],
+    ) -> Result<Vec<NeighborOf>> {
+        self.snapshot().neighbors_of(key, direction, types)
+    }
+}
+
+/// The kernels read a snapshot through this: segments plus delta, by node id.
+impl Adjacency for Snapshot {
+    #[inline]
+    fn node_bound(&self) -> u32 {
+        self.state.node_bound
+    }
+
+    #[inline]
+    fn for_each_edge<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
+        self.state.for_each_edge(node, dir, types, f)
+    }
+
+    #[inline]
+    fn try_for_each_edge<F: FnMut(EdgeRef) -> std::ops::ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) -> std::ops::ControlFlow<()> {
+        self.state.try_for_each_edge(node, dir, types, f)
+    }
+
+    #[inline]
+    fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> std::ops::ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) -> std::ops::ControlFlow<()> {
+        self.state.try_for_each_neighbor_run(node, dir, types, f)
+    }
+
+    #[inline]
+    fn run_entry_edge(&self, entry: RunEntry) -> Option<(EdgeDir, TypeId, EdgeId)> {
+        self.state.run_entry_edge(entry)
+    }
+
+    #[inline]
+    fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {
+        self.state.degree_estimate(node, dir)
+    }
+
+    fn degree_total(&self, dir: EdgeDir) -> Option<u64> {
+        Some(self.state.degree_total(dir))
+    }
+
+    fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {
+        Some(self.state.nodes_with_edges(dir, types))
+    }
+
+    #[inline]
+    fn edges_between<F: FnMut(EdgeRef)>(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: F,
+    ) {
+        self.state.edges_between(node, neighbor, dir, types, f)
+    }
+
+    #[inline]
+    fn least_edge_between(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+    ) -> Option<EdgeRef> {
+        self.state.least_edge_between(node, neighbor, dir, types)
+    }
+
+    #[inline]
+    fn least_edge_between_upto(
+        &self,
+        node: NodeId,
+        neighbor: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        max_type: TypeId,
+    ) -> Option<EdgeRef> {
+        self.state
+            .least_edge_between_upto(node, neighbor, dir, types, max_type)
+    }
+
+    const INDEXED_EDGES_BETWEEN: bool = true;
+}

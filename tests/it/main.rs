@@ -13,6 +13,7 @@ mod crash;
 mod design_doc;
 mod engine;
 mod fixture;
+mod layers;
 mod model;
 mod paths;
 mod processes;

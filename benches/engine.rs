@@ -1,5 +1,5 @@
 //! Engine benchmarks: commit throughput (Sync vs Buffered), bulk load of a Kronecker graph,
-//! open time, and neighbour iteration from segments against a `Vec<Vec<u32>>` baseline
+//! open time, and neighbor iteration from segments against a `Vec<Vec<u32>>` baseline
 //! measured in the same run.
 //!
 //! `cargo bench --bench engine` runs at Kronecker scale 16 (65,536 nodes, ~1M edges) in

@@ -8,7 +8,7 @@
 //! caused_by 0.15, contradicts 0.05, supersedes 0.10, related_to 0.70, self loops and
 //! duplicate (source, target, type) triples removed: a port of the `kron` family of
 //! `gen_graph.py` with a seeded splitmix64 instead of numpy (same distribution, not the same
-//! bytes). It is stored as a typed CSR (each node's edges sorted by (type, neighbour), as the
+//! bytes). It is stored as a typed CSR (each node's edges sorted by (type, neighbor), as the
 //! database's segments are) implementing `Adjacency`.
 //!
 //! Baselines: a plain BFS over `Vec<Vec<u32>>` with a `Vec<bool>` allocated per query, and a
@@ -125,7 +125,7 @@ impl Csr {
     }
 
     /// The first row of `node`'s run at or after (`t`, `n`): one binary search on the pair
-    /// (runs are sorted by type, neighbour, row).
+    /// (runs are sorted by type, neighbor, row).
     #[inline]
     fn pair_start(&self, node: NodeId, t: u16, n: u32) -> (usize, usize) {
         let run = self.rows(node, &TypeFilter::All);

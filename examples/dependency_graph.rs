@@ -2,7 +2,7 @@
 //!
 //! Loads `Cargo.lock`-style pairs (package, dependency), then answers the questions a build
 //! tool asks: why does A depend on B (a shortest dependency chain), what depends on B
-//! directly (reverse neighbours), and what is rebuilt when B changes (everything that
+//! directly (reverse neighbors), and what is rebuilt when B changes (everything that
 //! reaches B, by expanding backwards).
 //!
 //! Run: `cargo run --example dependency_graph [DB_DIR]`

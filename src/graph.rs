@@ -184,7 +184,7 @@ pub struct EdgeRef {
     pub edge_type: TypeId,
 }
 
-/// An opaque handle to one entry of a graph's neighbour runs, for
+/// An opaque handle to one entry of a graph's neighbor runs, for
 /// [`Adjacency::run_entry_edge`](crate::traverse::Adjacency::run_entry_edge): the graph
 /// chooses the encoding, and promises that the entries of a run it hands out with handle
 /// `h` are `h.nth(0)`, `h.nth(1)`, … (none of them `NONE`). Kernels store it per reached

@@ -3,7 +3,7 @@
 //! An embedded graph database for typed, directed edges — the shape of agent memory.
 //!
 //! A database is a directory: a write-ahead log for durability plus immutable,
-//! memory-mapped CSR segments holding each node's edges sorted by (type, neighbour), one
+//! memory-mapped CSR segments holding each node's edges sorted by (type, neighbor), one
 //! adjacency per direction. Writes are atomic batches; reads come from consistent snapshots
 //! that stay valid while writes, checkpoints and compactions go on. See `DESIGN.md` for the
 //! architecture, the on-disk formats and the durability argument.

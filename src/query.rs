@@ -244,8 +244,8 @@ impl Snapshot {
         Ok(Some(FoundPath { nodes, steps }))
     }
 
-    /// The neighbours of `key` over edges of `types` (by name; empty: all) in `direction`,
-    /// ordered by (edge type, neighbour id, edge id).
+    /// The neighbors of `key` over edges of `types` (by name; empty: all) in `direction`,
+    /// ordered by (edge type, neighbor id, edge id).
     ///
     /// # Errors
     /// `NodeNotFound` for an unknown key; corruption of a record read.

@@ -2,7 +2,7 @@
 //!
 //! Callers gather a [`SegmentContent`] (edge rows, node records, tombstones and the
 //! cumulative summary); [`write_segment`] sorts the rows into both CSR directions (see
-//! [`Csr::build`]: a counting sort by owner node, then each run by (type, neighbour, edge
+//! [`Csr::build`]: a counting sort by owner node, then each run by (type, neighbor, edge
 //! id), the two directions on two threads), derives the per-(direction, type) node bitmaps
 //! and writes every section.
 
@@ -150,7 +150,7 @@ pub(crate) fn write_segment(
     } else {
         rows.uniform_created_at()
     };
-    // Rows are sorted by id, so a CSR's row order within equal (type, neighbour) is the
+    // Rows are sorted by id, so a CSR's row order within equal (type, neighbor) is the
     // id order the format asks for.
     let in_csr = || Csr::build(bound, &rows.targets, &rows.sources, &rows.types);
     let (out, inn) = match content.out_csr.take() {

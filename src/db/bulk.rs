@@ -291,7 +291,7 @@ impl Database {
         }
         drop(ids);
 
-        // Dedup: in the out-CSR of every input edge, equal triples are neighbours in input
+        // Dedup: in the out-CSR of every input edge, equal triples are neighbors in input
         // order, so the first of each run of equals is the first occurrence; it is dropped
         // too when the triple is stored already.
         let mut out = Csr::build(next.node_bound, &sources, &targets, &edge_types)?;

@@ -401,7 +401,7 @@ impl<'a> SegView<'a> {
         }
     }
 
-    /// The entries of `run` (a sub-run of one type, sorted by neighbour) whose neighbour is
+    /// The entries of `run` (a sub-run of one type, sorted by neighbor) whose neighbor is
     /// `n`.
     #[inline]
     pub fn neighbor_run(&self, run: std::ops::Range<usize>, n: u32) -> std::ops::Range<usize> {
@@ -411,7 +411,7 @@ impl<'a> SegView<'a> {
         run.start + lo..run.start + hi
     }
 
-    /// The entries of `run` (one node's run, sorted by (type, neighbour)) from the first one
+    /// The entries of `run` (one node's run, sorted by (type, neighbor)) from the first one
     /// at or after (`t`, `n`) to the end of the run: one binary search on the pair.
     #[inline]
     pub fn pair_run(
@@ -434,7 +434,7 @@ impl<'a> SegView<'a> {
         run.start + lo..run.end
     }
 
-    /// Neighbour ids.
+    /// Neighbor ids.
     #[inline]
     pub fn neighbors(&self) -> &'a [u32] {
         self.neighbors
@@ -458,7 +458,7 @@ impl<'a> SegView<'a> {
         })
     }
 
-    /// The entries of `range` as (neighbour, type, edge id), walking the three arrays in
+    /// The entries of `range` as (neighbor, type, edge id), walking the three arrays in
     /// step (no per-entry bounds checks beyond the slicing).
     #[inline]
     pub fn entries(

@@ -207,7 +207,7 @@ impl Snapshot {
         }
     }
 
-    /// The live edges at `node`, sorted by (direction, type, neighbour, edge id).
+    /// The live edges at `node`, sorted by (direction, type, neighbor, edge id).
     pub fn neighbors(
         &self,
         node: NodeId,

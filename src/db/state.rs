@@ -376,7 +376,7 @@ impl State {
     }
 
     /// Calls `f` for every live edge at `node` in `dir` whose type passes `types`: segment
-    /// edges oldest segment first, each run in (type, neighbour) order, then delta edges in
+    /// edges oldest segment first, each run in (type, neighbor) order, then delta edges in
     /// commit order.
     #[inline]
     pub fn for_each_edge<F: FnMut(EdgeRef)>(
@@ -436,7 +436,7 @@ impl State {
         }
     }
 
-    /// Like [`State::for_each_edge`], stopping as soon as `f` breaks. Neighbour ids beyond
+    /// Like [`State::for_each_edge`], stopping as soon as `f` breaks. Neighbor ids beyond
     /// the node bound (possible only in a damaged segment that passed structural checks)
     /// are skipped, never indexed.
     #[inline]
@@ -474,16 +474,16 @@ impl State {
         ControlFlow::Continue(())
     }
 
-    /// Like [`State::try_for_each_edge`], yielding only neighbour ids, in runs (see
+    /// Like [`State::try_for_each_edge`], yielding only neighbor ids, in runs (see
     /// [`Adjacency::try_for_each_neighbor_run`](crate::traverse::Adjacency::try_for_each_neighbor_run)).
-    /// Without tombstones each segment type run is one slice of the mapped neighbour array
+    /// Without tombstones each segment type run is one slice of the mapped neighbor array
     /// (4 bytes per edge read instead of 10); with them, and for delta edges, runs are
-    /// single neighbours. Ids are not checked against the node bound: callers do.
+    /// single neighbors. Ids are not checked against the node bound: callers do.
     ///
     /// Runs come with [`RunEntry`] handles (see [`State::run_entry_edge`]) only while the
     /// state is one segment and nothing else: no delta edges, no deleted edges. Then a
     /// node's runs are its one sorted CSR run (or its allowed type runs, ascending), so
-    /// the first entry naming a neighbour is the least (type, edge id) joining the two.
+    /// the first entry naming a neighbor is the least (type, edge id) joining the two.
     #[inline]
     pub fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
         &self,
@@ -514,7 +514,7 @@ impl State {
         ControlFlow::Continue(())
     }
 
-    /// Whether neighbour runs carry [`RunEntry`] handles: one segment, no delta edges and
+    /// Whether neighbor runs carry [`RunEntry`] handles: one segment, no delta edges and
     /// no deleted edges (see [`State::try_for_each_neighbor_run`]).
     #[inline]
     fn run_entries_named(&self) -> bool {
@@ -545,8 +545,8 @@ impl State {
 
     /// Calls `f` for every live edge at `node` in `dir` whose type passes `types` and whose
     /// other end is `neighbor`: the edges [`State::for_each_edge`] yields with that
-    /// neighbour, found by a binary search per type run and segment (runs are sorted by
-    /// type, then neighbour) plus a scan of the shorter of the two delta lists (`node`'s in
+    /// neighbor, found by a binary search per type run and segment (runs are sorted by
+    /// type, then neighbor) plus a scan of the shorter of the two delta lists (`node`'s in
     /// `dir`, `neighbor`'s in the other direction; `apply` keeps them in step).
     pub fn edges_between<F: FnMut(EdgeRef)>(
         &self,
@@ -606,8 +606,8 @@ impl State {
         self.edges_between_delta(node, neighbor, dir, types, f);
     }
 
-    /// The live entries of `run` (a node's run in segment view `v`) whose neighbour is
-    /// `neighbor` and whose type passes `types`, found by scanning the run's neighbour ids
+    /// The live entries of `run` (a node's run in segment view `v`) whose neighbor is
+    /// `neighbor` and whose type passes `types`, found by scanning the run's neighbor ids
     /// (types and edge ids are read only for matches): the short-run path of
     /// [`State::edges_between`] and [`State::least_edge_between`].
     fn scan_run_between<F: FnMut(EdgeRef)>(
@@ -684,7 +684,7 @@ impl State {
     /// Per segment, in the shorter of `node`'s run in `dir` and `neighbor`'s in the opposite
     /// direction (a hub is never the end searched when the other end is small), the allowed
     /// types within the run's type span are tried in ascending order, each with one binary
-    /// search for (type, neighbour) in the run (runs are sorted by type, neighbour, edge id),
+    /// search for (type, neighbor) in the run (runs are sorted by type, neighbor, edge id),
     /// stopping at the first type that has a live edge; short runs, and runs spanning more
     /// than [`LEAST_EDGE_TYPES_MAX`] types when every type is allowed, are scanned.
     pub fn least_edge_between(
@@ -731,7 +731,7 @@ impl State {
             } else {
                 (out, run, neighbor)
             };
-            // A short run is scanned by its neighbour ids alone (its types are read only on
+            // A short run is scanned by its neighbor ids alone (its types are read only on
             // a match), so its type span is not even looked up.
             let span = if run.len() <= EDGES_BETWEEN_SCAN_MAX {
                 None

@@ -22,7 +22,7 @@ use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
 pub struct CsrArrays<'a> {
     /// `u32[node_bound + 1]` run starts.
     pub offsets: [&'a [u32]; 2],
-    /// Neighbour per entry.
+    /// Neighbor per entry.
     pub neighbors: [&'a [u32]; 2],
     /// Edge type per entry.
     pub types: [&'a [u16]; 2],

@@ -16,7 +16,7 @@
 //! frontiers so far, as GAP counts it); the bottom-up scan visits only the
 //! nodes [`Adjacency::nodes_with_edges`] reports (all ids when it returns `None`) and uses
 //! [`Adjacency::try_for_each_neighbor_run`] to stop early. Only depths are kept, so both steps
-//! read neighbour ids alone.
+//! read neighbor ids alone.
 
 use std::ops::ControlFlow;
 

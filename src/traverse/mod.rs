@@ -19,7 +19,7 @@
 //! Every kernel takes a [`Budget`]; running out of it is an answer
 //! ([`Completion::LimitReached`] / [`PathOutcome::LimitReached`]), never an error. No kernel
 //! recurses, and no input panics: node ids at or above [`Adjacency::node_bound`] are treated
-//! as nodes that do not exist (no edges, never found), and so are neighbour ids a graph
+//! as nodes that do not exist (no edges, never found), and so are neighbor ids a graph
 //! reports at or above its bound.
 //!
 //! # Determinism
@@ -34,7 +34,7 @@
 //!
 //! Besides the required methods, [`Adjacency::try_for_each_edge`] (provided, forwarding to
 //! `for_each_edge`) lets a scan stop early, and [`Adjacency::try_for_each_neighbor_run`] yields
-//! neighbour ids only, so a graph can skip reading edge ids and types where a kernel needs
+//! neighbor ids only, so a graph can skip reading edge ids and types where a kernel needs
 //! just reachability; a graph that can do either cheaply should override them.
 //! [`Adjacency::nodes_with_edges`] restricts bottom-up scans to nodes that have an edge of an
 //! allowed type, and [`Adjacency::degree_total`] spares BFS a pass over the nodes.
@@ -137,16 +137,16 @@ pub trait Adjacency {
         flow
     }
 
-    /// Calls `f` with runs of neighbour ids: together, the other end of every live edge at
+    /// Calls `f` with runs of neighbor ids: together, the other end of every live edge at
     /// `node` in physical direction `dir` whose type passes `types`, once per edge (a
-    /// neighbour joined by parallel edges comes more than once), stopping when `f` breaks.
+    /// neighbor joined by parallel edges comes more than once), stopping when `f` breaks.
     /// Kernels that need only reachability use it: a graph hands out slices of its own
-    /// neighbour arrays, so the kernel's per-edge work is a plain loop over memory (no call
+    /// neighbor arrays, so the kernel's per-edge work is a plain loop over memory (no call
     /// per edge) and edge ids and types are never read. Ids at or above
     /// [`node_bound`](Adjacency::node_bound) can come only from a damaged graph; callers
-    /// skip them. The default forwards `try_for_each_edge` one neighbour at a time.
+    /// skip them. The default forwards `try_for_each_edge` one neighbor at a time.
     ///
-    /// With each run comes the [`RunEntry`] of its first neighbour (entry `i` of the run is
+    /// With each run comes the [`RunEntry`] of its first neighbor (entry `i` of the run is
     /// [`RunEntry::nth`]`(i)`), or [`RunEntry::NONE`]; see
     /// [`run_entry_edge`](Adjacency::run_entry_edge). The default hands out `NONE`.
     fn try_for_each_neighbor_run<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
@@ -164,7 +164,7 @@ pub trait Adjacency {
     /// some node `x`: the physical direction it was handed out in, its type and its id.
     ///
     /// The promise that makes it useful: if `entry` was the *first* entry naming a
-    /// neighbour `n` among the runs handed out for `x` in that direction with that filter,
+    /// neighbor `n` among the runs handed out for `x` in that direction with that filter,
     /// the edge is the least (`TypeId`, `EdgeId`) allowed edge joining `x` and `n` in that
     /// direction, i.e. what [`least_edge_between`](Adjacency::least_edge_between) answers.
     /// The path search records the first entry that reached each node and so resolves
@@ -181,7 +181,7 @@ pub trait Adjacency {
     /// unspecified order.
     ///
     /// The default implementation scans `for_each_edge` and filters. Graphs that keep each
-    /// node's edges sorted by neighbour should override it with a search (and set
+    /// node's edges sorted by neighbor should override it with a search (and set
     /// [`INDEXED_EDGES_BETWEEN`](Adjacency::INDEXED_EDGES_BETWEEN)): the path search then
     /// tests a few node pairs for adjacency instead of scanning a hub's whole edge list.
     fn edges_between<F: FnMut(EdgeRef)>(

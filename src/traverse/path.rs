@@ -24,7 +24,7 @@
 //!    `Out`, on the backward side one found in `In`).
 //! 2. *Meeting*: in the level where the sides meet, the least node `x` of the expanding
 //!    frontier that has an allowed edge to the other side's frontier, then the least such
-//!    neighbour `y` of `x`. The path is the expanding side's parent chain to `x`, the hop
+//!    neighbor `y` of `x`. The path is the expanding side's parent chain to `x`, the hop
 //!    `x`–`y` under rule 1, and the other side's chain from `y`.
 //!
 //! Rule 2 is what lets the search stop early: on graphs with hubs the meeting level is
@@ -415,7 +415,7 @@ fn expand_until_meet<G: Adjacency>(
             }
         }
         // The hop's edge is chosen by `best_hop` when the path is built, so the scan reads
-        // neighbour ids only and records the parent and the entry that named the node.
+        // neighbor ids only and records the parent and the entry that named the node.
         let mut hit: Option<(NodeId, RunEntry)> = None;
         let mut stopped = false;
         for &d in dirs {
@@ -685,7 +685,7 @@ fn best_hop<G: Adjacency>(
         }
     }
     // The search linked `child` to `parent` through an allowed edge in these directions,
-    // so only a damaged graph (neighbour ids that disagree with the edges around them) has
+    // so only a damaged graph (neighbor ids that disagree with the edges around them) has
     // none; the hop then names no edge and no type (ids no graph hands out).
     let missing = (TypeId(u16::MAX), EdgeId(u64::MAX), s == 1);
     let (edge_type, edge, backward) = best.unwrap_or(missing);

@@ -38,7 +38,7 @@ pub(crate) struct Link {
 }
 
 /// How the shortest-path search reached a node: the previous node, and the entry of the
-/// previous node's neighbour runs that named it ([`RunEntry::NONE`] when the graph hands
+/// previous node's neighbor runs that named it ([`RunEntry::NONE`] when the graph hands
 /// out none, or when a probe rather than a scan joined the two), from which the path's
 /// hop is read without a search (see [`Adjacency::run_entry_edge`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,11 +1,11 @@
-//! Depth-limited traversal with paths, and sorted one-hop neighbourhoods.
+//! Depth-limited traversal with paths, and sorted one-hop neighborhoods.
 //!
 //! [`traverse`] is a BFS from one start node: a node reached from several nodes of the
 //! previous level keeps the parent with the least (parent `NodeId`, `TypeId`, `EdgeId`,
 //! forward before backward), as in [`path`](super::path); results come level by level
 //! (depth never decreases) and, within a level, by ascending `NodeId`.
 //!
-//! [`neighbors`] lists one hop sorted by (`TypeId`, neighbour `NodeId`, `EdgeId`, out
+//! [`neighbors`] lists one hop sorted by (`TypeId`, neighbor `NodeId`, `EdgeId`, out
 //! before in).
 
 use super::Adjacency;
@@ -38,7 +38,7 @@ pub struct TraverseOutcome {
     pub completion: Completion,
 }
 
-/// One edge at a node: the neighbour, the edge, its type and whether it leaves the node
+/// One edge at a node: the neighbor, the edge, its type and whether it leaves the node
 /// (walked from source to target).
 pub type NeighborStep = (NodeId, EdgeId, TypeId, bool);
 
@@ -135,8 +135,8 @@ pub fn traverse<G: Adjacency>(
 }
 
 /// The edges at `node` in `direction` whose type passes `types`, sorted by (`TypeId`,
-/// neighbour, `EdgeId`, out before in), at most `limit` of them; the flag says whether
-/// more existed. A node that does not exist has no neighbours.
+/// neighbor, `EdgeId`, out before in), at most `limit` of them; the flag says whether
+/// more existed. A node that does not exist has no neighbors.
 ///
 /// # Complexity
 ///

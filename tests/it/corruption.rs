@@ -650,7 +650,7 @@ fn swapped_csr_rows_are_caught_by_verify_contents() {
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut damaged);
         let nbrs = layout.u32s(&aligned[..len], neighbors).to_vec();
         let tys = layout.u16s(&aligned[..len], types).to_vec();
-        // Two entries that differ in neighbour or type, so their rows carry different edges.
+        // Two entries that differ in neighbor or type, so their rows carry different edges.
         let j = (1..nbrs.len())
             .find(|&j| (nbrs[j], tys[j]) != (nbrs[0], tys[0]))
             .expect("two different entries");

@@ -263,7 +263,7 @@ pub fn tool_defs() -> Vec<ToolDef> {
         },
         ToolDef {
             name: "related",
-            title: "Direct neighbours of a memory",
+            title: "Direct neighbors of a memory",
             description: "Find direct neighbors of a memory in the knowledge graph: one entry per edge, with the edge id, its type, whether it is outgoing or incoming as seen from `memory_id`, and a summary (title or the start of the content) of the memory at the other end. The limit applies after the edge_type filter. Read-only.",
             input: input(
                 json!({
@@ -364,7 +364,7 @@ pub fn tool_defs() -> Vec<ToolDef> {
         },
         ToolDef {
             name: "expand",
-            title: "Typed-edge neighbourhood of seed memories",
+            title: "Typed-edge neighborhood of seed memories",
             description: "Typed-edge BFS retrieval. Returns the typed-edge neighborhood of one or more seed documents as a flat array of citation packets, each carrying via: {seed_doc_id, hop, edge_type, direction} provenance (with include_route, every hop from the seed). Default direction = 'both' (the union of a forward-only and a backward-only sweep); 'any' allows mixed-direction routes. Filterable by edge_type and by document properties (strict equality, no operators); filters drop results but do not stop the walk. include_superseded defaults to false (documents whose status is superseded are dropped). Unknown seed_doc_ids do not throw — they are returned in a warnings: [{seed_doc_id, reason: 'unknown_doc'}] array. Shortest path wins on dedup; ties broken by (seed_doc_id, edge_type, direction). Seeds are never results. Read-only.",
             input: input(
                 json!({

@@ -1,4 +1,4 @@
-//! Neighbourhood tools: `expand` (vault-memory), `related` and `traverse` (HUSK).
+//! Neighborhood tools: `expand` (vault-memory), `related` and `traverse` (HUSK).
 //!
 //! Each resolves keys, runs the kernel (`traverse::{expand, neighbors, traverse}`) and
 //! shapes the answer with the originals' words: `expand` says `forward`/`backward`,
@@ -288,10 +288,10 @@ pub struct RelatedRequest {
     pub limit: usize,
 }
 
-/// One neighbour.
+/// One neighbor.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RelatedEntry {
-    /// The neighbour's key.
+    /// The neighbor's key.
     pub memory_id: String,
     /// The edge.
     pub edge_id: String,
@@ -303,7 +303,7 @@ pub struct RelatedEntry {
     pub summary: String,
 }
 
-/// Answers `related`: direct neighbours, the limit applied after the type filter.
+/// Answers `related`: direct neighbors, the limit applied after the type filter.
 ///
 /// # Errors
 /// `Memory not found.` for an unknown `memory_id`; a damaged record.

@@ -1,7 +1,7 @@
 //! One direction of a segment's CSR, built by a counting sort by owner node and a sort of
 //! packed integer keys within each run.
 //!
-//! Each entry (type, neighbour, row) is packed into one `u64` (or `u128` when the three
+//! Each entry (type, neighbor, row) is packed into one `u64` (or `u128` when the three
 //! fields need more than 64 bits) whose integer order is the run order, scattered to its
 //! owner's run in one pass, and each run is sorted in place. That touches each entry a
 //! constant number of times outside the (cache-resident) run sorts; comparing rows through
@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 const PARALLEL_ROWS_MIN: usize = 1 << 18;
 
 /// A CSR of one direction: node `n`'s run is `offsets[n]..offsets[n + 1]`, its entries
-/// sorted by (type, neighbour, row); `pos` is the entry's row in the columns it was built
+/// sorted by (type, neighbor, row); `pos` is the entry's row in the columns it was built
 /// from.
 #[derive(Debug, Default)]
 pub(crate) struct Csr {
@@ -27,8 +27,8 @@ pub(crate) struct Csr {
 }
 
 impl Csr {
-    /// Groups rows by `own` (below `node_bound`); `other[row]` is the neighbour and
-    /// `types[row]` the edge type. Within a run, equal (type, neighbour) keep row order.
+    /// Groups rows by `own` (below `node_bound`); `other[row]` is the neighbor and
+    /// `types[row]` the edge type. Within a run, equal (type, neighbor) keep row order.
     ///
     /// # Errors
     /// `InvalidInput` when the columns differ in length, hold more than `u32::MAX` rows, or
@@ -181,14 +181,14 @@ fn bit_len(x: u32) -> u32 {
     u32::BITS - x.leading_zeros()
 }
 
-/// Field widths of a packed entry: `type | neighbour | row`, row in the low bits.
+/// Field widths of a packed entry: `type | neighbor | row`, row in the low bits.
 #[derive(Clone, Copy, Debug)]
 struct Layout {
     row_bits: u32,
     other_bits: u32,
 }
 
-/// An unsigned integer holding one packed entry; its order is (type, neighbour, row).
+/// An unsigned integer holding one packed entry; its order is (type, neighbor, row).
 trait Packed: Copy + Default + Ord + Send + Sync {
     fn pack(t: u16, other: u32, row: u32, l: Layout) -> Self;
     fn unpack(self, l: Layout) -> (u16, u32, u32);

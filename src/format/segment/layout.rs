@@ -195,7 +195,7 @@ impl SegmentLayout {
     }
 
     /// Source, target and type of edge row `row`: the stored columns in version 1, the
-    /// out-CSR entry `EdgeOutPos[row]` (its owner node, neighbour and type) from version 2
+    /// out-CSR entry `EdgeOutPos[row]` (its owner node, neighbor and type) from version 2
     /// on. `None` when the row or its position is out of range (a damaged file).
     pub fn edge_endpoints(&self, bytes: &[u8], row: usize) -> Option<(u32, u32, u16)> {
         use SectionKind as K;

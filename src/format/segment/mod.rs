@@ -79,11 +79,11 @@ macro_rules! section_kinds {
 section_kinds! {
     Summary = 1, 1, "Cumulative catalog summary (codec-encoded, see `Summary`).";
     OutOffsets = 2, 4, "`u32[node_bound + 1]`: start of each node's run in the out-CSR.";
-    OutNeighbors = 3, 4, "`u32[edges]`: targets, per node sorted by (type, neighbour, edge id).";
+    OutNeighbors = 3, 4, "`u32[edges]`: targets, per node sorted by (type, neighbor, edge id).";
     OutTypes = 4, 2, "`u16[edges]`: edge type of each out-CSR entry.";
     OutEdgePos = 5, 4, "`u32[edges]`: row of each out-CSR entry in the edge columns.";
     InOffsets = 6, 4, "`u32[node_bound + 1]`: start of each node's run in the in-CSR.";
-    InNeighbors = 7, 4, "`u32[edges]`: sources, per node sorted by (type, neighbour, edge id).";
+    InNeighbors = 7, 4, "`u32[edges]`: sources, per node sorted by (type, neighbor, edge id).";
     InTypes = 8, 2, "`u16[edges]`: edge type of each in-CSR entry.";
     InEdgePos = 9, 4, "`u32[edges]`: row of each in-CSR entry in the edge columns.";
     EdgeIds = 10, 8, "`u64[edges]`: edge id per row, increasing; absent when ids are dense.";

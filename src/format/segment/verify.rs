@@ -149,7 +149,7 @@ impl SegmentLayout {
     }
 
     /// Checks one CSR direction of a version-2 segment in a single sequential pass: every
-    /// neighbour and type in range, runs sorted by (type, neighbour), every row named
+    /// neighbor and type in range, runs sorted by (type, neighbor), every row named
     /// exactly once (a bitmap, 1 bit per row), and for the out-direction `EdgeOutPos` the
     /// inverse of `OutEdgePos` (equal fingerprints of their (entry, row) pairs). Returns a
     /// fingerprint of the direction's edge set: the wrapping sum of a 64-bit mix of (row,
@@ -213,7 +213,7 @@ impl SegmentLayout {
                 }
                 if last.is_some_and(|l| l > (ty, nb)) {
                     return Err(bad(format!(
-                        "{nbrs:?} run of node {node} is not sorted by (type, neighbour)"
+                        "{nbrs:?} run of node {node} is not sorted by (type, neighbor)"
                     )));
                 }
                 last = Some((ty, nb));
@@ -257,7 +257,7 @@ impl SegmentLayout {
     }
 
     /// Checks one CSR direction against the row columns: every row exactly once, owner,
-    /// neighbour and type equal to the row's, runs sorted by (type, neighbour). For the
+    /// neighbor and type equal to the row's, runs sorted by (type, neighbor). For the
     /// out-direction of a version-2 segment the columns were derived from it, so only the
     /// order is checked.
     fn check_csr(
@@ -307,7 +307,7 @@ impl SegmentLayout {
                 if i > run.start && (t[i - 1], n[i - 1]) > (t[i], n[i]) {
                     return Err(self.err_at(
                         nbrs,
-                        format!("{nbrs:?} run of node {node} is not sorted by (type, neighbour)"),
+                        format!("{nbrs:?} run of node {node} is not sorted by (type, neighbor)"),
                     ));
                 }
             }

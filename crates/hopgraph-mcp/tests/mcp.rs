@@ -1,7 +1,7 @@
 //! The memory tools and the `hopgraph-mcp` server.
 //!
 //! In-process tests call the `memory` functions and the MCP dispatch directly and pin every
-//! error text of the contract (`/work/shared/MCP-TOOLS.md`). End-to-end tests spawn the
+//! error text of the contract (`docs/MCP-TOOLS.md` at the repository root). End-to-end tests spawn the
 //! built binary, speak JSON-RPC over its stdio, validate each result against the tool's
 //! `outputSchema`, feed it hostile input and check that it keeps answering.
 

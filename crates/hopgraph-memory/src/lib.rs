@@ -2,7 +2,7 @@
 //!
 //! Agents talk to memory servers through a handful of tools (`create_memory`, `link`,
 //! `memory_path`, ...) whose names, parameters and results are fixed by the servers they come
-//! from (see `MCP-TOOLS.md`). This module implements what each tool *means* on top of the
+//! from (see `docs/MCP-TOOLS.md`). This module implements what each tool *means* on top of the
 //! engine: one function per tool taking a [`Database`](hopgraph::Database) or a
 //! [`Snapshot`](hopgraph::Snapshot) and a typed request, returning a `Serialize` result or a
 //! [`ToolError`] carrying the exact one-line message of the contract. The MCP adapter

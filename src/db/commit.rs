@@ -94,7 +94,17 @@ impl Database {
             }
         };
         let mut report = RecoveryReport::default();
-        if let Err(e) = catch_up(&self.shared.dir, w, true, &mut report) {
+        let caught_up = catch_up(
+            &self.shared.options.io,
+            &self.shared.dir,
+            w,
+            true,
+            &mut report,
+        );
+        if let Err(e) = w.poison_on_io("catching up with the log", caught_up) {
+            if let Error::Io { .. } = e {
+                return poisoned(&format!("catching up with the log failed: {e}"));
+            }
             let msg = e.to_string();
             return group
                 .iter()

@@ -6,15 +6,16 @@
 //! group, checkpoint or compaction step. The kernel releases it when a process dies, so a
 //! stale lock file never blocks anyone.
 
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+
+use super::io::{Io, IoFile, OpenMode};
 
 use crate::error::{Error, Result};
 
 /// The lock file of one database handle.
 #[derive(Debug)]
 pub struct WriterLock {
-    file: File,
+    file: Box<dyn IoFile>,
     path: PathBuf,
 }
 
@@ -25,20 +26,23 @@ pub struct WriterLockGuard<'a> {
 }
 
 impl WriterLock {
-    /// Opens (creating if needed) the lock file of `dir`.
+    /// Opens (creating if needed) the lock file of `dir`. The file never holds data, so
+    /// its creation is not fsynced: after a crash it may be missing and is simply created
+    /// again.
     ///
     /// # Errors
     /// I/O errors, with the path.
-    pub fn open(dir: &Path) -> Result<WriterLock> {
+    pub fn open(io: &dyn Io, dir: &Path) -> Result<WriterLock> {
         let path = dir.join(super::LOCK_FILE);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        let file = io
+            .open(&path, OpenMode::Create)
             .map_err(|e| Error::io(&path, e))?;
         Ok(WriterLock { file, path })
+    }
+
+    /// The lock file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Blocks until this handle holds the exclusive lock.

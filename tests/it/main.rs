@@ -6,13 +6,16 @@
     reason = "tests fail loudly by design"
 )]
 
+#[cfg(feature = "cli")]
 mod cli;
 mod common;
 mod corruption;
 mod crash;
 mod design_doc;
 mod engine;
+mod faults;
 mod fixture;
+#[cfg(feature = "mcp")]
 mod mcp;
 mod memory_tools;
 mod model;

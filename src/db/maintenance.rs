@@ -162,10 +162,13 @@ impl Database {
     fn checkpoint_guarded(&self, w: &mut Writer) -> Result<CheckpointReport> {
         let _g = self.maintenance_guard(w)?;
         let r = self.checkpoint_held(w)?;
-        if w.state.segs.segments.len() > self.shared.options.compaction_segments_max
-            && let Err(e) = self.compact_held(w)
-        {
-            w.last_maintenance_error = Some(format!("automatic compaction failed: {e}"));
+        if w.state.segs.segments.len() > self.shared.options.compaction_segments_max {
+            // The checkpoint stands; a failed compaction is reported through `stats` and,
+            // when it failed on I/O, poisons the handle like any other failed disk change.
+            let compacted = self.compact_held(w);
+            if let Err(e) = w.poison_on_io("automatic compaction", compacted) {
+                w.last_maintenance_error = Some(format!("automatic compaction failed: {e}"));
+            }
         }
         Ok(r)
     }

@@ -131,9 +131,16 @@ fn create(io: &dyn Io, dir: &Path, report: &mut RecoveryReport) -> Result<()> {
     let wal_name = wal_file_name(1);
     WalFile::create(io, dir, &wal_name, WalHeader::new(db_id, 1, 1))?;
     if let Err(e) = write_atomic(io, dir, MANIFEST_FILE, &Manifest::new(db_id).encode()) {
-        // Without a MANIFEST these are leftovers the next creation removes anyway.
-        let _ = io.remove_file(&dir.join(format!("{MANIFEST_FILE}.tmp")));
-        let _ = io.remove_file(&dir.join(&wal_name));
+        // Once the rename happened (only the directory fsync failed) the database exists
+        // and its WAL must stay. Before it, these are leftovers the next creation removes
+        // anyway.
+        if io
+            .metadata(&dir.join(MANIFEST_FILE))
+            .is_err_and(|e| e.kind() == ErrorKind::NotFound)
+        {
+            let _ = io.remove_file(&dir.join(format!("{MANIFEST_FILE}.tmp")));
+            let _ = io.remove_file(&dir.join(&wal_name));
+        }
         return Err(e);
     }
     report.created = true;

@@ -319,7 +319,10 @@ fn has_manifest(io: &dyn Io, dir: &Path) -> Result<bool> {
             )));
         }
         Ok(_) => {}
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+        // Missing, or below a file: creation (if asked for) reports which component.
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(false);
+        }
         Err(e) => return Err(Error::io(dir, e)),
     }
     let path = dir.join(MANIFEST_FILE);

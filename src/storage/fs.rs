@@ -34,11 +34,14 @@ pub fn create_dir_durable(io: &dyn Io, path: &Path) -> Result<Vec<PathBuf>> {
             Ok(m) if m.is_dir() => break,
             Ok(_) => {
                 return Err(Error::invalid(format!(
-                    "{} is not a directory; cannot create a database under it",
-                    at.display()
+                    "{} is not a directory; cannot create {} under it",
+                    at.display(),
+                    path.display()
                 )));
             }
-            Err(e) if e.kind() == ErrorKind::NotFound => missing.push(at.to_owned()),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                missing.push(at.to_owned());
+            }
             Err(e) => return Err(Error::io(at, e)),
         }
         match at.parent() {

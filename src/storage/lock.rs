@@ -34,9 +34,19 @@ impl WriterLock {
     /// I/O errors, with the path.
     pub fn open(io: &dyn Io, dir: &Path) -> Result<WriterLock> {
         let path = dir.join(super::LOCK_FILE);
-        let file = io
-            .open(&path, OpenMode::Create)
-            .map_err(|e| Error::io(&path, e))?;
+        let file = io.open(&path, OpenMode::Create).map_err(|e| {
+            let kind = e.kind();
+            if matches!(
+                kind,
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            ) {
+                // Say what to do: the database can still be queried.
+                let hint = format!("{e}; cannot write here, open the database read-only");
+                Error::io(&path, std::io::Error::new(kind, hint))
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
         Ok(WriterLock { file, path })
     }
 

@@ -576,3 +576,317 @@ fn power_loss_at_every_fsync() {
     );
     tally.assert_clean();
 }
+
+// ---------------------------------------------------------------------------------------
+// Failed opens change nothing.
+
+/// Every path under `dir` (relative) with its size and contents' length, sorted.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<(PathBuf, u64)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let m = e.metadata().unwrap();
+            out.push((p.strip_prefix(base).unwrap().to_owned(), m.len()));
+            if m.is_dir() {
+                walk(base, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// The error of a failed open, checked to be one line naming `path`.
+fn open_error(path: &Path, options: Options) -> Error {
+    let e = Database::open_with(path, options).expect_err("open must fail");
+    let msg = e.to_string();
+    assert!(!msg.contains('\n'), "not one line: {msg}");
+    assert!(
+        msg.contains(&path.display().to_string()),
+        "does not name {}: {msg}",
+        path.display()
+    );
+    e
+}
+
+fn read_only() -> Options {
+    Options {
+        read_only: true,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn failed_open_of_a_non_database_directory_creates_nothing() {
+    let tmp = crate::common::tempdir();
+    std::fs::write(tmp.path().join("notes.txt"), b"mine").unwrap();
+    let before = listing(tmp.path());
+    for options in [Options::default(), read_only()] {
+        let e = open_error(tmp.path(), options);
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        assert_eq!(
+            listing(tmp.path()),
+            before,
+            "the failed open left files behind"
+        );
+    }
+}
+
+#[test]
+fn opening_a_regular_file_is_a_clear_error_and_changes_nothing() {
+    let tmp = crate::common::tempdir();
+    let file = tmp.path().join("graph.db");
+    std::fs::write(&file, b"not a directory").unwrap();
+    let before = listing(tmp.path());
+    let no_create = Options {
+        create_if_missing: false,
+        ..Options::default()
+    };
+    for options in [Options::default(), read_only(), no_create] {
+        let e = open_error(&file, options);
+        assert!(e.to_string().contains("not a directory"), "{e}");
+        assert_eq!(listing(tmp.path()), before);
+    }
+    // A path below the file: creation must not get anywhere either.
+    let e = open_error(&file.join("db"), Options::default());
+    assert!(e.to_string().contains("not a directory"), "{e}");
+    assert_eq!(listing(tmp.path()), before);
+    assert_eq!(std::fs::read(&file).unwrap(), b"not a directory");
+}
+
+#[test]
+fn newer_format_version_is_refused_without_touching_the_directory() {
+    use hopgraph::format::manifest::Manifest;
+    let tmp = crate::common::tempdir();
+    let dir = tmp.path().join("db");
+    crate::common::commit_edges(&Database::open(&dir).unwrap(), &[("a", "knows", "b")]);
+    std::fs::remove_file(dir.join("LOCK")).unwrap();
+    let path = dir.join("MANIFEST");
+    let mut m = Manifest::decode(&std::fs::read(&path).unwrap()).unwrap();
+    m.version = 99;
+    std::fs::write(&path, m.encode()).unwrap();
+    let before = listing(&dir);
+    for options in [Options::default(), read_only()] {
+        let e = open_error(&dir, options);
+        assert!(matches!(e, Error::UnsupportedVersion { .. }), "{e}");
+        assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+        assert_eq!(
+            listing(&dir),
+            before,
+            "the refused open changed the directory"
+        );
+    }
+}
+
+#[test]
+fn failed_open_of_a_damaged_database_removes_the_lock_file_it_created() {
+    let tmp = crate::common::tempdir();
+    let dir = tmp.path().join("db");
+    crate::common::commit_edges(&Database::open(&dir).unwrap(), &[("a", "knows", "b")]);
+    std::fs::remove_file(dir.join("LOCK")).unwrap();
+    // A WAL shorter than its header.
+    let wal = dir.join("wal-000001.log");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&wal)
+        .unwrap()
+        .set_len(3)
+        .unwrap();
+    let before = listing(&dir);
+    let e = open_error(&wal, Options::default());
+    assert!(e.to_string().contains("not a directory"), "{e}");
+    let e = Database::open(&dir).expect_err("damaged WAL");
+    assert!(e.is_corruption(), "{e}");
+    assert_eq!(listing(&dir), before);
+}
+
+#[test]
+fn read_only_open_never_creates_anything() {
+    let tmp = crate::common::tempdir();
+    let missing = tmp.path().join("a").join("db");
+    let e = open_error(&missing, read_only());
+    assert!(e.to_string().contains("no hopgraph database"), "{e}");
+    assert!(!tmp.path().join("a").exists());
+    let dir = tmp.path().join("db");
+    crate::common::commit_edges(&Database::open(&dir).unwrap(), &[("a", "knows", "b")]);
+    std::fs::remove_file(dir.join("LOCK")).unwrap();
+    let before = listing(&dir);
+    let db = Database::open_with(&dir, read_only()).unwrap();
+    assert_eq!(crate::common::edge_list(&db.snapshot()).len(), 1);
+    db.verify().unwrap();
+    drop(db);
+    assert_eq!(listing(&dir), before);
+}
+
+#[test]
+fn creation_makes_every_new_directory_durable() {
+    let (_tmp, root) = canonical_tempdir();
+    let io = FaultIo::new(&root).unwrap();
+    let dir = root.join("a").join("b").join("db");
+    let db = open(&dir, &io).unwrap();
+    drop(db);
+    // Power loss right after creation: the whole chain of directories and the database
+    // survive.
+    io.crash_now();
+    assert!(dir.join("MANIFEST").exists());
+    Database::open_with(&dir, read_only())
+        .unwrap()
+        .verify()
+        .unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Real-disk faults.
+
+/// Runs `mount` with `args`; false (with the reason printed) when not permitted here.
+fn mount(args: &[&str]) -> bool {
+    match std::process::Command::new("mount").args(args).output() {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => {
+            eprintln!(
+                "mount {args:?} not permitted here: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("cannot run mount: {e}");
+            false
+        }
+    }
+}
+
+/// Unmounts on drop.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Makes `dir` read-only for this process: chmod when that stops writes (not root), else
+/// a read-only bind mount at `view`. Returns the path to open and the mount to undo, or
+/// None when neither works here.
+fn read_only_view(dir: &Path, view: &Path) -> Option<(PathBuf, Option<Mounted>)> {
+    use std::os::unix::fs::PermissionsExt;
+    let set = |mode| {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode & 0o666)).unwrap();
+        }
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    set(0o555);
+    let probe = dir.join("probe");
+    if std::fs::write(&probe, b"x").is_err() {
+        return Some((dir.to_owned(), None));
+    }
+    // Root: permissions do not stop writes.
+    std::fs::remove_file(&probe).unwrap();
+    set(0o755);
+    std::fs::create_dir(view).unwrap();
+    let view_s = view.to_str().unwrap();
+    if !mount(&["--bind", dir.to_str().unwrap(), view_s]) {
+        return None;
+    }
+    let guard = Mounted(view.to_owned());
+    if !mount(&["-o", "remount,bind,ro", view_s]) {
+        return None;
+    }
+    Some((view.to_owned(), Some(guard)))
+}
+
+#[test]
+fn read_only_media_serve_queries_and_refuse_writers_cleanly() {
+    let tmp = crate::common::tempdir();
+    let dir = tmp.path().join("db");
+    {
+        let db = Database::open(&dir).unwrap();
+        crate::common::commit_edges(&db, &[("a", "knows", "b")]);
+        db.checkpoint().unwrap();
+        crate::common::commit_edges(&db, &[("b", "knows", "c")]);
+    }
+    let Some((path, _mount)) = read_only_view(&dir, &tmp.path().join("ro")) else {
+        eprintln!("skipped: neither chmod nor a read-only bind mount stops writes here");
+        return;
+    };
+    let before = listing(&path);
+    let db = Database::open_with(&path, read_only()).unwrap();
+    assert_eq!(crate::common::edge_list(&db.snapshot()).len(), 2);
+    db.verify().unwrap();
+    drop(db);
+    let e = open_error(&path, Options::default());
+    assert!(
+        e.to_string().contains("read-only") || e.to_string().contains("ermission"),
+        "{e}"
+    );
+    assert_eq!(listing(&path), before);
+}
+
+#[test]
+fn a_full_file_system_fails_writes_cleanly_and_keeps_acknowledged_ones() {
+    // Automatic checkpoints every 16 KiB (a segment write hits ENOSPC first), and none at
+    // all (the WAL append hits it).
+    for checkpoint_wal_bytes in [16 * 1024, u64::MAX] {
+        if !full_file_system(checkpoint_wal_bytes) {
+            return;
+        }
+    }
+}
+
+/// One full-file-system scenario; false when it was skipped.
+fn full_file_system(checkpoint_wal_bytes: u64) -> bool {
+    let tmp = crate::common::tempdir();
+    let mnt = tmp.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    if !mount(&[
+        "-t",
+        "tmpfs",
+        "-o",
+        "size=256k",
+        "tmpfs",
+        mnt.to_str().unwrap(),
+    ]) {
+        eprintln!("skipped: cannot mount a small tmpfs here");
+        return false;
+    }
+    let _guard = Mounted(mnt.clone());
+    let dir = mnt.join("db");
+    let options = Options {
+        checkpoint_wal_bytes,
+        compaction_segments_max: 2,
+        ..Options::default()
+    };
+    let db = Database::open_with(&dir, options.clone()).unwrap();
+    let mut acked = 0u64;
+    let failure = loop {
+        assert!(acked < 100_000, "the file system never filled up");
+        let r = catch_unwind(AssertUnwindSafe(|| db.commit(batch(acked))));
+        match r {
+            Ok(Ok(_)) => acked += 1,
+            Ok(Err(e)) => break e,
+            Err(_) => panic!("commit {acked} panicked on a full file system"),
+        }
+        if db.stats().unwrap().maintenance_error.is_some() {
+            break Error::invalid("automatic maintenance failed");
+        }
+    };
+    eprintln!("full file system after {acked} batches: {failure}");
+    assert!(is_poisoned(&db), "writes go on after {failure}");
+    drop(db);
+    let steps: Vec<Step> = (0..acked).map(Step::Batch).collect();
+    let db = Database::open_with(&dir, options).unwrap();
+    db.verify().unwrap();
+    let got = read_model(&db);
+    let mut with = steps.clone();
+    with.push(Step::Batch(acked));
+    assert!(
+        got == model(&steps) || got == model(&with),
+        "after ENOSPC the database does not hold exactly the acknowledged batches"
+    );
+    true
+}

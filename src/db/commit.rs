@@ -82,15 +82,11 @@ impl Database {
         let _guard = match lock.lock() {
             Ok(g) => g,
             Err(e) => {
-                let msg = e.to_string();
-                return group
-                    .iter()
-                    .map(|_| {
-                        Err(Error::invalid(format!(
-                            "cannot take the writer lock: {msg}"
-                        )))
-                    })
-                    .collect();
+                // `flock` fails only on I/O trouble (interruptions are retried): the disk
+                // is in an unknown state, as after a failed write.
+                let why = format!("cannot take the writer lock: {e}");
+                w.poisoned = Some(why.clone());
+                return poisoned(&why);
             }
         };
         let mut report = RecoveryReport::default();

@@ -177,7 +177,12 @@ impl IoFile for RealFile {
         unsafe { Mmap::map(&self.0) }
     }
     fn lock(&self) -> io::Result<()> {
-        self.0.lock()
+        loop {
+            match self.0.lock() {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => return r,
+            }
+        }
     }
     fn unlock(&self) -> io::Result<()> {
         self.0.unlock()

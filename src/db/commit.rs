@@ -98,8 +98,8 @@ impl Database {
             &mut report,
         );
         if let Err(e) = w.poison_on_io("catching up with the log", caught_up) {
-            if let Error::Io { .. } = e {
-                return poisoned(&format!("catching up with the log failed: {e}"));
+            if let Some(why) = &w.poisoned {
+                return poisoned(why);
             }
             let msg = e.to_string();
             return group

@@ -485,8 +485,16 @@ fn fault_loop(target: u64) {
     let mut rng = SplitMix64::new(seed);
     let started = Instant::now();
     let mut tally = Tally::default();
+    let mut reported = 0;
     while tally.injected() < target {
         fault_seed(rng.next_u64(), 8, &mut tally);
+        if tally.injected() >= reported + 10_000 {
+            reported = tally.injected();
+            eprintln!(
+                "fault loop: {reported} faults so far, {:.0} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
     }
     let line = format!(
         "fault loop (seed {seed}): {} runs, {} faults injected {:?}, {} panics, {} misbehaved \

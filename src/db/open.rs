@@ -143,6 +143,11 @@ fn create(io: &dyn Io, dir: &Path, report: &mut RecoveryReport) -> Result<()> {
         }
         return Err(e);
     }
+    // The directory may have been made just before by someone who did not fsync its
+    // parent; the database is durable only once the directory's own entry is.
+    if let Some(parent) = dir.parent() {
+        sync_dir(io, parent)?;
+    }
     report.created = true;
     Ok(())
 }

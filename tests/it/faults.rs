@@ -769,6 +769,21 @@ fn creation_makes_every_new_directory_durable() {
         .unwrap();
 }
 
+#[test]
+fn creating_a_database_in_an_unsynced_directory_makes_that_directory_durable() {
+    let (_tmp, root) = canonical_tempdir();
+    let io = FaultIo::new(&root).unwrap();
+    // A host's plain `mkdir`, without fsync of the parent.
+    let dir = root.join("made-by-host");
+    io.create_dir(&dir).unwrap();
+    let db = open(&dir, &io, Durability::Sync).unwrap();
+    crate::common::commit_edges(&db, &[("a", "knows", "b")]);
+    drop(db);
+    io.crash_now();
+    let db = Database::open_with(&dir, read_only()).unwrap();
+    assert_eq!(crate::common::edge_list(&db.snapshot()).len(), 1);
+}
+
 // ---------------------------------------------------------------------------------------
 // Real-disk faults.
 

@@ -369,6 +369,7 @@ fn open_inner(dir: &Path, options: Options, undo: &mut Undo) -> Result<Database>
         }
         undo.dirs = create_dir_durable(&*io, dir)?;
     }
+    // Path resolution only (reads no file, changes nothing), so not routed through `Io`.
     let dir = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
     let lock = if options.read_only {
         None

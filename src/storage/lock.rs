@@ -1,4 +1,5 @@
-//! The inter-process writer lock: `flock(2)` on `<db>/LOCK`, via `std::fs::File::lock`.
+//! The inter-process writer lock: `flock(2)` on `<db>/LOCK`, via [`IoFile::lock`]
+//! (`std::fs::File::lock` on the real file system).
 //!
 //! `flock` locks belong to an open file description, so two handles in one process exclude
 //! each other as two processes do; `fcntl` record locks would be silently dropped when any

@@ -113,6 +113,7 @@ fn key_order(keys: &[&[u8]]) -> Result<Vec<u32>> {
 /// `InvalidInput` when a limit is exceeded (e.g. more than `SEGMENT_EDGES_MAX` rows), I/O
 /// errors otherwise.
 pub(crate) fn write_segment(
+    io: &dyn crate::storage::io::Io,
     dir: &Path,
     id: u64,
     db_id: u128,
@@ -183,7 +184,7 @@ pub(crate) fn write_segment(
         let mut bitmaps = type_bitmaps(0, &out, ntypes);
         let nodes = NodeSections::new(&content.nodes)?;
         let weights_default = rows.weights_default();
-        segment_file::write_segment(dir, id, db_id, lsn, move |enc| {
+        segment_file::write_segment(io, dir, id, db_id, lsn, move |enc| {
             enc.section(K::Summary, &summary.encode())?;
             enc.array(K::OutOffsets, &out.offsets)?;
             enc.array(K::OutNeighbors, &out.neighbors)?;

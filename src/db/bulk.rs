@@ -182,19 +182,25 @@ impl Database {
     /// nothing of the load is visible.
     pub fn bulk_load(&self, load: BulkLoad) -> Result<BulkReport> {
         let mut w = self.shared.writer.lock();
-        self.checkpoint_locked(&mut w)?;
+        let r = self.bulk_load_locked(&mut w, load);
+        w.poison_on_io("bulk load", r)
+    }
+
+    fn bulk_load_locked(&self, w: &mut super::Writer, load: BulkLoad) -> Result<BulkReport> {
+        self.checkpoint_locked(w)?;
         let lock = self.shared.lock.as_ref().ok_or(Error::ReadOnly)?;
         let _g = lock.lock()?;
         super::open::catch_up(
+            &self.shared.options.io,
             &self.shared.dir,
-            &mut w,
+            w,
             true,
             &mut super::RecoveryReport::default(),
         )?;
         // Commits from other processes may have arrived between the checkpoint and the
         // lock; the new segment must come after everything, so flush them too.
         if !w.state.delta.is_empty() {
-            self.checkpoint_held(&mut w)?;
+            self.checkpoint_held(w)?;
         }
         let st = w.state.clone();
         let now = now_ms();
@@ -359,8 +365,9 @@ impl Database {
         content.summary = super::maintenance::summary_of(&next);
         let dir = &self.shared.dir;
         let seg_id = w.manifest.next_segment_id;
-        report.bytes = write_segment(dir, seg_id, self.shared.db_id, st.lsn, content)?;
-        let seg = Segment::open(dir, seg_id, self.shared.db_id)?;
+        let io = self.shared.io();
+        report.bytes = write_segment(io, dir, seg_id, self.shared.db_id, st.lsn, content)?;
+        let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
         seg.file.verify()?;
         report.segment = Some(seg_id);
         let mut segments = st.segs.segments.clone();
@@ -373,7 +380,7 @@ impl Database {
             ..w.manifest.clone()
         };
         self.switch_manifest(
-            &mut w,
+            w,
             m,
             State::from_segments(SegmentSet::new(segments), 0, st.lsn),
             None,

@@ -82,19 +82,25 @@ impl Database {
         let _guard = match lock.lock() {
             Ok(g) => g,
             Err(e) => {
-                let msg = e.to_string();
-                return group
-                    .iter()
-                    .map(|_| {
-                        Err(Error::invalid(format!(
-                            "cannot take the writer lock: {msg}"
-                        )))
-                    })
-                    .collect();
+                // `flock` fails only on I/O trouble (interruptions are retried): the disk
+                // is in an unknown state, as after a failed write.
+                let why = format!("cannot take the writer lock: {e}");
+                w.poisoned = Some(why.clone());
+                return poisoned(&why);
             }
         };
         let mut report = RecoveryReport::default();
-        if let Err(e) = catch_up(&self.shared.dir, w, true, &mut report) {
+        let caught_up = catch_up(
+            &self.shared.options.io,
+            &self.shared.dir,
+            w,
+            true,
+            &mut report,
+        );
+        if let Err(e) = w.poison_on_io("catching up with the log", caught_up) {
+            if let Some(why) = &w.poisoned {
+                return poisoned(why);
+            }
             let msg = e.to_string();
             return group
                 .iter()

@@ -27,6 +27,7 @@ use crate::format::segment::Summary;
 use crate::format::wal::WalHeader;
 use crate::graph::NodeId;
 use crate::storage::fs::write_atomic;
+use crate::storage::io::Io;
 use crate::storage::wal::WalFile;
 use crate::storage::{MANIFEST_FILE, wal_file_name};
 
@@ -131,7 +132,13 @@ impl Database {
         }
         let lock = self.shared.lock.as_ref().ok_or(Error::ReadOnly)?;
         let g = lock.lock()?;
-        catch_up(&self.shared.dir, w, true, &mut RecoveryReport::default())?;
+        catch_up(
+            &self.shared.options.io,
+            &self.shared.dir,
+            w,
+            true,
+            &mut RecoveryReport::default(),
+        )?;
         Ok(g)
     }
 
@@ -145,13 +152,23 @@ impl Database {
         self.checkpoint_locked(&mut w)
     }
 
+    /// Checkpoint (and automatic compaction) with the writer mutex held. An I/O failure
+    /// poisons the handle.
     pub(super) fn checkpoint_locked(&self, w: &mut Writer) -> Result<CheckpointReport> {
+        let r = self.checkpoint_guarded(w);
+        w.poison_on_io("checkpoint", r)
+    }
+
+    fn checkpoint_guarded(&self, w: &mut Writer) -> Result<CheckpointReport> {
         let _g = self.maintenance_guard(w)?;
         let r = self.checkpoint_held(w)?;
-        if w.state.segs.segments.len() > self.shared.options.compaction_segments_max
-            && let Err(e) = self.compact_held(w)
-        {
-            w.last_maintenance_error = Some(format!("automatic compaction failed: {e}"));
+        if w.state.segs.segments.len() > self.shared.options.compaction_segments_max {
+            // The checkpoint stands; a failed compaction is reported through `stats` and,
+            // when it failed on I/O, poisons the handle like any other failed disk change.
+            let compacted = self.compact_held(w);
+            if let Err(e) = w.poison_on_io("automatic compaction", compacted) {
+                w.last_maintenance_error = Some(format!("automatic compaction failed: {e}"));
+            }
         }
         Ok(r)
     }
@@ -180,15 +197,17 @@ impl Database {
         content.node_tombstones = st.delta.deleted_nodes.iter().copied().collect();
         let (edges, nodes) = (content.edges.len() as u64, content.nodes.len() as u64);
         let seg_id = w.manifest.next_segment_id;
-        let bytes = write_segment(dir, seg_id, self.shared.db_id, st.lsn, content)?;
-        let seg = Segment::open(dir, seg_id, self.shared.db_id)?;
+        let io = self.shared.io();
+        let bytes = write_segment(io, dir, seg_id, self.shared.db_id, st.lsn, content)?;
+        let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
         seg.file.verify()?;
 
         let wal_seq = w.manifest.wal_seq + 1;
         let wal_name = wal_file_name(wal_seq);
         // An unreferenced file of that name can only be a leftover of a crashed checkpoint.
-        let _ = std::fs::remove_file(dir.join(&wal_name));
+        let _ = io.remove_file(&dir.join(&wal_name));
         let wal = WalFile::create(
+            io,
             dir,
             &wal_name,
             WalHeader::new(self.shared.db_id, wal_seq, st.lsn + 1),
@@ -230,7 +249,8 @@ impl Database {
         wal: Option<WalFile>,
     ) -> Result<()> {
         let dir = &self.shared.dir;
-        write_atomic(dir, MANIFEST_FILE, &m.encode())?;
+        let io = self.shared.io();
+        write_atomic(io, dir, MANIFEST_FILE, &m.encode())?;
         state.generation = m.generation;
         let old_segments: Vec<Arc<Segment>> = w.state.segs.segments.clone();
         for s in &old_segments {
@@ -243,10 +263,10 @@ impl Database {
             w.wal = wal;
             w.wal_end = WalFile::data_start();
             // Other processes may still read the old WAL through open descriptors.
-            let _ = std::fs::remove_file(old);
+            let _ = io.remove_file(&old);
         }
         w.manifest = m;
-        w.manifest_stamp = stamp(&dir.join(MANIFEST_FILE))?;
+        w.manifest_stamp = stamp(io, &dir.join(MANIFEST_FILE))?;
         w.state = Arc::new(state);
         self.publish(w);
         Ok(())
@@ -258,8 +278,10 @@ impl Database {
     /// I/O errors; `ReadOnly`; `WriterPoisoned`.
     pub fn compact(&self) -> Result<CompactReport> {
         let mut w = self.shared.writer.lock();
-        let _g = self.maintenance_guard(&mut w)?;
-        self.compact_held(&mut w)
+        let r = self
+            .maintenance_guard(&mut w)
+            .and_then(|_g| self.compact_held(&mut w));
+        w.poison_on_io("compaction", r)
     }
 
     fn compact_held(&self, w: &mut Writer) -> Result<CompactReport> {
@@ -303,13 +325,14 @@ impl Database {
         let dir = &self.shared.dir;
         let seg_id = w.manifest.next_segment_id;
         let bytes = write_segment(
+            self.shared.io(),
             dir,
             seg_id,
             self.shared.db_id,
             last.file.layout.lsn,
             content,
         )?;
-        let seg = Segment::open(dir, seg_id, self.shared.db_id)?;
+        let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
         seg.file.verify()?;
         let m = Manifest {
             generation: w.manifest.generation + 1,
@@ -370,11 +393,9 @@ impl Database {
         let st = &snap.state;
         let w = self.shared.writer.lock();
         let mut disk_bytes = 0;
-        for entry in
-            std::fs::read_dir(&self.shared.dir).map_err(|e| Error::io(&self.shared.dir, e))?
-        {
-            let entry = entry.map_err(|e| Error::io(&self.shared.dir, e))?;
-            disk_bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+        let (io, dir): (&dyn Io, _) = (self.shared.io(), &self.shared.dir);
+        for name in io.read_dir(dir).map_err(|e| Error::io(dir, e))? {
+            disk_bytes += io.metadata(&dir.join(name)).map(|m| m.len()).unwrap_or(0);
         }
         Ok(Stats {
             nodes: st.live_nodes,

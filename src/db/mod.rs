@@ -24,7 +24,9 @@ mod state;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::error::Error;
 use crate::format::manifest::Manifest;
+use crate::storage::io::Io;
 use crate::storage::lock::WriterLock;
 use crate::storage::wal::WalFile;
 use crate::sync::{Mutex, Published};
@@ -63,6 +65,18 @@ pub struct Options {
     pub checkpoint_wal_bytes: u64,
     /// Compact automatically once there are more segments than this (default 8).
     pub compaction_segments_max: usize,
+    /// The file system every file operation goes through (default: the operating
+    /// system's, [`RealIo`](crate::storage::io::RealIo)). Tests put a fault injector
+    /// here ([`FaultIo`](crate::storage::fault::FaultIo)); see [`Options::with_io`].
+    pub io: Arc<dyn Io>,
+}
+
+impl Options {
+    /// These options with file operations going through `io` (e.g. a fault injector).
+    pub fn with_io(mut self, io: Arc<dyn Io>) -> Options {
+        self.io = io;
+        self
+    }
 }
 
 impl Default for Options {
@@ -73,6 +87,7 @@ impl Default for Options {
             read_only: false,
             checkpoint_wal_bytes: 64 << 20,
             compaction_segments_max: 8,
+            io: crate::storage::io::real(),
         }
     }
 }
@@ -84,6 +99,18 @@ pub struct CommitInfo {
     pub lsn: crate::graph::Lsn,
     /// One result per request, in order.
     pub results: Vec<OpResult>,
+}
+
+impl Writer {
+    /// Poisons the writer when `r` failed on I/O (or found a damaged file) while the disk
+    /// was being changed: what is on disk is then unknown, so no further write is tried
+    /// until the database is reopened and recovery decides from the bytes. Returns `r`.
+    fn poison_on_io<T>(&mut self, what: &str, r: crate::Result<T>) -> crate::Result<T> {
+        if let Err(e @ (Error::Io { .. } | Error::Corrupt { .. })) = &r {
+            self.poisoned = Some(format!("{what} failed: {e}"));
+        }
+        r
+    }
 }
 
 /// Writer-side state, guarded by `Shared::writer`.
@@ -116,6 +143,13 @@ struct Shared {
     recovery: Mutex<RecoveryReport>,
     /// What the files looked like at the last publication (for cheap change checks).
     probe: Mutex<Probe>,
+}
+
+impl Shared {
+    /// The file system.
+    fn io(&self) -> &dyn Io {
+        &*self.options.io
+    }
 }
 
 #[derive(Debug)]

@@ -7,8 +7,9 @@
 //! (a checkpoint or compaction elsewhere) makes the handle reload from the new manifest,
 //! reusing the segments it has mapped already.
 
+use std::io::ErrorKind;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::segment::Segment;
@@ -19,7 +20,8 @@ use crate::format::manifest::Manifest;
 use crate::format::record::decode_commit;
 use crate::format::wal::WalHeader;
 use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
-use crate::storage::fs::{sync_dir, write_atomic};
+use crate::storage::fs::{create_dir_durable, sync_dir, write_atomic};
+use crate::storage::io::Io;
 use crate::storage::lock::WriterLock;
 use crate::storage::wal::WalFile;
 use crate::storage::{MANIFEST_FILE, segment_file_name, wal_file_name};
@@ -53,8 +55,8 @@ pub(crate) struct FileStamp {
     mtime_ns: i64,
 }
 
-pub(crate) fn stamp(path: &Path) -> Result<FileStamp> {
-    let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+pub(crate) fn stamp(io: &dyn Io, path: &Path) -> Result<FileStamp> {
+    let m = io.metadata(path).map_err(|e| Error::io(path, e))?;
     Ok(FileStamp {
         ino: m.ino(),
         len: m.len(),
@@ -65,12 +67,12 @@ pub(crate) fn stamp(path: &Path) -> Result<FileStamp> {
     })
 }
 
-fn read_manifest(dir: &Path) -> Result<(Manifest, FileStamp)> {
+fn read_manifest(io: &dyn Io, dir: &Path) -> Result<(Manifest, FileStamp)> {
     let path = dir.join(MANIFEST_FILE);
     // Stamp first: if the file is replaced between the two calls, the stamp is stale and the
     // next check reloads again, which is harmless.
-    let st = stamp(&path)?;
-    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    let st = stamp(io, &path)?;
+    let bytes = io.read(&path).map_err(|e| Error::io(&path, e))?;
     let m = Manifest::decode(&bytes).map_err(|e| Error::corrupt(&path, e.offset as u64, e.what))?;
     if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&m.version) {
         return Err(Error::UnsupportedVersion {
@@ -88,46 +90,82 @@ fn new_db_id() -> u128 {
     uuid::Uuid::new_v4().as_u128()
 }
 
-/// Creates an empty database in `dir` (the caller holds the writer lock).
-fn create(dir: &Path, report: &mut RecoveryReport) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+/// Names of leftovers a crash while creating a database can leave in its directory: the
+/// lock file, a first WAL, temporary files. Anything else means the directory holds
+/// something that is not (yet) a hopgraph database.
+fn creation_leftover(name: &str) -> bool {
+    name == crate::storage::LOCK_FILE
+        || name.ends_with(".tmp")
+        || (name.starts_with("wal-") && name.ends_with(".log"))
+}
+
+/// Refuses to create a database in a directory holding anything but creation leftovers.
+/// Returns the leftovers other than the lock file.
+fn check_creatable(io: &dyn Io, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut leftovers = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name == crate::storage::LOCK_FILE {
-            continue;
+    for name in io.read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let name = name.to_string_lossy().into_owned();
+        if !creation_leftover(&name) {
+            return Err(Error::invalid(format!(
+                "{} is not empty and holds no hopgraph database (found {name:?}, no MANIFEST); \
+                 choose an empty or new directory",
+                dir.display()
+            )));
         }
-        // A crash while creating a database can leave a first WAL or a temporary file.
-        if name.ends_with(".tmp") || (name.starts_with("wal-") && name.ends_with(".log")) {
-            leftovers.push(entry.path());
-            continue;
+        if name != crate::storage::LOCK_FILE {
+            leftovers.push(dir.join(name));
         }
-        return Err(Error::invalid(format!(
-            "{} is not empty and holds no hopgraph database (found {name:?}, no MANIFEST); \
-             choose an empty or new directory",
-            dir.display()
-        )));
     }
-    for p in leftovers {
-        std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
+    Ok(leftovers)
+}
+
+/// Creates an empty database in `dir` (the caller holds the writer lock): the first WAL
+/// (fsynced, directory fsynced), then the manifest naming it (the commit point). On failure
+/// before the manifest is in place, the WAL is removed again (best effort).
+fn create(io: &dyn Io, dir: &Path, report: &mut RecoveryReport) -> Result<()> {
+    for p in check_creatable(io, dir)? {
+        io.remove_file(&p).map_err(|e| Error::io(&p, e))?;
         report.files_removed.push(p.display().to_string());
     }
     let db_id = new_db_id();
-    WalFile::create(dir, &wal_file_name(1), WalHeader::new(db_id, 1, 1))?;
-    write_atomic(dir, MANIFEST_FILE, &Manifest::new(db_id).encode())?;
+    let wal_name = wal_file_name(1);
+    WalFile::create(io, dir, &wal_name, WalHeader::new(db_id, 1, 1))?;
+    if let Err(e) = write_atomic(io, dir, MANIFEST_FILE, &Manifest::new(db_id).encode()) {
+        // Once the rename happened (only the directory fsync failed) the database exists
+        // and its WAL must stay. Before it, these are leftovers the next creation removes
+        // anyway.
+        if io
+            .metadata(&dir.join(MANIFEST_FILE))
+            .is_err_and(|e| e.kind() == ErrorKind::NotFound)
+        {
+            let _ = io.remove_file(&dir.join(format!("{MANIFEST_FILE}.tmp")));
+            let _ = io.remove_file(&dir.join(&wal_name));
+        }
+        return Err(e);
+    }
+    // The directory may have been made just before by someone who did not fsync its
+    // parent; the database is durable only once the directory's own entry is.
+    if let Some(parent) = dir.parent() {
+        sync_dir(io, parent)?;
+    }
     report.created = true;
     Ok(())
 }
 
 /// Loads the state a manifest describes, reusing already mapped segments from `old`.
-fn load(dir: &Path, m: &Manifest, old: Option<&State>, writable: bool) -> Result<(State, WalFile)> {
+fn load(
+    io: &Arc<dyn Io>,
+    dir: &Path,
+    m: &Manifest,
+    old: Option<&State>,
+    writable: bool,
+) -> Result<(State, WalFile)> {
     let mut segments = Vec::with_capacity(m.segments.len());
     for &id in &m.segments {
         let reused = old.and_then(|s| s.segs.segments.iter().find(|x| x.file.id == id).cloned());
         segments.push(match reused {
             Some(s) => s,
-            None => Segment::open(dir, id, m.db_id)?,
+            None => Segment::open(io, dir, id, m.db_id)?,
         });
     }
     if let Some(last) = segments.last()
@@ -145,7 +183,7 @@ fn load(dir: &Path, m: &Manifest, old: Option<&State>, writable: bool) -> Result
     let state = State::from_segments(SegmentSet::new(segments), m.generation, m.checkpoint_lsn);
     let wal_path = dir.join(wal_file_name(m.wal_seq));
     // A read-only handle opens the WAL read-only: it may lack write permission.
-    let wal = WalFile::open(&wal_path, m.db_id, writable)?;
+    let wal = WalFile::open(&**io, &wal_path, m.db_id, writable)?;
     if wal.header.wal_seq != m.wal_seq || wal.header.start_lsn != m.checkpoint_lsn + 1 {
         return Err(Error::corrupt(
             &wal_path,
@@ -204,16 +242,17 @@ fn replay_tail(w: &mut Writer, may_truncate: bool, report: &mut RecoveryReport) 
 /// Brings `w` up to date with the files: reloads after a manifest change, then replays
 /// the WAL tail.
 pub(super) fn catch_up(
+    io: &Arc<dyn Io>,
     dir: &Path,
     w: &mut Writer,
     may_truncate: bool,
     report: &mut RecoveryReport,
 ) -> Result<()> {
-    let st = stamp(&dir.join(MANIFEST_FILE))?;
+    let st = stamp(&**io, &dir.join(MANIFEST_FILE))?;
     if st != w.manifest_stamp {
-        let (m, st) = read_manifest(dir)?;
+        let (m, st) = read_manifest(&**io, dir)?;
         if m.generation != w.manifest.generation {
-            let (state, wal) = load(dir, &m, Some(&w.state), w.writable)?;
+            let (state, wal) = load(io, dir, &m, Some(&w.state), w.writable)?;
             w.state = Arc::new(state);
             w.wal = wal;
             w.wal_end = WalFile::data_start();
@@ -226,59 +265,137 @@ pub(super) fn catch_up(
 
 /// Removes temporary files, segments the manifest does not list and old WALs. The caller
 /// holds the writer lock, so no other process is writing any of them.
-pub(super) fn collect_garbage(dir: &Path, m: &Manifest, report: &mut RecoveryReport) -> Result<()> {
+pub(super) fn collect_garbage(
+    io: &dyn Io,
+    dir: &Path,
+    m: &Manifest,
+    report: &mut RecoveryReport,
+) -> Result<()> {
     let keep_wal = wal_file_name(m.wal_seq);
     let keep_segs: Vec<String> = m.segments.iter().map(|&s| segment_file_name(s)).collect();
     let mut removed = false;
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for name in io.read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let name = name.to_string_lossy().into_owned();
         let stale = name.ends_with(".tmp")
             || (name.starts_with("wal-") && name.ends_with(".log") && name != keep_wal)
             || (name.starts_with("seg-") && name.ends_with(".hgs") && !keep_segs.contains(&name));
         if stale {
-            std::fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+            let path = dir.join(&name);
+            io.remove_file(&path).map_err(|e| Error::io(&path, e))?;
             report.files_removed.push(name);
             removed = true;
         }
     }
     if removed {
-        sync_dir(dir)?;
+        sync_dir(io, dir)?;
     }
     Ok(())
 }
 
+/// What a failed open removes again, so that it leaves the directory as it found it.
+#[derive(Debug, Default)]
+struct Undo {
+    /// Directories created, outermost first.
+    dirs: Vec<PathBuf>,
+    /// The lock file, when this open created it.
+    lock_file: Option<PathBuf>,
+}
+
+impl Undo {
+    /// Best effort: a failure leaves an empty lock file or directory, harmless to the next
+    /// open.
+    fn run(self, io: &dyn Io) {
+        if let Some(p) = &self.lock_file {
+            let _ = io.remove_file(p);
+        }
+        for d in self.dirs.iter().rev() {
+            let _ = io.remove_dir(d);
+        }
+    }
+}
+
+/// Whether `dir` holds a manifest; refuses a path that exists but is not a directory.
+fn has_manifest(io: &dyn Io, dir: &Path) -> Result<bool> {
+    match io.metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            return Err(Error::invalid(format!(
+                "{} is not a directory; a hopgraph database is a directory",
+                dir.display()
+            )));
+        }
+        Ok(_) => {}
+        // Missing, or below a file: creation (if asked for) reports which component.
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(false);
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    }
+    let path = dir.join(MANIFEST_FILE);
+    match io.metadata(&path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Opens the database in `dir`. Everything that can be checked without changing the disk
+/// is checked first (path kind, emptiness, manifest version); what a failed open did
+/// create (directories, the lock file) is removed again.
 pub(super) fn open(dir: &Path, options: Options) -> Result<Database> {
+    let io = options.io.clone();
+    let mut undo = Undo::default();
+    let r = open_inner(dir, options, &mut undo);
+    if r.is_err() {
+        undo.run(&*io);
+    }
+    r
+}
+
+fn open_inner(dir: &Path, options: Options, undo: &mut Undo) -> Result<Database> {
+    let io = options.io.clone();
     let mut report = RecoveryReport::default();
-    if !dir.join(MANIFEST_FILE).exists() {
+    if has_manifest(&*io, dir)? {
+        // Refuse a newer format before the lock file is created.
+        read_manifest(&*io, dir)?;
+    } else {
         if options.read_only || !options.create_if_missing {
             return Err(Error::invalid(format!(
                 "no hopgraph database at {} (no MANIFEST file)",
                 dir.display()
             )));
         }
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        if io.metadata(dir).is_ok() {
+            check_creatable(&*io, dir)?;
+        }
+        undo.dirs = create_dir_durable(&*io, dir)?;
     }
+    // Path resolution only (reads no file, changes nothing), so not routed through `Io`.
     let dir = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
     let lock = if options.read_only {
         None
     } else {
-        Some(WriterLock::open(&dir)?)
+        let path = dir.join(crate::storage::LOCK_FILE);
+        let existed = io.metadata(&path).is_ok();
+        let lock = WriterLock::open(&*io, &dir)?;
+        if !existed {
+            undo.lock_file = Some(path);
+        }
+        Some(lock)
     };
     if let Some(lock) = &lock
-        && !dir.join(MANIFEST_FILE).exists()
+        && !has_manifest(&*io, &dir)?
     {
         let _g = lock.lock()?;
-        if !dir.join(MANIFEST_FILE).exists() {
-            create(&dir, &mut report)?;
+        if !has_manifest(&*io, &dir)? {
+            create(&*io, &dir, &mut report)?;
         }
     }
     // A compaction elsewhere can delete a segment between our reading the manifest and
     // mapping it; then the manifest has changed and we simply load again.
     let mut attempt = 0;
     let (m, manifest_stamp, state, wal) = loop {
-        let (m, st) = read_manifest(&dir)?;
-        match load(&dir, &m, None, !options.read_only) {
+        let (m, st) = read_manifest(&*io, &dir)?;
+        match load(&io, &dir, &m, None, !options.read_only) {
             Ok((state, wal)) => break (m, st, state, wal),
             Err(Error::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound && attempt < 8 =>
@@ -304,8 +421,8 @@ pub(super) fn open(dir: &Path, options: Options) -> Result<Database> {
         // Under the lock a torn tail is really torn (nobody is mid-append), so drop it, and
         // clear leftovers of crashed checkpoints.
         let _g = lock.lock()?;
-        catch_up(&dir, &mut w, true, &mut report)?;
-        collect_garbage(&dir, &w.manifest, &mut report)?;
+        catch_up(&io, &dir, &mut w, true, &mut report)?;
+        collect_garbage(&*io, &dir, &w.manifest, &mut report)?;
     }
     let probe = super::Probe {
         manifest_stamp: w.manifest_stamp,
@@ -344,10 +461,12 @@ impl Database {
     pub(super) fn refresh_if_changed(&self) {
         let changed = {
             let p = self.shared.probe.lock();
-            let manifest_changed = stamp(&self.shared.dir.join(MANIFEST_FILE))
+            let io = self.shared.io();
+            let manifest_changed = stamp(io, &self.shared.dir.join(MANIFEST_FILE))
                 .map(|s| s != p.manifest_stamp)
                 .unwrap_or(true);
-            let wal_grew = std::fs::metadata(&p.wal_path)
+            let wal_grew = io
+                .metadata(&p.wal_path)
                 .map(|m| m.len() > p.wal_len_seen)
                 .unwrap_or(true);
             manifest_changed || wal_grew
@@ -355,7 +474,13 @@ impl Database {
         if changed {
             let mut w = self.shared.writer.lock();
             let mut report = RecoveryReport::default();
-            match catch_up(&self.shared.dir, &mut w, false, &mut report) {
+            match catch_up(
+                &self.shared.options.io,
+                &self.shared.dir,
+                &mut w,
+                false,
+                &mut report,
+            ) {
                 Ok(()) => self.publish(&w),
                 // Keep serving the last good state; the writer path reports the error.
                 Err(e) => w.last_maintenance_error = Some(format!("refresh failed: {e}")),

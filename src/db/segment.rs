@@ -51,8 +51,13 @@ impl Segment {
     ///
     /// # Errors
     /// Anything [`SegmentFile::open`] reports; damaged bitmaps as `Corrupt`.
-    pub fn open(dir: &std::path::Path, id: u64, db_id: u128) -> Result<Arc<Segment>> {
-        let file = SegmentFile::open(dir, id, db_id)?;
+    pub fn open(
+        io: &Arc<dyn crate::storage::io::Io>,
+        dir: &std::path::Path,
+        id: u64,
+        db_id: u128,
+    ) -> Result<Arc<Segment>> {
+        let file = SegmentFile::open(io, dir, id, db_id)?;
         let b = file.bytes();
         let l = &file.layout;
         let corrupt = |e: crate::format::codec::DecodeError| {

@@ -1,20 +1,70 @@
-//! File-system primitives: atomic replacement, directory fsync, read-only mapping.
+//! File-system primitives built on [`Io`]: atomic replacement, directory fsync, durable
+//! directory creation, read-only mapping.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
-use std::path::Path;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+use super::io::{Io, IoFile, OpenMode};
 use crate::error::{Error, Result};
 
 /// Fsyncs a directory so that renames and creations inside it are durable.
 ///
 /// # Errors
 /// I/O errors, with the directory's path.
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    let d = File::open(dir).map_err(|e| Error::io(dir, e))?;
-    d.sync_all().map_err(|e| Error::io(dir, e))
+pub fn sync_dir(io: &dyn Io, dir: &Path) -> Result<()> {
+    io.sync_dir(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Creates `path` and every missing ancestor durably: each new directory is created, then
+/// fsynced, then its parent is fsynced (which makes its entry durable), from the first
+/// ancestor that already existed downwards. Returns the directories created, outermost
+/// first, so that a failed open can remove them again. A directory that appears
+/// concurrently counts as existing.
+///
+/// # Errors
+/// I/O errors with the path involved; a component that exists but is not a directory is
+/// `InvalidInput` naming it.
+pub fn create_dir_durable(io: &dyn Io, path: &Path) -> Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        match io.metadata(at) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => {
+                return Err(Error::invalid(format!(
+                    "{} is not a directory; cannot create {} under it",
+                    at.display(),
+                    path.display()
+                )));
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                missing.push(at.to_owned());
+            }
+            Err(e) => return Err(Error::io(at, e)),
+        }
+        match at.parent() {
+            // `Path::new("a").parent()` is `Some("")`: the current directory, which exists.
+            Some(p) if !p.as_os_str().is_empty() => at = p,
+            _ => break,
+        }
+    }
+    let mut created = Vec::with_capacity(missing.len());
+    for dir in missing.into_iter().rev() {
+        match io.create_dir(&dir) {
+            Ok(()) => created.push(dir.clone()),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
+        sync_dir(io, &dir)?;
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        sync_dir(io, parent)?;
+    }
+    Ok(created)
 }
 
 /// Replaces `dir/name` atomically with `bytes`: write `name.tmp`, fsync it, rename it over
@@ -22,43 +72,44 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 ///
 /// # Errors
 /// I/O errors, with the path involved.
-pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+pub fn write_atomic(io: &dyn Io, dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let tmp = dir.join(format!("{name}.tmp"));
     let path = dir.join(name);
     {
-        let mut f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+        let f = io
+            .open(&tmp, OpenMode::Truncate)
+            .map_err(|e| Error::io(&tmp, e))?;
+        f.write_all_at(bytes, 0).map_err(|e| Error::io(&tmp, e))?;
         f.sync_all().map_err(|e| Error::io(&tmp, e))?;
     }
-    fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-    sync_dir(dir)
+    io.rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    sync_dir(io, dir)
 }
 
 /// Opens a file read-only.
 ///
 /// # Errors
 /// I/O errors, with the path.
-pub fn open_read(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .open(path)
+pub fn open_read(io: &dyn Io, path: &Path) -> Result<Box<dyn IoFile>> {
+    io.open(path, OpenMode::Read)
         .map_err(|e| Error::io(path, e))
 }
 
 /// Maps a whole file read-only.
 ///
+/// Contract (what makes the `unsafe` mapping inside [`IoFile::map_readonly`] sound): every
+/// file hopgraph maps is a segment written once, fsynced and renamed into place before it
+/// is ever opened, and no hopgraph process opens a segment for writing again or truncates
+/// it; a segment is only unlinked, which keeps the mapping valid on Unix. Modification by
+/// other programs is outside the contract (DESIGN.md, "Memory-mapped segments and
+/// soundness").
+///
 /// # Errors
 /// I/O errors (including an empty file, which cannot be mapped), with the path.
-pub fn map_readonly(file: &File, path: &Path) -> Result<Mmap> {
-    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+pub fn map_readonly(file: &dyn IoFile, path: &Path) -> Result<Mmap> {
+    let len = file.file_len().map_err(|e| Error::io(path, e))?;
     if len == 0 {
         return Err(Error::corrupt(path, 0, "file is empty"));
     }
-    // SAFETY: memmap2 requires that the file is not modified or truncated while mapped.
-    // Every file hopgraph maps is a segment written once, fsynced and renamed into place
-    // before it is ever opened, and no hopgraph process opens a segment for writing again or
-    // truncates it; a segment is only unlinked, which keeps the mapping valid on Unix.
-    // Modification by other programs is outside the contract (DESIGN.md, "Memory-mapped
-    // segments and soundness").
-    unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, e))
+    file.map_readonly().map_err(|e| Error::io(path, e))
 }

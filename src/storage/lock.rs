@@ -1,4 +1,5 @@
-//! The inter-process writer lock: `flock(2)` on `<db>/LOCK`, via `std::fs::File::lock`.
+//! The inter-process writer lock: `flock(2)` on `<db>/LOCK`, via [`IoFile::lock`]
+//! (`std::fs::File::lock` on the real file system).
 //!
 //! `flock` locks belong to an open file description, so two handles in one process exclude
 //! each other as two processes do; `fcntl` record locks would be silently dropped when any
@@ -6,15 +7,16 @@
 //! group, checkpoint or compaction step. The kernel releases it when a process dies, so a
 //! stale lock file never blocks anyone.
 
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+
+use super::io::{Io, IoFile, OpenMode};
 
 use crate::error::{Error, Result};
 
 /// The lock file of one database handle.
 #[derive(Debug)]
 pub struct WriterLock {
-    file: File,
+    file: Box<dyn IoFile>,
     path: PathBuf,
 }
 
@@ -25,20 +27,33 @@ pub struct WriterLockGuard<'a> {
 }
 
 impl WriterLock {
-    /// Opens (creating if needed) the lock file of `dir`.
+    /// Opens (creating if needed) the lock file of `dir`. The file never holds data, so
+    /// its creation is not fsynced: after a crash it may be missing and is simply created
+    /// again.
     ///
     /// # Errors
     /// I/O errors, with the path.
-    pub fn open(dir: &Path) -> Result<WriterLock> {
+    pub fn open(io: &dyn Io, dir: &Path) -> Result<WriterLock> {
         let path = dir.join(super::LOCK_FILE);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+        let file = io.open(&path, OpenMode::Create).map_err(|e| {
+            let kind = e.kind();
+            if matches!(
+                kind,
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            ) {
+                // Say what to do: the database can still be queried.
+                let hint = format!("{e}; cannot write here, open the database read-only");
+                Error::io(&path, std::io::Error::new(kind, hint))
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
         Ok(WriterLock { file, path })
+    }
+
+    /// The lock file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Blocks until this handle holds the exclusive lock.

@@ -1,11 +1,16 @@
-//! The only layer that touches `std::fs` and memmap2.
+//! The only layer that touches the file system, and only through [`io::Io`].
 //!
-//! - [`fs`]: atomic file replacement, directory fsync and the `unsafe` mmap call.
+//! - [`io`]: the narrow file-system interface ([`io::Io`], [`io::IoFile`]), the real
+//!   implementation and the `unsafe` mmap call.
+//! - [`fault`]: a test implementation that injects I/O errors and simulates power loss.
+//! - [`fs`]: atomic file replacement, directory fsync, durable directory creation.
 //! - [`wal`]: appending to and scanning a write-ahead log file.
 //! - [`segment_file`]: writing a segment file and mapping it read-only.
 //! - [`lock`]: the inter-process writer lock.
 
+pub mod fault;
 pub mod fs;
+pub mod io;
 pub mod lock;
 pub mod segment_file;
 pub mod wal;

@@ -5,14 +5,14 @@
 //! mapped it is never written or truncated by any hopgraph process, only unlinked when no
 //! snapshot of this process uses it any more (see [`SegmentFile::mark_obsolete`]).
 
-use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use memmap2::Mmap;
 
+use super::io::{Io, OpenMode, SeqWriter};
 use crate::error::{Error, Result};
 use crate::format::segment::{SectionKind, SegmentEncoder, SegmentLayout};
 use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
@@ -58,6 +58,8 @@ pub struct SegmentFile {
     /// Where each section is.
     pub layout: SegmentLayout,
     obsolete: AtomicBool,
+    /// Unlinks the file once obsolete.
+    io: Arc<dyn Io>,
 }
 
 impl SegmentFile {
@@ -67,10 +69,11 @@ impl SegmentFile {
     /// # Errors
     /// I/O errors, `Corrupt` with the offset of the first structural problem, a foreign
     /// database id or an unsupported version.
-    pub fn open(dir: &Path, id: u64, db_id: u128) -> Result<SegmentFile> {
+    pub fn open(io: &Arc<dyn Io>, dir: &Path, id: u64, db_id: u128) -> Result<SegmentFile> {
         let path = dir.join(super::segment_file_name(id));
-        let file = super::fs::open_read(&path)?;
-        let mmap = super::fs::map_readonly(&file, &path)?;
+        let file = super::fs::open_read(&**io, &path)?;
+        let mmap = super::fs::map_readonly(&*file, &path)?;
+        drop(file);
         let layout = SegmentLayout::parse(&mmap)
             .map_err(|e| Error::corrupt(&path, e.offset as u64, e.what))?;
         if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&layout.version) {
@@ -113,6 +116,7 @@ impl SegmentFile {
             mmap,
             layout,
             obsolete: AtomicBool::new(false),
+            io: io.clone(),
         })
     }
 
@@ -208,7 +212,7 @@ impl Drop for SegmentFile {
         if self.obsolete.load(Ordering::Acquire) {
             // Failure only leaves an unreferenced file behind, which `open` ignores and the
             // next checkpoint's garbage collection removes.
-            let _ = fs::remove_file(&self.path);
+            let _ = self.io.remove_file(&self.path);
         }
     }
 }
@@ -230,34 +234,33 @@ fn csr_arrays<'a>(l: &SegmentLayout, b: &'a [u8]) -> CsrArrays<'a> {
 /// # Errors
 /// I/O errors with the path involved.
 pub fn write_segment(
+    io: &dyn Io,
     dir: &Path,
     id: u64,
     db_id: u128,
     lsn: u64,
-    build: impl FnOnce(&mut SegmentEncoder<BufWriter<File>>) -> std::io::Result<()>,
+    build: impl FnOnce(&mut SegmentEncoder<BufWriter<SeqWriter>>) -> std::io::Result<()>,
 ) -> Result<u64> {
     let name = super::segment_file_name(id);
     let tmp = dir.join(format!("{name}.tmp"));
     let path = dir.join(&name);
-    let io = |e| Error::io(&tmp, e);
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
-        .map_err(io)?;
-    let mut enc =
-        SegmentEncoder::new(BufWriter::with_capacity(1 << 20, file), db_id).map_err(io)?;
-    build(&mut enc).map_err(io)?;
-    let (mut out, len) = enc.finish(id, lsn).map_err(io)?;
-    out.flush().map_err(io)?;
+    let err = |e| Error::io(&tmp, e);
+    let file = io.open(&tmp, OpenMode::Truncate).map_err(err)?;
+    let mut enc = SegmentEncoder::new(
+        BufWriter::with_capacity(1 << 20, SeqWriter::new(file)),
+        db_id,
+    )
+    .map_err(err)?;
+    build(&mut enc).map_err(err)?;
+    let (mut out, len) = enc.finish(id, lsn).map_err(err)?;
+    out.flush().map_err(err)?;
     let file = out
         .into_inner()
         .map_err(|e| Error::io(&tmp, e.into_error()))?;
-    file.sync_all().map_err(io)?;
-    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o444)).map_err(io)?;
+    file.file().sync_all().map_err(err)?;
+    io.set_readonly(&tmp).map_err(err)?;
     drop(file);
-    fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-    super::fs::sync_dir(dir)?;
+    io.rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    super::fs::sync_dir(io, dir)?;
     Ok(len)
 }

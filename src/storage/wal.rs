@@ -6,10 +6,10 @@
 //! starts where it stopped) and classifies what ends the valid prefix: a clean end, a torn
 //! tail (no valid record follows), or corruption (a valid record follows a bad one).
 
-use std::fs::{File, OpenOptions};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use super::io::{Io, IoFile, OpenMode};
 
 use crate::error::{Error, Result};
 use crate::format::wal::{FRAME_LEN, Frame, WAL_HEADER_LEN, WalHeader, decode_record};
@@ -19,7 +19,7 @@ use crate::graph::Lsn;
 /// An open WAL file, for reading and (by the lock holder) appending.
 #[derive(Debug)]
 pub struct WalFile {
-    file: File,
+    file: Box<dyn IoFile>,
     path: PathBuf,
     /// The parsed header.
     pub header: WalHeader,
@@ -46,18 +46,15 @@ impl WalFile {
     ///
     /// # Errors
     /// I/O errors; an existing file of that name is an error (never overwritten).
-    pub fn create(dir: &Path, name: &str, header: WalHeader) -> Result<WalFile> {
+    pub fn create(io: &dyn Io, dir: &Path, name: &str, header: WalHeader) -> Result<WalFile> {
         let path = dir.join(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
+        let file = io
+            .open(&path, OpenMode::CreateNew)
             .map_err(|e| Error::io(&path, e))?;
         file.write_all_at(&header.encode(), 0)
             .map_err(|e| Error::io(&path, e))?;
         file.sync_all().map_err(|e| Error::io(&path, e))?;
-        super::fs::sync_dir(dir)?;
+        super::fs::sync_dir(io, dir)?;
         Ok(WalFile { file, path, header })
     }
 
@@ -65,14 +62,15 @@ impl WalFile {
     ///
     /// # Errors
     /// I/O errors, a damaged header, a foreign database id or an unsupported version.
-    pub fn open(path: &Path, db_id: u128, writable: bool) -> Result<WalFile> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(writable)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?;
+    pub fn open(io: &dyn Io, path: &Path, db_id: u128, writable: bool) -> Result<WalFile> {
+        let mode = if writable {
+            OpenMode::ReadWrite
+        } else {
+            OpenMode::Read
+        };
+        let file = io.open(path, mode).map_err(|e| Error::io(path, e))?;
         let mut buf = [0u8; WAL_HEADER_LEN];
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let len = file.file_len().map_err(|e| Error::io(path, e))?;
         if len < WAL_HEADER_LEN as u64 {
             return Err(Error::corrupt(
                 path,
@@ -116,11 +114,7 @@ impl WalFile {
     /// # Errors
     /// I/O errors of `fstat`.
     pub fn file_len(&self) -> Result<u64> {
-        Ok(self
-            .file
-            .metadata()
-            .map_err(|e| Error::io(&self.path, e))?
-            .len())
+        self.file.file_len().map_err(|e| Error::io(&self.path, e))
     }
 
     /// Offset of the first record.

@@ -81,21 +81,21 @@ pub fn slow_tests() -> bool {
 /// One request of a batch, in a form both the child (as a `WriteBatch`) and the model (as
 /// set operations) understand.
 #[derive(Clone, Debug)]
-enum Op {
+pub(crate) enum Op {
     Node(String),
     Link(String, String, String),
     DeleteNode(String),
     Unlink(String, String, String),
 }
 
-fn key(batch: u64, i: u32) -> String {
+pub(crate) fn key(batch: u64, i: u32) -> String {
     format!("b{batch}-{i}")
 }
 
 /// The requests of batch `n`. Every key, edge and type name encodes the batch number, so a
 /// half-applied batch shows up as a difference from the model. Later batches link to,
 /// unlink from and delete nodes of earlier ones, so recovery must get tombstones right too.
-fn batch_ops(n: u64) -> Vec<Op> {
+pub(crate) fn batch_ops(n: u64) -> Vec<Op> {
     let mut ops: Vec<Op> = (0..4).map(|i| Op::Node(key(n, i))).collect();
     for i in 0..3 {
         ops.push(Op::Link(key(n, i), "next".into(), key(n, i + 1)));
@@ -114,7 +114,7 @@ fn batch_ops(n: u64) -> Vec<Op> {
 }
 
 /// Nodes and edges (source, type, target) after batches `0..k`.
-type Graph = (BTreeSet<String>, BTreeSet<(String, String, String)>);
+pub(crate) type Graph = (BTreeSet<String>, BTreeSet<(String, String, String)>);
 
 fn model(k: u64) -> Graph {
     let (mut nodes, mut edges) = Graph::default();
@@ -140,7 +140,7 @@ fn model(k: u64) -> Graph {
     (nodes, edges)
 }
 
-fn write_batch(n: u64) -> WriteBatch {
+pub(crate) fn write_batch(n: u64) -> WriteBatch {
     let mut b = WriteBatch::new();
     for op in batch_ops(n) {
         match op {
@@ -162,7 +162,7 @@ fn write_batch(n: u64) -> WriteBatch {
 }
 
 /// Everything a snapshot holds, by key.
-fn read_graph(db: &Database) -> Graph {
+pub(crate) fn read_graph(db: &Database) -> Graph {
     let snap = db.snapshot();
     let (mut nodes, mut edges) = Graph::default();
     for id in snap.node_ids() {

@@ -12,6 +12,7 @@ mod corruption;
 mod crash;
 mod design_doc;
 mod engine;
+mod faults;
 mod fixture;
 mod layers;
 mod model;

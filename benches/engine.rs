@@ -82,14 +82,8 @@ fn bench_commit(c: &mut Criterion) {
     ] {
         for edges in [1usize, 100, 10_000] {
             let tmp = tempfile::tempdir().unwrap();
-            let db = Database::open_with(
-                tmp.path(),
-                Options {
-                    durability,
-                    ..Options::default()
-                },
-            )
-            .unwrap();
+            let db =
+                Database::open_with(tmp.path(), Options::default().durability(durability)).unwrap();
             // A pool of existing targets; every edge comes from a new node, so no triple
             // repeats however many iterations run.
             let mut b = WriteBatch::new();

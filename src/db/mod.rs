@@ -52,8 +52,15 @@ pub enum Durability {
     Buffered,
 }
 
-/// How a database is opened.
+/// How a database is opened. Build it from [`Options::default`] with the methods below:
+///
+/// ```
+/// use hopgraph::{Durability, Options};
+/// let options = Options::default().durability(Durability::Buffered).read_only(false);
+/// # let _ = options;
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// Commit durability (default `Sync`).
     pub durability: Durability,
@@ -73,8 +80,45 @@ pub struct Options {
 
 impl Options {
     /// These options with file operations going through `io` (e.g. a fault injector).
+    #[must_use]
     pub fn with_io(mut self, io: Arc<dyn Io>) -> Options {
         self.io = io;
+        self
+    }
+
+    /// When a commit returns relative to the disk (default [`Durability::Sync`]).
+    #[must_use]
+    pub fn durability(mut self, durability: Durability) -> Options {
+        self.durability = durability;
+        self
+    }
+
+    /// Whether opening a missing directory creates an empty database (default true).
+    #[must_use]
+    pub fn create_if_missing(mut self, create: bool) -> Options {
+        self.create_if_missing = create;
+        self
+    }
+
+    /// Open without ever taking the writer lock (default false); writes then fail with
+    /// [`Error::ReadOnly`](crate::Error::ReadOnly) and nothing on disk is created or changed.
+    #[must_use]
+    pub fn read_only(mut self, read_only: bool) -> Options {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Checkpoint automatically once the WAL exceeds this many bytes (default 64 MiB).
+    #[must_use]
+    pub fn checkpoint_wal_bytes(mut self, bytes: u64) -> Options {
+        self.checkpoint_wal_bytes = bytes;
+        self
+    }
+
+    /// Compact automatically once there are more segments than this (default 8).
+    #[must_use]
+    pub fn compaction_segments_max(mut self, segments: usize) -> Options {
+        self.compaction_segments_max = segments;
         self
     }
 }

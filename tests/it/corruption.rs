@@ -379,13 +379,7 @@ fn bad_wal_record_followed_by_good_ones_is_an_error_naming_file_and_offset() {
             // A read-only handle refuses it just the same.
             let tmp = tempdir();
             fx.write_to(tmp.path(), "wal-000003.log", &wal);
-            let ro = Database::open_with(
-                tmp.path(),
-                Options {
-                    read_only: true,
-                    ..Options::default()
-                },
-            );
+            let ro = Database::open_with(tmp.path(), Options::default().read_only(true));
             assert!(ro.is_err(), "read-only open skipped the damaged record {i}");
         }
     }
@@ -405,14 +399,8 @@ fn stray_wal_from_another_database_is_refused() {
     )
     .unwrap();
     for read_only in [false, true] {
-        let e = Database::open_with(
-            a.path(),
-            Options {
-                read_only,
-                ..Options::default()
-            },
-        )
-        .expect_err("a WAL of another database was accepted");
+        let e = Database::open_with(a.path(), Options::default().read_only(read_only))
+            .expect_err("a WAL of another database was accepted");
         let msg = e.to_string();
         assert!(matches!(e, Error::ForeignFile { .. }), "{msg}");
         assert!(

@@ -178,14 +178,12 @@ pub(crate) fn read_graph(db: &Database) -> Graph {
 }
 
 fn child_options(durability: Durability) -> Options {
-    Options {
-        durability,
+    Options::default()
+        .durability(durability)
         // Small enough that automatic checkpoints (and through them automatic compactions)
         // happen every few dozen batches.
-        checkpoint_wal_bytes: 6 * 1024,
-        compaction_segments_max: 3,
-        ..Options::default()
-    }
+        .checkpoint_wal_bytes(6 * 1024)
+        .compaction_segments_max(3)
 }
 
 fn durability_from(s: &str) -> Durability {

@@ -120,10 +120,7 @@ fn buffered_mode_and_reopen_replays_wal() {
     {
         let db = Database::open_with(
             dir.path(),
-            Options {
-                durability: hopgraph::Durability::Buffered,
-                ..Options::default()
-            },
+            Options::default().durability(hopgraph::Durability::Buffered),
         )
         .unwrap();
         for i in 0..50 {

@@ -178,13 +178,11 @@ fn read_model(db: &Database) -> Model {
 }
 
 fn options(durability: Durability) -> Options {
-    Options {
-        durability,
+    Options::default()
+        .durability(durability)
         // Automatic checkpoints every few batches, automatic compaction after them.
-        checkpoint_wal_bytes: 3 * 1024,
-        compaction_segments_max: 2,
-        ..Options::default()
-    }
+        .checkpoint_wal_bytes(3 * 1024)
+        .compaction_segments_max(2)
 }
 
 /// How one run ended.
@@ -327,11 +325,7 @@ fn check(dur: Durability, dir: &Path, acked: &[Step], in_flight: Option<Step>, o
         }
         return;
     }
-    let ro = Options {
-        read_only: true,
-        create_if_missing: false,
-        ..Options::default()
-    };
+    let ro = Options::default().read_only(true).create_if_missing(false);
     match Database::open_with(dir, ro).and_then(|db| db.verify()) {
         Ok(_) => {}
         Err(e) => {
@@ -644,10 +638,7 @@ fn open_error(path: &Path, options: Options) -> Error {
 }
 
 fn read_only() -> Options {
-    Options {
-        read_only: true,
-        ..Options::default()
-    }
+    Options::default().read_only(true)
 }
 
 #[test]
@@ -672,10 +663,7 @@ fn opening_a_regular_file_is_a_clear_error_and_changes_nothing() {
     let file = tmp.path().join("graph.db");
     std::fs::write(&file, b"not a directory").unwrap();
     let before = listing(tmp.path());
-    let no_create = Options {
-        create_if_missing: false,
-        ..Options::default()
-    };
+    let no_create = Options::default().create_if_missing(false);
     for options in [Options::default(), read_only(), no_create] {
         let e = open_error(&file, options);
         assert!(e.to_string().contains("not a directory"), "{e}");
@@ -902,11 +890,9 @@ fn full_file_system(checkpoint_wal_bytes: u64) -> bool {
     }
     let _guard = Mounted(mnt.clone());
     let dir = mnt.join("db");
-    let options = Options {
-        checkpoint_wal_bytes,
-        compaction_segments_max: 2,
-        ..Options::default()
-    };
+    let options = Options::default()
+        .checkpoint_wal_bytes(checkpoint_wal_bytes)
+        .compaction_segments_max(2);
     let db = Database::open_with(&dir, options.clone()).unwrap();
     let mut acked = 0u64;
     let failure = loop {

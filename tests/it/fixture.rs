@@ -89,14 +89,7 @@ fn opens_with_the_same_content(version: u32) {
         write_fixture(&src);
         std::fs::remove_file(src.join("LOCK")).unwrap();
     }
-    let db = Database::open_with(
-        &src,
-        Options {
-            read_only: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let db = Database::open_with(&src, Options::default().read_only(true)).unwrap();
     check(&db);
     db.verify().unwrap();
     drop(db);

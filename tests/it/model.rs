@@ -141,12 +141,10 @@ fn step() -> impl Strategy<Value = Step> {
 
 fn options() -> Options {
     // Small thresholds so automatic checkpoints and compactions happen too.
-    Options {
-        checkpoint_wal_bytes: 2048,
-        compaction_segments_max: 3,
-        durability: hopgraph::Durability::Buffered,
-        ..Options::default()
-    }
+    Options::default()
+        .checkpoint_wal_bytes(2048)
+        .compaction_segments_max(3)
+        .durability(hopgraph::Durability::Buffered)
 }
 
 proptest! {

@@ -129,7 +129,7 @@ proptest! {
     #[test]
     fn paths_agree_across_layouts(a in edges(), b in edges(), c in edges(), dels in prop::collection::vec(any::<prop::sample::Index>(), 0..8), qs in queries()) {
         let dir = tempdir();
-        let db = Database::open_with(dir.path(), Options { durability: hopgraph::Durability::Buffered, ..Options::default() }).unwrap();
+        let db = Database::open_with(dir.path(), Options::default().durability(hopgraph::Durability::Buffered)).unwrap();
         let mut model: BTreeSet<Edge> = BTreeSet::new();
         // Segment 1, segment 2 with tombstones for part of segment 1, then a delta.
         commit(&db, &a, &[]);

@@ -169,19 +169,12 @@ pub(crate) fn json_line(out: &mut impl Write, value: &impl serde::Serialize) -> 
 
 /// Opens an existing database for reading only (no lock, no recovery writes).
 pub(crate) fn open_read_only(dir: &Path) -> CliResult<Database> {
-    let options = Options {
-        read_only: true,
-        create_if_missing: false,
-        ..Options::default()
-    };
+    let options = Options::default().read_only(true).create_if_missing(false);
     Ok(Database::open_with(dir, options)?)
 }
 
 /// Opens an existing database for writing.
 pub(crate) fn open_existing(dir: &Path) -> CliResult<Database> {
-    let options = Options {
-        create_if_missing: false,
-        ..Options::default()
-    };
+    let options = Options::default().create_if_missing(false);
     Ok(Database::open_with(dir, options)?)
 }

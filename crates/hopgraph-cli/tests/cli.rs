@@ -86,11 +86,7 @@ fn db_arg(dir: &Path) -> String {
 }
 
 fn read_only(dir: &Path) -> Database {
-    let options = Options {
-        read_only: true,
-        create_if_missing: false,
-        ..Options::default()
-    };
+    let options = Options::default().read_only(true).create_if_missing(false);
     Database::open_with(dir, options).unwrap()
 }
 

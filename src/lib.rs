@@ -30,6 +30,7 @@ pub mod storage;
 
 pub mod db;
 
+pub mod text;
 pub mod traverse;
 
 pub use db::{
@@ -39,6 +40,7 @@ pub use db::{
 pub use error::{Error, Result};
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};
 pub use model::{Edge, EdgeProps, Node, NodeProps, Props};
+pub use text::{TextField, TextHit, TextQuery};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

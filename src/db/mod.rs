@@ -8,7 +8,8 @@
 //! (resolving requests into WAL operations), `commit` (group commit), `open` (recovery and
 //! catching up with other processes), `maintenance` (checkpoint, compaction, verify),
 //! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading), `filter`
-//! (conditions a search applies to candidate nodes).
+//! (conditions a search applies to candidate nodes), `text` (the delta's text index and
+//! text search over segments plus delta).
 
 mod batch;
 mod build;
@@ -20,6 +21,7 @@ mod open;
 mod segment;
 mod snapshot;
 mod state;
+mod text;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

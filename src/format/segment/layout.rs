@@ -285,6 +285,26 @@ impl SegmentLayout {
         if self.entry(K::EdgePropsOffsets).is_some() {
             expect.push((K::EdgePropsOffsets, rows + 1));
         }
+        // The text index (codes 30–33) is optional, but all or nothing.
+        let text = super::TEXT_SECTIONS
+            .iter()
+            .filter(|k| self.entry(**k).is_some())
+            .count();
+        if text != 0 && text != super::TEXT_SECTIONS.len() {
+            return Err(self.err_at(
+                K::TextStats,
+                format!(
+                    "{text} of the {} text index sections present",
+                    super::TEXT_SECTIONS.len()
+                ),
+            ));
+        }
+        if text != 0 {
+            expect.push((
+                K::TextDocLens,
+                recs.saturating_mul(crate::format::text::TEXT_FIELDS),
+            ));
+        }
         for (kind, n) in expect {
             let len = self.entry(kind).map(|e| e.range.len() / kind.elem_size());
             if len != Some(n) {

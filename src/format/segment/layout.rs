@@ -100,7 +100,13 @@ impl SegmentLayout {
                 "segment header/table checksum mismatch",
             ));
         }
-        let mut sections: Vec<Option<SectionEntry>> = vec![None; SectionKind::ALL.len() + 1];
+        // Indexed by code: codes are not contiguous (text sections start at 30).
+        let slots = SectionKind::ALL
+            .iter()
+            .map(|k| *k as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut sections: Vec<Option<SectionEntry>> = vec![None; slots];
         let mut t = ByteReader::new(&bytes[table_range.clone()]);
         for i in 0..count {
             let at = table_range.start + i * TABLE_ENTRY_LEN;

@@ -122,8 +122,8 @@ impl Model {
         let terms: Vec<_> = stat_docs.iter().map(|d| doc_terms(&a, d)).collect();
         let mut totals = [0u64; 3];
         for t in &terms {
-            for f in 0..3 {
-                totals[f] += u64::from(t.lens[f]);
+            for (total, &l) in totals.iter_mut().zip(&t.lens) {
+                *total += u64::from(l);
             }
         }
         let avg = totals.map(|t| if n == 0 { 0.0 } else { t as f64 / n as f64 });

@@ -77,6 +77,9 @@ pub struct SearchResult {
     pub truncated: bool,
 }
 
+/// The field that matched best and a snippet of it.
+pub type Matched = (TextField, String);
+
 /// One entry of a ranked list: node, score, and for text hits the field and snippet.
 #[derive(Clone, Debug)]
 pub struct Ranked {
@@ -85,7 +88,7 @@ pub struct Ranked {
     /// The list's own score.
     pub score: f64,
     /// Field and snippet (text lists only).
-    pub matched: Option<(TextField, String)>,
+    pub matched: Option<Matched>,
 }
 
 /// `memory_search`.
@@ -204,7 +207,7 @@ fn fuse(
     want: usize,
     truncated: &mut bool,
 ) -> Result<Vec<SearchHit>, ToolError> {
-    let mut scored: HashMap<NodeId, (f64, Option<&(TextField, String)>)> = HashMap::new();
+    let mut scored: HashMap<NodeId, (f64, Option<&Matched>)> = HashMap::new();
     let top = text.first().map_or(1.0, |h| h.score).max(f64::MIN_POSITIVE);
     for h in text {
         scored.insert(h.node, (h.score / top, h.matched.as_ref()));

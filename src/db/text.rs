@@ -206,21 +206,31 @@ impl State {
         } else {
             1.0
         };
-        let mut top: Vec<(f64, u32, Arc<Node>, Accumulator)> = Vec::new();
+        let mut top: Vec<(f64, u32, Option<Arc<Node>>, Accumulator)> = Vec::new();
+        let all_words = |a: &Accumulator| a.words.count_ones() as usize == parsed.words;
         for c in cands {
             if top.len() >= need && c.base * boost_max < top[need - 1].0 {
                 break;
             }
-            let Some(node) = self.node(NodeId(c.node))? else {
-                continue;
-            };
-            if !q.filter.is_empty() && !q.filter.matches(&node) {
-                continue;
-            }
-            let score = if boost_max > 1.0 && has_phrase(&analyzer, &node, &parsed.phrase) {
-                c.base * PHRASE_BOOST
+            // Only a document holding every significant word can hold the phrase; other
+            // candidates need their record only for the filter.
+            let phrase_possible = boost_max > 1.0 && all_words(&c.acc);
+            let node = if phrase_possible || !q.filter.is_empty() {
+                let Some(node) = self.node(NodeId(c.node))? else {
+                    continue;
+                };
+                if !q.filter.is_empty() && !q.filter.matches(&node) {
+                    continue;
+                }
+                Some(node)
             } else {
-                c.base
+                None
+            };
+            let score = match &node {
+                Some(n) if phrase_possible && has_phrase(&analyzer, n, &parsed.phrase) => {
+                    c.base * PHRASE_BOOST
+                }
+                _ => c.base,
             };
             let at = top.partition_point(|x| x.0 > score || (x.0 == score && x.1 < c.node));
             if at < need {
@@ -228,21 +238,26 @@ impl State {
                 top.truncate(need);
             }
         }
-        Ok(top
-            .into_iter()
-            .skip(q.offset)
-            .map(|(score, id, node, acc)| {
-                let field = acc.best_field();
-                let texts = field_texts(&node);
-                let text = &texts[field.index()];
-                TextHit {
-                    node: NodeId(id),
-                    score,
-                    field,
-                    snippet: snippet(&analyzer, text, &parsed),
-                }
-            })
-            .collect())
+        let mut hits = Vec::with_capacity(top.len().saturating_sub(q.offset));
+        for (score, id, node, acc) in top.into_iter().skip(q.offset) {
+            let node = match node {
+                Some(n) => n,
+                // Every candidate is a live node's newest version, so its record exists.
+                None => match self.node(NodeId(id))? {
+                    Some(n) => n,
+                    None => continue,
+                },
+            };
+            let field = acc.best_field();
+            let texts = field_texts(&node);
+            hits.push(TextHit {
+                node: NodeId(id),
+                score,
+                field,
+                snippet: snippet(&analyzer, &texts[field.index()], &parsed),
+            });
+        }
+        Ok(hits)
     }
 
     /// Whether segment `i`'s version of `node` is the one a search counts: the node is

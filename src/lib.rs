@@ -57,6 +57,7 @@ compile_error!(
 );
 
 pub mod error;
+pub mod filter;
 pub mod graph;
 pub(crate) mod sync;
 
@@ -66,18 +67,21 @@ pub mod storage;
 
 pub mod db;
 
+pub mod text;
 pub mod traverse;
 
 mod query;
 
 pub use db::{
-    BulkLoad, CommitInfo, Database, Durability, Neighbor, NodeFilter, NodePatch, OpResult, Options,
-    Snapshot, WriteBatch,
+    BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
+    WriteBatch,
 };
 pub use error::{Error, Result};
+pub use filter::NodeFilter;
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};
 pub use model::{Edge, EdgeProps, Node, NodeProps, Props};
 pub use query::{FoundPath, NeighborOf, PathSpec, PathStep};
+pub use text::{TextField, TextHit, TextQuery};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

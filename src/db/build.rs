@@ -18,9 +18,11 @@ use crate::format::record::encode_node;
 use crate::format::segment::{
     SectionKind as K, Summary, build_key_hash, encode_bitmap, encode_treemap, encode_type_bitmaps,
 };
+use crate::format::text::TextIndexWriter;
 use crate::graph::limits;
 use crate::model::Node;
 use crate::storage::segment_file;
+use crate::text::{Analyzer, doc_terms};
 
 mod csr;
 mod rows;
@@ -43,6 +45,8 @@ pub(crate) struct SegmentContent {
     /// Cumulative summary; `edge_rows`, `node_records`, `dense_edge_base` and
     /// `uniform_created_at` are filled in by `write_segment`.
     pub summary: Summary,
+    /// The text index of the node records (see `format::text`).
+    pub text: TextIndexWriter,
 }
 
 impl SegmentContent {
@@ -51,6 +55,8 @@ impl SegmentContent {
         let mut w = ByteWriter::new();
         encode_node(&mut w, node);
         self.nodes.push((node.id.0, w.buf));
+        let doc = doc_terms(&Analyzer::new(), node);
+        self.text.add_doc(node.id.0, doc.lens, doc.terms);
     }
 }
 
@@ -142,6 +148,11 @@ pub(crate) fn write_segment(
     }
     let rows = &content.edges;
     content.nodes.sort_unstable_by_key(|(id, _)| *id);
+    let record_ids: Vec<u32> = content.nodes.iter().map(|(id, _)| *id).collect();
+    let text = std::mem::take(&mut content.text)
+        .finish(&record_ids)
+        .map_err(Error::invalid)?;
+    drop(record_ids);
     let mut summary = content.summary.clone();
     summary.edge_rows = m as u64;
     summary.node_records = content.nodes.len() as u64;
@@ -239,6 +250,10 @@ pub(crate) fn write_segment(
             enc.section(K::NodeBlob, &nodes.blob)?;
             enc.array(K::KeyOrder, &nodes.key_order)?;
             enc.array(K::KeyHash, &nodes.key_hash)?;
+            enc.section(K::TextStats, &text.stats)?;
+            enc.section(K::TextTerms, &text.terms)?;
+            enc.section(K::TextPostings, &text.postings)?;
+            enc.array(K::TextDocLens, &text.doc_lens)?;
             Ok(())
         })
     });

@@ -8,18 +8,19 @@
 //! (resolving requests into WAL operations), `commit` (group commit), `open` (recovery and
 //! catching up with other processes), `maintenance` (checkpoint, compaction, verify),
 //! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading), `filter`
-//! (conditions a search applies to candidate nodes).
+//! (conditions a search applies to candidate nodes), `text` (the delta's text index and
+//! text search over segments plus delta).
 
 mod batch;
 mod build;
 mod bulk;
 mod commit;
-mod filter;
 mod maintenance;
 mod open;
 mod segment;
 mod snapshot;
 mod state;
+mod text;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,7 +34,6 @@ use crate::sync::{Mutex, Published};
 
 pub use batch::{NodePatch, OpResult, WriteBatch};
 pub use bulk::{BulkLoad, BulkReport};
-pub use filter::NodeFilter;
 pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
 pub use open::RecoveryReport;
 pub use snapshot::{Neighbor, Snapshot};

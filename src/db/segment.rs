@@ -32,6 +32,10 @@ pub struct Segment {
     /// record `i` then belongs to node `first + i`, and neither direction between ids and
     /// records has to read the id array.
     dense_node_base: Option<u32>,
+    /// The outcome of checking the text sections' crcs, done once on the first text
+    /// search (the term dictionary is only handed to `fst` after it): `Some((offset,
+    /// what))` when they are damaged.
+    text_checked: std::sync::OnceLock<Option<(usize, String)>>,
 }
 
 /// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
@@ -93,6 +97,7 @@ impl Segment {
             node_tombstones,
             type_bitmaps,
             dense_node_base,
+            text_checked: std::sync::OnceLock::new(),
         }))
     }
 
@@ -156,6 +161,36 @@ impl Segment {
         decode_node(&mut ByteReader::new(rec), id)
             .map(Some)
             .map_err(|e| self.corrupt_record(format!("node record {i}: {}", e.what)))
+    }
+
+    /// The segment's text index, `None` when it has none. The first call checks the text
+    /// sections' crcs (O(text sections), once per segment); later calls cost O(1).
+    ///
+    /// # Errors
+    /// `Corrupt` when the text sections are damaged.
+    pub fn text_view(&self) -> Result<Option<crate::format::text::TextIndexView<'_>>> {
+        let b = self.file.bytes();
+        let l = &self.file.layout;
+        if !l.has_text() {
+            return Ok(None);
+        }
+        let checked = self
+            .text_checked
+            .get_or_init(|| l.verify_text_checksums(b).err().map(|e| (e.offset, e.what)));
+        if let Some((offset, what)) = checked {
+            return Err(Error::corrupt(
+                self.file.path(),
+                *offset as u64,
+                what.clone(),
+            ));
+        }
+        l.text_view(b)
+            .map_err(|e| Error::corrupt(self.file.path(), e.offset as u64, e.what))
+    }
+
+    /// The record index of node `id` here, if it has one.
+    pub fn record_of(&self, id: NodeId) -> Option<usize> {
+        self.record_index(id)
     }
 
     /// Whether this segment holds a record for `id`.

@@ -104,6 +104,36 @@ impl Snapshot {
         self.state.node_label(id)
     }
 
+    /// Ranked full-text search over the nodes' `title`, `content` and the string values of
+    /// their `props` (BM25 with per-field weights; see DESIGN.md §13): any query word may
+    /// match, documents matching every word and the phrase rank higher, exact word forms
+    /// above stem-only matches. The filter applies during the search. A query of stop
+    /// words and punctuation only returns no hits.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use hopgraph::{Database, NodeProps, TextQuery, WriteBatch};
+    /// let db = Database::open(dir.path())?;
+    /// let mut b = WriteBatch::new();
+    /// b.upsert_node("m1", NodeProps { title: "Connection pooling".into(), ..Default::default() });
+    /// db.commit(b)?;
+    /// let hits = db.snapshot().search_text(&TextQuery::new("pooled connections").limit(5))?;
+    /// assert_eq!(hits.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Complexity
+    /// O(postings of the query's terms · segments) plus the candidates' sort; no scan of
+    /// the store.
+    ///
+    /// # Errors
+    /// `InvalidInput` for an empty or over-long (> 4 KiB) query, `limit` outside 1..=10,000,
+    /// `offset` above 100,000 or a bad weight; `Corrupt` when a text section or a node
+    /// record is damaged.
+    pub fn search_text(&self, query: &crate::text::TextQuery) -> Result<Vec<crate::text::TextHit>> {
+        self.state.search_text(query)
+    }
+
     /// The live node with `key`.
     ///
     /// # Errors

@@ -70,6 +70,8 @@ pub(crate) struct Delta {
     pub deleted_edges: PSet<u64>,
     /// Resolved operations applied since the checkpoint.
     pub ops: u64,
+    /// Text index of the nodes in `nodes` (see `db::text`).
+    pub text: super::text::TextDelta,
 }
 
 impl Delta {
@@ -198,6 +200,7 @@ impl State {
                 } else if id > self.node_bound || !self.is_live(node.id) {
                     return Err(format!("update of node {id}, which does not exist"));
                 }
+                self.delta.text.put(node);
                 self.delta.nodes.insert(id, Arc::new(node.clone()));
             }
             WalOp::DeleteNode { id } => {
@@ -207,6 +210,7 @@ impl State {
                 if let Some(n) = self.delta.nodes.remove(&id.0) {
                     self.delta.keys.remove(n.key.as_str());
                 }
+                self.delta.text.remove(id.0);
                 self.delta.deleted_nodes.insert(id.0);
                 self.live_nodes = self.live_nodes.saturating_sub(1);
             }
@@ -293,7 +297,7 @@ impl State {
 
     /// Whether `id` was deleted, in the delta or by a segment tombstone.
     #[inline]
-    fn node_deleted(&self, id: NodeId) -> bool {
+    pub(crate) fn node_deleted(&self, id: NodeId) -> bool {
         (!self.delta.deleted_nodes.is_empty() && self.delta.deleted_nodes.contains(&id.0))
             || self.segs.node_tombstones.contains(id.0)
     }

@@ -7,6 +7,7 @@ pub mod codec;
 pub mod manifest;
 pub mod record;
 pub mod segment;
+pub mod text;
 pub mod wal;
 
 /// The on-disk format version written by this build.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// Kernels share a layer but must not use each other.
 fn layer(module: &str) -> Option<u32> {
     Some(match module {
-        "graph" | "error" | "sync" | "model" => 0,
+        "graph" | "error" | "sync" | "model" | "filter" => 0,
         "format" => 1,
         "storage" => 2,
         // Pure compute kernels: they see data through narrow traits and plain slices.

@@ -18,3 +18,4 @@ mod layers;
 mod model;
 mod paths;
 mod processes;
+mod text;

@@ -13,6 +13,7 @@ mod import;
 mod input;
 mod query;
 mod records;
+mod search;
 
 use std::fmt;
 use std::io::{self, Write};
@@ -61,6 +62,7 @@ enum Command {
     Neighbors(query::NeighborsArgs),
     Expand(query::ExpandArgs),
     Traverse(query::TraverseArgs),
+    Search(search::SearchArgs),
 }
 
 /// The database directory option shared by every command.
@@ -149,6 +151,7 @@ where
         Command::Neighbors(a) => query::neighbors(a),
         Command::Expand(a) => query::expand_cmd(a),
         Command::Traverse(a) => query::traverse_cmd(a),
+        Command::Search(a) => search::run(a),
     };
     match result {
         Ok(()) => 0,

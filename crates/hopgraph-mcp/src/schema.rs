@@ -169,15 +169,19 @@ pub fn tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "memory_search",
             title: "Search memories",
-            description: "Ranked text search over memory titles, contents and AIM observations (case-insensitive word match; a word in the title counts double). With an `embedding`, its cosine similarity with memories' embeddings of the same dimension is added to the score, so it decides between equal text matches. Use it to find ids for get_memory, link, memory_path or expand. Read-only.",
+            description: "Ranked full-text search over memory titles, contents and metadata text such as AIM observations: BM25 ranking, case-, punctuation- and inflection-insensitive (\"Deploys\" finds \"deploy\"), identifiers like snake_case or src/db/open.rs match whole or by part; any word may match, memories matching every word or the exact phrase rank higher, a title match counts double. Each result names the `field` that matched best and a `snippet` of it. Filters (`type`, `min_importance`, `created_after`/`created_before`) apply during the search; `offset` pages. With an `embedding`, its cosine similarity with memories' embeddings of the same dimension is added to the text score (0-1), so it decides between equal text matches; an embedding without `query` ranks by cosine alone. Use it to find ids for get_memory, link, memory_path or expand. Read-only.",
             input: input(
                 json!({
-                    "query": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Words to find."},
+                    "query": {"type": "string", "maxLength": 4096, "description": "Words to find (required unless `embedding` is given). A query of only stop words finds nothing."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Max results (1-50). Default 10."},
+                    "offset": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 0, "description": "Results to skip, for paging. Default 0."},
                     "type": {"type": "string", "description": "Only memories of this type (memory type or AIM entityType)."},
+                    "min_importance": {"type": "number", "description": "Only memories with at least this importance."},
+                    "created_after": {"type": "string", "description": "Only memories created at or after this RFC 3339 time."},
+                    "created_before": {"type": "string", "description": "Only memories created before this RFC 3339 time."},
                     "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Optional query embedding."}
                 }),
-                &["query"],
+                &[],
             ),
             output: object(
                 json!({
@@ -185,7 +189,9 @@ pub fn tool_defs() -> Vec<ToolDef> {
                         "id": {"type": "string"},
                         "title": nullable("string"),
                         "score": {"type": "number"},
-                        "type": nullable("string")
+                        "type": nullable("string"),
+                        "field": {"type": ["string", "null"], "enum": ["title", "content", "observations", null], "description": "The field that matched best; null for an embedding-only hit."},
+                        "snippet": {"type": ["string", "null"], "maxLength": 200, "description": "Up to 200 characters of that field around the first match."}
                     }), &[])},
                     "truncated": {"type": "boolean"}
                 }),

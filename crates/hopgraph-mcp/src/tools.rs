@@ -169,11 +169,17 @@ pub fn call(
         }
         "memory_search" => {
             let req = SearchRequest {
-                query: args.req_str("query")?,
+                query: args.opt_str("query")?.unwrap_or_default(),
                 limit: args
                     .opt_int("limit", 1, 50)?
                     .map(|x| u64::try_from(x).unwrap_or(1)),
+                offset: args
+                    .opt_int("offset", 0, 1000)?
+                    .map(|x| u64::try_from(x).unwrap_or(0)),
                 memory_type: args.opt_str("type")?,
+                min_importance: args.opt_f64("min_importance")?,
+                created_after: args.opt_str("created_after")?,
+                created_before: args.opt_str("created_before")?,
                 embedding: args.opt_num_list("embedding")?,
             };
             ToolOutput::json(&search::memory_search(&db(None)?.snapshot(), &req)?)

@@ -317,17 +317,85 @@ fn search_ranks_text_then_embedding() {
     let ids: Vec<&str> = r.results.iter().map(|h| h.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["c", "Redis", "a", "b"],
-        "title match first, then ties by id"
+        ["c", "b", "a", "Redis"],
+        "title match first, then shorter fields before longer ones (BM25)"
     );
-    assert_eq!(r.results[1].memory_type.as_deref(), Some("service"));
+    assert_eq!(r.results[3].memory_type.as_deref(), Some("service"));
+    assert_eq!(r.results[0].score, 1.0, "the best text hit scores 1");
+    assert_eq!(
+        (r.results[0].field, r.results[1].field, r.results[3].field),
+        (Some("title"), Some("content"), Some("observations"))
+    );
+    assert_eq!(r.results[3].snippet.as_deref(), Some("a cache server"));
+    // Re-cased, punctuated and inflected words find the same memories.
+    let r2 = q("Caches!", None);
+    assert_eq!(
+        r2.results.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+        ids
+    );
     let r = q("CACHE deploy", Some(vec![0.0, 2.0]));
     assert_eq!(
         r.results[0].id, "b",
         "the embedding decides between equal text matches"
     );
-    let r = q("cache", Some(vec![1.0, 0.0, 0.0]));
-    assert_eq!(r.results[2].id, "a", "other dimensions are not compared");
+    let r3 = q("cache", Some(vec![1.0, 0.0, 0.0]));
+    assert_eq!(r3, q("cache", None), "other dimensions are not compared");
+    // An embedding alone ranks by cosine.
+    let r = q("", Some(vec![1.0, 0.1]));
+    assert_eq!(r.results[0].id, "a");
+    assert_eq!(r.results[0].field, None);
+    // Paging and filters.
+    let page = search::memory_search(
+        &snap,
+        &SearchRequest {
+            query: "cache".into(),
+            offset: Some(1),
+            limit: Some(2),
+            ..SearchRequest::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        page.results
+            .iter()
+            .map(|h| h.id.as_str())
+            .collect::<Vec<_>>(),
+        ["b", "a"]
+    );
+    assert!(page.truncated);
+    let none = search::memory_search(
+        &snap,
+        &SearchRequest {
+            query: "cache".into(),
+            created_before: Some("1971-01-01".into()),
+            ..SearchRequest::default()
+        },
+    )
+    .unwrap();
+    assert!(none.results.is_empty());
+    assert!(
+        err(search::memory_search(
+            &snap,
+            &SearchRequest {
+                query: "cache".into(),
+                created_after: Some("soon".into()),
+                ..SearchRequest::default()
+            }
+        ))
+        .starts_with("Invalid argument `created_after`")
+    );
+    assert!(
+        err(search::memory_search(
+            &snap,
+            &SearchRequest {
+                query: "x".repeat(4097),
+                ..SearchRequest::default()
+            }
+        ))
+        .contains("4096")
+    );
+    let stop = q("the of", None);
+    assert!(stop.results.is_empty());
     let r = search::memory_search(
         &snap,
         &SearchRequest {

@@ -1,35 +1,48 @@
-//! `memory_search`: ranked text search over titles, contents and observations.
+//! `memory_search`: ranked search over titles, contents and observations.
 //!
-//! Scoring: the query is split into lowercase words; each word found in the title counts
-//! 1, found only in the content or an observation counts 0.5; the text score is the mean
-//! over the words (0–1). Only memories with a text score above zero are results. With an
-//! `embedding`, its cosine similarity with the memory's embedding of the same dimension is
-//! added, so it decides between equal text matches. Ties: lower id first.
+//! The query text is ranked by the engine's full-text index (`Snapshot::search_text`:
+//! BM25 over title, content and the string values of metadata such as AIM observations;
+//! case-, punctuation- and inflection-insensitive; any word may match, all words and the
+//! phrase rank higher). Each ranked list is turned into scores here and combined in
+//! [`fuse`]: today the text score is normalized to 0–1 (the best hit 1) and, with an
+//! `embedding`, the cosine similarity with a memory's embedding of the same dimension is
+//! added, so it decides between equal text matches; with an embedding and no query text,
+//! memories rank by cosine alone. Ties: lower id first. Filters (`type`,
+//! `min_importance`, `created_after`/`created_before`) apply during the search.
+
+use std::collections::HashMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::nodes::check_embedding;
 use super::{ToolError, check_range, engine_error, non_empty};
-use hopgraph::db::Snapshot;
-use hopgraph::model::Node;
+use hopgraph::{NodeFilter, Snapshot};
+use hopgraph::{NodeId, TextField, TextQuery};
 
 /// Longest query accepted, in bytes.
-pub const QUERY_BYTES_MAX: usize = 4096;
-/// Most query words scored.
-pub const QUERY_TERMS_MAX: usize = 32;
-/// Most memories examined by one search; the result says `truncated` beyond.
+pub const QUERY_BYTES_MAX: usize = hopgraph::text::QUERY_BYTES_MAX;
+/// Largest `offset`.
+pub const OFFSET_MAX: u64 = 1000;
+/// Most memories examined by an embedding-only search; the result says `truncated` beyond.
 pub const SEARCH_SCAN_MAX: u64 = 1_000_000;
 
 /// A `memory_search` request.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SearchRequest {
-    /// The text to find.
+    /// The text to find (may be empty when `embedding` is given).
     pub query: String,
     /// 1–50, default 10.
     pub limit: Option<u64>,
+    /// Hits to skip (0–1000, default 0), for paging.
+    pub offset: Option<u64>,
     /// Only memories of this type (memory type or AIM entityType).
     pub memory_type: Option<String>,
+    /// Only memories with at least this importance.
+    pub min_importance: Option<f64>,
+    /// Only memories created at or after this time (RFC 3339).
+    pub created_after: Option<String>,
+    /// Only memories created before this time (RFC 3339).
+    pub created_before: Option<String>,
     /// Optional query embedding.
     pub embedding: Option<Vec<f64>>,
 }
@@ -41,11 +54,18 @@ pub struct SearchHit {
     pub id: String,
     /// Title (`null` when unset).
     pub title: Option<String>,
-    /// Score: text score (0–1) plus cosine similarity when an embedding was given.
+    /// Score: text score (0–1, the best text hit 1) plus cosine similarity when an
+    /// embedding was given.
     pub score: f64,
     /// Memory type or AIM entityType (`null` when unset).
     #[serde(rename = "type")]
     pub memory_type: Option<String>,
+    /// The field that matched best: `title`, `content` or `observations` (any other
+    /// metadata text); `null` for an embedding-only hit.
+    pub field: Option<&'static str>,
+    /// Up to 200 characters of that field around the first match (`null` for an
+    /// embedding-only hit).
+    pub snippet: Option<String>,
 }
 
 /// What `memory_search` returns.
@@ -57,13 +77,28 @@ pub struct SearchResult {
     pub truncated: bool,
 }
 
+/// The field that matched best and a snippet of it.
+pub type Matched = (TextField, String);
+
+/// One entry of a ranked list: node, score, and for text hits the field and snippet.
+#[derive(Clone, Debug)]
+pub struct Ranked {
+    /// The node.
+    pub node: NodeId,
+    /// The list's own score.
+    pub score: f64,
+    /// Field and snippet (text lists only).
+    pub matched: Option<Matched>,
+}
+
 /// `memory_search`.
 ///
 /// # Errors
-/// Invalid arguments (empty or oversized query, limit outside 1–50, bad embedding);
-/// storage errors.
+/// Invalid arguments (no query text and no embedding, oversized query, limit outside 1–50,
+/// bad offset, filter or embedding); storage errors.
 pub fn memory_search(snap: &Snapshot, req: &SearchRequest) -> Result<SearchResult, ToolError> {
     let limit = check_range("limit", req.limit.unwrap_or(10), 1, 50)?;
+    let offset = check_range("offset", req.offset.unwrap_or(0), 0, OFFSET_MAX)?;
     if req.query.len() > QUERY_BYTES_MAX {
         return Err(ToolError::invalid_arg(
             "query",
@@ -73,81 +108,218 @@ pub fn memory_search(snap: &Snapshot, req: &SearchRequest) -> Result<SearchResul
             ),
         ));
     }
-    let lowered = req.query.to_lowercase();
-    let mut terms: Vec<&str> = Vec::new();
-    for t in lowered.split_whitespace() {
-        if !terms.contains(&t) && terms.len() < QUERY_TERMS_MAX {
-            terms.push(t);
-        }
-    }
-    if terms.is_empty() {
-        return Err(ToolError::invalid_arg("query", "must contain a word"));
-    }
     let query_embedding = match &req.embedding {
         Some(e) => Some(check_embedding("embedding", e)?),
         None => None,
     };
-    let mut hits: Vec<SearchHit> = Vec::new();
-    let mut truncated = false;
-    for (scanned, id) in snap.node_ids().enumerate() {
-        if scanned as u64 >= SEARCH_SCAN_MAX {
-            truncated = true;
-            break;
-        }
-        let Some(node) = snap.node(id).map_err(|e| engine_error(&e))? else {
-            continue;
-        };
-        if let Some(t) = &req.memory_type
-            && &node.props.kind != t
-        {
-            continue;
-        }
-        let text = text_score(&node, &terms);
-        if text <= 0.0 {
-            continue;
-        }
-        let sim = match (&query_embedding, &node.props.embedding) {
-            (Some(q), Some(e)) if q.len() == e.len() => cosine(q, e),
-            _ => 0.0,
-        };
-        hits.push(SearchHit {
-            id: node.key.clone(),
-            title: non_empty(&node.props.title),
-            score: round4(text + sim),
-            memory_type: non_empty(&node.props.kind),
-        });
+    let has_text = !req.query.trim().is_empty();
+    if !has_text && query_embedding.is_none() {
+        return Err(ToolError::invalid_arg(
+            "query",
+            "must contain a word (or give an `embedding`)",
+        ));
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-    if hits.len() > limit {
-        hits.truncate(limit);
+    let filter = filter_of(req)?;
+    // Both small (limit ≤ 50, offset ≤ 1000), so they fit any usize.
+    let (limit, offset) = (
+        usize::try_from(limit).unwrap_or(50),
+        usize::try_from(offset).unwrap_or(0),
+    );
+    // One more than asked tells whether the list was cut.
+    let want = offset + limit + 1;
+    let mut truncated = false;
+    let text = if has_text {
+        let q = TextQuery::new(req.query.clone())
+            .limit(want)
+            .filter(filter.clone());
+        snap.search_text(&q)
+            .map_err(|e| engine_error(&e))?
+            .into_iter()
+            .map(|h| Ranked {
+                node: h.node,
+                score: h.score,
+                matched: Some((h.field, h.snippet)),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut hits = fuse(
+        snap,
+        &text,
+        query_embedding.as_deref(),
+        &filter,
+        want,
+        &mut truncated,
+    )?;
+    if hits.len() > offset + limit {
         truncated = true;
     }
+    hits.truncate(offset + limit);
+    let hits = hits.split_off(offset.min(hits.len()));
     Ok(SearchResult {
         results: hits,
         truncated,
     })
 }
 
-fn text_score(node: &Node, terms: &[&str]) -> f64 {
-    let title = node.props.title.to_lowercase();
-    let content = node.props.content.to_lowercase();
-    let observations: Vec<String> = match node.props.props.get("observations") {
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_lowercase))
-            .collect(),
-        _ => Vec::new(),
+/// The node filter of a request.
+fn filter_of(req: &SearchRequest) -> Result<NodeFilter, ToolError> {
+    let mut f = NodeFilter::any();
+    if let Some(t) = &req.memory_type {
+        f = f.kinds([t.clone()]);
+    }
+    if let Some(m) = req.min_importance {
+        if !m.is_finite() {
+            return Err(ToolError::invalid_arg(
+                "min_importance",
+                "must be a finite number",
+            ));
+        }
+        // Importance is stored as f32; the nearest f32 compares as the stored values do.
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "f32 is the stored precision"
+        )]
+        let m = m as f32;
+        f = f.min_importance(m);
+    }
+    let after = match &req.created_after {
+        Some(s) => Some(parse_time("created_after", s)?),
+        None => None,
     };
-    let mut sum = 0.0;
-    for t in terms {
-        if title.contains(t) {
-            sum += 1.0;
-        } else if content.contains(t) || observations.iter().any(|o| o.contains(t)) {
-            sum += 0.5;
+    let before = match &req.created_before {
+        Some(s) => Some(parse_time("created_before", s)?),
+        None => None,
+    };
+    Ok(f.created_between(after, before))
+}
+
+/// Combines the ranked lists into hits, best first (at most `want`). The text list's
+/// scores are normalized to 0–1 and each hit's cosine with `embedding` is added; with no
+/// text list, memories with a comparable embedding rank by cosine alone (a scan, capped
+/// at [`SEARCH_SCAN_MAX`]). A vector index's list would be fused in here.
+fn fuse(
+    snap: &Snapshot,
+    text: &[Ranked],
+    embedding: Option<&[f32]>,
+    filter: &NodeFilter,
+    want: usize,
+    truncated: &mut bool,
+) -> Result<Vec<SearchHit>, ToolError> {
+    let mut scored: HashMap<NodeId, (f64, Option<&Matched>)> = HashMap::new();
+    let top = text.first().map_or(1.0, |h| h.score).max(f64::MIN_POSITIVE);
+    for h in text {
+        scored.insert(h.node, (h.score / top, h.matched.as_ref()));
+    }
+    if text.is_empty()
+        && let Some(q) = embedding
+    {
+        for (scanned, id) in snap.node_ids().enumerate() {
+            if scanned as u64 >= SEARCH_SCAN_MAX {
+                *truncated = true;
+                break;
+            }
+            let Some(node) = snap.node(id).map_err(|e| engine_error(&e))? else {
+                continue;
+            };
+            if matches!(&node.props.embedding, Some(e) if e.len() == q.len())
+                && filter.matches(&node)
+            {
+                scored.insert(id, (0.0, None));
+            }
         }
     }
-    sum / terms.len() as f64
+    let mut hits = Vec::with_capacity(scored.len());
+    for (id, (score, matched)) in scored {
+        let Some(node) = snap.node(id).map_err(|e| engine_error(&e))? else {
+            continue;
+        };
+        let sim = match (embedding, &node.props.embedding) {
+            (Some(q), Some(e)) if q.len() == e.len() => cosine(q, e),
+            _ => 0.0,
+        };
+        let field = matched.map(|(f, _)| match f {
+            TextField::Title => "title",
+            TextField::Content => "content",
+            _ => "observations",
+        });
+        hits.push(SearchHit {
+            id: node.key.clone(),
+            title: non_empty(&node.props.title),
+            score: round4(score + sim),
+            memory_type: non_empty(&node.props.kind),
+            field,
+            snippet: matched.map(|(_, s)| s.clone()),
+        });
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    hits.truncate(want);
+    Ok(hits)
+}
+
+/// Parses an RFC 3339 time (`2025-01-31`, `2025-01-31T12:00:00Z`,
+/// `2025-01-31T12:00:00.250+02:00`) into ms since the Unix epoch.
+fn parse_time(name: &str, s: &str) -> Result<u64, ToolError> {
+    let bad = || ToolError::invalid_arg(name, format!("must be an RFC 3339 time, got {s:?}"));
+    let num = |x: &str| -> Result<i64, ToolError> {
+        if x.is_empty() || !x.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        x.parse().map_err(|_| bad())
+    };
+    let (date, time) = match s.split_once(['T', 't', ' ']) {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let mut d = date.split('-');
+    let (y, m, day) = (
+        num(d.next().ok_or_else(bad)?)?,
+        num(d.next().ok_or_else(bad)?)?,
+        num(d.next().ok_or_else(bad)?)?,
+    );
+    if d.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return Err(bad());
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let yy = if m <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let mut ms = days * 86_400_000;
+    if let Some(t) = time {
+        let (clock, zone_ms) = if let Some(c) = t.strip_suffix(['Z', 'z']) {
+            (c, 0)
+        } else if let Some(at) = t.rfind(['+', '-']) {
+            let (c, z) = t.split_at(at);
+            let (zh, zm) = z[1..].split_once(':').ok_or_else(bad)?;
+            let off = (num(zh)? * 60 + num(zm)?) * 60_000;
+            (c, if z.starts_with('-') { -off } else { off })
+        } else {
+            return Err(bad());
+        };
+        let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
+        let mut p = hms.split(':');
+        let (h, mi, sec) = (
+            num(p.next().ok_or_else(bad)?)?,
+            num(p.next().ok_or_else(bad)?)?,
+            num(p.next().ok_or_else(bad)?)?,
+        );
+        if p.next().is_some() || h > 23 || mi > 59 || sec > 60 {
+            return Err(bad());
+        }
+        let frac_ms = if frac.is_empty() {
+            0
+        } else {
+            let digits: String = frac.chars().chain("000".chars()).take(3).collect();
+            num(&digits)?
+        };
+        ms += ((h * 60 + mi) * 60 + sec) * 1000 + frac_ms - zone_ms;
+    }
+    u64::try_from(ms).map_err(|_| bad())
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
@@ -167,4 +339,27 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_time;
+
+    #[test]
+    fn times_parse_like_rfc3339_prints_them() {
+        for ms in [0u64, 951_782_400_123, 1_735_689_599_999] {
+            assert_eq!(parse_time("t", &crate::rfc3339(ms)).ok(), Some(ms));
+        }
+        assert_eq!(parse_time("t", "1970-01-02").ok(), Some(86_400_000));
+        assert_eq!(parse_time("t", "1970-01-01T02:00:00+02:00").ok(), Some(0));
+        for bad in [
+            "",
+            "yesterday",
+            "2024-13-01",
+            "2024-01-01T25:00:00Z",
+            "2024-01-01T00:00:00",
+        ] {
+            assert!(parse_time("t", bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -100,7 +100,13 @@ impl SegmentLayout {
                 "segment header/table checksum mismatch",
             ));
         }
-        let mut sections: Vec<Option<SectionEntry>> = vec![None; SectionKind::ALL.len() + 1];
+        // Indexed by code: codes are not contiguous (text sections start at 30).
+        let slots = SectionKind::ALL
+            .iter()
+            .map(|k| *k as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut sections: Vec<Option<SectionEntry>> = vec![None; slots];
         let mut t = ByteReader::new(&bytes[table_range.clone()]);
         for i in 0..count {
             let at = table_range.start + i * TABLE_ENTRY_LEN;
@@ -284,6 +290,26 @@ impl SegmentLayout {
         }
         if self.entry(K::EdgePropsOffsets).is_some() {
             expect.push((K::EdgePropsOffsets, rows + 1));
+        }
+        // The text index (codes 30–33) is optional, but all or nothing.
+        let text = super::TEXT_SECTIONS
+            .iter()
+            .filter(|k| self.entry(**k).is_some())
+            .count();
+        if text != 0 && text != super::TEXT_SECTIONS.len() {
+            return Err(self.err_at(
+                K::TextStats,
+                format!(
+                    "{text} of the {} text index sections present",
+                    super::TEXT_SECTIONS.len()
+                ),
+            ));
+        }
+        if text != 0 {
+            expect.push((
+                K::TextDocLens,
+                recs.saturating_mul(crate::format::text::TEXT_FIELDS),
+            ));
         }
         for (kind, n) in expect {
             let len = self.entry(kind).map(|e| e.range.len() / kind.elem_size());

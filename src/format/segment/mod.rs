@@ -30,6 +30,7 @@
 
 mod bitmaps;
 mod layout;
+mod text;
 mod verify;
 
 pub use bitmaps::{decode_type_bitmaps, encode_bitmap, encode_treemap, encode_type_bitmaps};
@@ -103,7 +104,19 @@ section_kinds! {
     KeyOrder = 24, 4, "`u32[records]`: record indices sorted by key bytes.";
     EdgeOutPos = 25, 4, "`u32[edges]`: out-CSR entry of each row (version 2 on; source, target and type are read there).";
     KeyHash = 26, 4, "`u32[slots]`: open-addressing hash index of keys, record index + 1 per slot (with a hash tag above it from version 3), 0 empty (optional, version 2 on).";
+    TextStats = 30, 1, "Text index collection statistics (see `format::text`); optional, with 31–33.";
+    TextTerms = 31, 1, "Text index term dictionary: an `fst` map term → postings offset.";
+    TextPostings = 32, 1, "Text index postings lists, delta-coded with per-field term frequencies.";
+    TextDocLens = 33, 4, "`u32[records × 3]`: terms per field (title, content, props) of each record.";
 }
+
+/// The text index sections: present all together or not at all.
+pub const TEXT_SECTIONS: &[SectionKind] = &[
+    SectionKind::TextStats,
+    SectionKind::TextTerms,
+    SectionKind::TextPostings,
+    SectionKind::TextDocLens,
+];
 
 /// The hash of a node key in the `KeyHash` index: CRC-32 (IEEE, as `crc32fast` computes it)
 /// of the key bytes. Part of the format.

@@ -1,0 +1,59 @@
+//! The text index section decoders (`format::text`) on arbitrary bytes: never panic.
+//!
+//! The input is split into a stats section, a postings section and doc lengths. They are
+//! decoded and walked on their own, and also paired with a valid term dictionary built from
+//! the input's words, so `TextIndexView::parse`/`verify`/`postings` run over damaged
+//! postings, stats and lengths. (The `fst` term dictionary itself is only read after its
+//! crc was checked — see `format::text` — so it is always one the writer produced.)
+#![no_main]
+
+use hopgraph::format::text::{PostingsReader, TextIndexView, TextIndexWriter, TextStats};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = TextStats::decode(data);
+    if data.len() > 2 {
+        let offset = u64::from(data[0]) % data.len() as u64;
+        if let Ok(mut r) = PostingsReader::new(&data[1..], offset) {
+            while let Ok(Some(_)) = r.next_posting() {}
+        }
+    }
+    // A valid index from the input's bytes as words of up to 8 documents.
+    let mut w = TextIndexWriter::new();
+    let docs: Vec<u32> = (0..(data.first().copied().unwrap_or(0) % 8) as u32).collect();
+    for &d in &docs {
+        let terms: Vec<(Vec<u8>, [u32; 3])> = data
+            .chunks(3)
+            .enumerate()
+            .filter(|(i, _)| *i as u32 % 8 == d)
+            .map(|(_, c)| (c.to_vec(), [1, 0, 0]))
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
+            .collect();
+        w.add_doc(d, [1, 2, 3], terms);
+    }
+    let Ok(s) = w.finish(&docs) else { return };
+    let records = docs.len() as u64;
+    let v = TextIndexView::parse(&s.stats, &s.terms, &s.postings, &s.doc_lens, records)
+        .expect("the writer's sections parse");
+    v.verify(&docs).expect("the writer's sections verify");
+    // The same dictionary over damaged postings / stats / lengths.
+    let half = data.len() / 2;
+    let (stats, postings) = (&data[..half], &data[half..]);
+    let lens: Vec<u32> = data.iter().map(|&b| u32::from(b)).collect();
+    for (st, po, le) in [
+        (&s.stats[..], postings, &s.doc_lens[..]),
+        (stats, &s.postings[..], &s.doc_lens[..]),
+        (&s.stats[..], &s.postings[..], &lens[..]),
+    ] {
+        if let Ok(v) = TextIndexView::parse(st, &s.terms, po, le, records) {
+            let _ = v.verify(&docs);
+            for c in data.chunks(3) {
+                if let Ok(Some(mut r)) = v.postings(c) {
+                    while let Ok(Some(_)) = r.next_posting() {}
+                }
+            }
+            let _ = v.doc_len(usize::from(data.first().copied().unwrap_or(0)));
+        }
+    }
+});

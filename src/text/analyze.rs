@@ -1,0 +1,393 @@
+//! Text analysis: the one place that turns text into index terms, used alike for stored
+//! fields and for queries (so both sides always agree).
+//!
+//! A text is cut at whitespace into *chunks*. Within a chunk:
+//! - runs of CJK characters (Han, Hiragana, Katakana, Hangul) become overlapping character
+//!   bigrams (a run of one character is itself a term);
+//! - the rest is segmented into words by Unicode word boundaries (UAX #29,
+//!   `unicode-segmentation`), so punctuation is never part of a term;
+//! - each word is lowercased; a word that joins parts with `_`, `.` or `-`, or that changes
+//!   case inside (`camelCase`, `HTTPServer`), is kept whole *and* split into its parts;
+//! - a chunk that joins several words with connectors (`kebab-case`, `src/db/open.rs`,
+//!   `a::b`) is also kept whole (punctuation trimmed from its ends).
+//!
+//! Every plain word yields two terms: its exact (lowercased) form and its Snowball English
+//! stem, in separate namespaces ([`TermKind`]), so an exact match can rank above a
+//! stem-only one. Whole identifiers and bigrams are exact terms only. Stop words are
+//! indexed like any word; [`is_stop_word`] lets a query ignore them.
+//!
+//! Limits: a term longer than [`TERM_BYTES_MAX`] bytes is cut to that length at a character
+//! boundary (so two very long words sharing their first 64 bytes match each other).
+
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Longest term in bytes; longer tokens are truncated at a character boundary.
+pub const TERM_BYTES_MAX: usize = 64;
+
+/// Namespace byte of an exact (lowercased, unstemmed) term.
+pub const EXACT: u8 = b'=';
+/// Namespace byte of a stemmed term.
+pub const STEM: u8 = b'~';
+
+/// What a token is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermKind {
+    /// A word (or identifier part): indexed exact and stemmed; a unit of phrases.
+    Word,
+    /// A CJK character bigram (or a lone CJK character): exact only; a unit of phrases.
+    Bigram,
+    /// A whole identifier or connected chunk (`snake_case`, `src/db/open.rs`): exact only.
+    Whole,
+}
+
+/// One token of a text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    /// Lowercased text, at most [`TERM_BYTES_MAX`] bytes.
+    pub text: String,
+    /// What it is.
+    pub kind: TermKind,
+    /// Byte offset of the token's start in the analyzed text.
+    pub start: usize,
+}
+
+impl Token {
+    /// The exact-namespace term of this token.
+    pub fn exact_term(&self) -> Vec<u8> {
+        term(EXACT, &self.text)
+    }
+}
+
+/// A namespaced term: the namespace byte, then the text.
+pub fn term(namespace: u8, text: &str) -> Vec<u8> {
+    let mut t = Vec::with_capacity(text.len() + 1);
+    t.push(namespace);
+    t.extend_from_slice(text.as_bytes());
+    t
+}
+
+/// Splits texts into tokens and stems words. Cheap to create; holds no buffers.
+pub struct Analyzer {
+    stemmer: Stemmer,
+}
+
+impl Default for Analyzer {
+    fn default() -> Analyzer {
+        Analyzer::new()
+    }
+}
+
+impl std::fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Analyzer(english)")
+    }
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x3400..=0x4DBF    // CJK Extension A
+        | 0x4E00..=0x9FFF    // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xF900..=0xFAFF    // CJK Compatibility Ideographs
+        | 0x20000..=0x2FA1F) // CJK Extensions B.. and supplement
+}
+
+/// Cuts `s` to at most [`TERM_BYTES_MAX`] bytes at a character boundary.
+fn truncate(s: &str) -> &str {
+    if s.len() <= TERM_BYTES_MAX {
+        return s;
+    }
+    let mut end = TERM_BYTES_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn lower(s: &str) -> String {
+    truncate(&s.to_lowercase()).to_owned()
+}
+
+/// The parts of a word at `_`, `.`, `-`, `'` and inner case changes (`camelCase` →
+/// `camel`, `Case`; `HTTPServer` → `HTTP`, `Server`), with their byte offsets.
+fn word_parts(word: &str) -> Vec<(usize, &str)> {
+    let mut parts = Vec::new();
+    let mut start: Option<usize> = None;
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        if matches!(c, '_' | '.' | '-' | '\'' | '’' | ':') {
+            if let Some(s) = start.take() {
+                parts.push((s, &word[s..at]));
+            }
+            continue;
+        }
+        if let Some(s) = start {
+            let prev = chars.get(i.wrapping_sub(1)).map(|x| x.1);
+            let next = chars.get(i + 1).map(|x| x.1);
+            let lower_to_upper = prev.is_some_and(char::is_lowercase) && c.is_uppercase();
+            let acronym_end = prev.is_some_and(char::is_uppercase)
+                && c.is_uppercase()
+                && next.is_some_and(char::is_lowercase);
+            if lower_to_upper || acronym_end {
+                parts.push((s, &word[s..at]));
+                start = Some(at);
+            }
+        } else {
+            start = Some(at);
+        }
+    }
+    if let Some(s) = start {
+        parts.push((s, &word[s..]));
+    }
+    parts
+}
+
+impl Analyzer {
+    /// An English analyzer.
+    pub fn new() -> Analyzer {
+        Analyzer {
+            stemmer: Stemmer::create(Algorithm::English),
+        }
+    }
+
+    /// The stem of a lowercased word.
+    pub fn stem(&self, word: &str) -> String {
+        truncate(&self.stemmer.stem(word)).to_owned()
+    }
+
+    /// The tokens of `text` in text order (a whole identifier comes right before its
+    /// parts). Cost: O(text length).
+    pub fn tokens(&self, text: &str) -> Vec<Token> {
+        let mut out = Vec::new();
+        let base = text.as_ptr() as usize;
+        for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
+            // `chunk` is a sub-slice of `text`, so this is its byte offset.
+            let at = chunk.as_ptr() as usize - base;
+            self.chunk_tokens(chunk, at, &mut out);
+        }
+        out
+    }
+
+    fn chunk_tokens(&self, chunk: &str, chunk_at: usize, out: &mut Vec<Token>) {
+        // A chunk of several words joined by connectors is also indexed whole.
+        let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
+        let trim_at = chunk_at + (trimmed.as_ptr() as usize - chunk.as_ptr() as usize);
+        let words = trimmed.unicode_words().count();
+        let connected = words > 1
+            && !trimmed.chars().any(is_cjk)
+            && trimmed
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_-./:\\@#+".contains(c));
+        if connected {
+            out.push(Token {
+                text: lower(trimmed),
+                kind: TermKind::Whole,
+                start: trim_at,
+            });
+        }
+        // Split into CJK runs and the rest.
+        let mut rest_start = 0usize;
+        let mut cjk: Vec<(usize, char)> = Vec::new();
+        let flush_cjk = |cjk: &mut Vec<(usize, char)>, out: &mut Vec<Token>| {
+            if cjk.len() == 1 {
+                out.push(Token {
+                    text: cjk[0].1.to_string(),
+                    kind: TermKind::Bigram,
+                    start: chunk_at + cjk[0].0,
+                });
+            }
+            for w in cjk.windows(2) {
+                out.push(Token {
+                    text: [w[0].1, w[1].1].iter().collect(),
+                    kind: TermKind::Bigram,
+                    start: chunk_at + w[0].0,
+                });
+            }
+            cjk.clear();
+        };
+        for (at, c) in chunk.char_indices() {
+            if is_cjk(c) {
+                if cjk.is_empty() {
+                    self.words(&chunk[rest_start..at], chunk_at + rest_start, out);
+                }
+                cjk.push((at, c));
+                rest_start = at + c.len_utf8();
+            } else if !cjk.is_empty() {
+                flush_cjk(&mut cjk, out);
+            }
+        }
+        flush_cjk(&mut cjk, out);
+        self.words(&chunk[rest_start..], chunk_at + rest_start, out);
+    }
+
+    fn words(&self, text: &str, base: usize, out: &mut Vec<Token>) {
+        for (at, word) in text.unicode_word_indices() {
+            let parts = word_parts(word);
+            if parts.len() > 1 {
+                out.push(Token {
+                    text: lower(word),
+                    kind: TermKind::Whole,
+                    start: base + at,
+                });
+            }
+            for (p_at, part) in parts {
+                if part.chars().any(char::is_alphanumeric) {
+                    out.push(Token {
+                        text: lower(part),
+                        kind: TermKind::Word,
+                        start: base + at + p_at,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Calls `f` with every index term of `text` (namespaced, see [`term`]): a word's
+    /// exact form and stem, a whole identifier's or bigram's exact form.
+    pub fn for_each_term(&self, text: &str, mut f: impl FnMut(Vec<u8>)) {
+        for t in self.tokens(text) {
+            if t.kind == TermKind::Word && t.text.chars().any(char::is_alphabetic) {
+                f(term(STEM, &self.stem(&t.text)));
+            }
+            f(term(EXACT, &t.text));
+        }
+    }
+}
+
+/// Whether a lowercased word is an English stop word (a query of stop words only finds
+/// nothing; stop words in a longer query count only toward the phrase bonus).
+pub fn is_stop_word(word: &str) -> bool {
+    const STOP: &[&str] = &[
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "had", "has",
+        "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no",
+        "not", "of", "on", "or", "our", "she", "so", "such", "that", "the", "their", "then",
+        "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "which",
+        "who", "will", "with", "you", "your",
+    ];
+    STOP.binary_search(&word).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(s: &str) -> Vec<(String, TermKind)> {
+        Analyzer::new()
+            .tokens(s)
+            .into_iter()
+            .map(|t| (t.text, t.kind))
+            .collect()
+    }
+
+    fn words(s: &str) -> Vec<String> {
+        texts(s)
+            .into_iter()
+            .filter(|t| t.1 == TermKind::Word)
+            .map(|t| t.0)
+            .collect()
+    }
+
+    fn wholes(s: &str) -> Vec<String> {
+        texts(s)
+            .into_iter()
+            .filter(|t| t.1 == TermKind::Whole)
+            .map(|t| t.0)
+            .collect()
+    }
+
+    #[test]
+    fn stop_list_is_sorted() {
+        assert!(is_stop_word("the") && is_stop_word("a") && is_stop_word("your"));
+        assert!(!is_stop_word("database"));
+    }
+
+    #[test]
+    fn case_and_punctuation_never_glue() {
+        assert_eq!(
+            words("Hello, World! (PostgreSQL)."),
+            ["hello", "world", "postgre", "sql"]
+        );
+        assert_eq!(wholes("(PostgreSQL)."), ["postgresql"]);
+        assert_eq!(words("\"quoted\"—dash…end?"), ["quoted", "dash", "end"]);
+    }
+
+    #[test]
+    fn inflections_share_a_stem() {
+        let a = Analyzer::new();
+        assert_eq!(a.stem("running"), a.stem("runs"));
+        assert_eq!(a.stem("databases"), a.stem("database"));
+        assert_eq!(a.stem("connected"), a.stem("connection"));
+    }
+
+    #[test]
+    fn identifiers_whole_and_split() {
+        assert_eq!(wholes("use snake_case here"), ["snake_case"]);
+        assert_eq!(words("snake_case"), ["snake", "case"]);
+        assert_eq!(wholes("camelCase"), ["camelcase"]);
+        assert_eq!(
+            words("camelCase HTTPServer"),
+            ["camel", "case", "http", "server"]
+        );
+        assert_eq!(wholes("kebab-case"), ["kebab-case"]);
+        assert_eq!(words("kebab-case"), ["kebab", "case"]);
+        assert!(wholes("version v2.3.1 out").contains(&"v2.3.1".to_owned()));
+        assert_eq!(words("v2.3.1"), ["v2", "3", "1"]);
+        let w = wholes("see src/db/open.rs.");
+        assert!(w.contains(&"src/db/open.rs".to_owned()), "{w:?}");
+        assert!(w.contains(&"open.rs".to_owned()), "{w:?}");
+        assert_eq!(words("src/db/open.rs"), ["src", "db", "open", "rs"]);
+    }
+
+    #[test]
+    fn cjk_becomes_bigrams() {
+        let t = texts("数据库索引");
+        let b: Vec<&str> = t.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(b, ["数据", "据库", "库索", "索引"]);
+        assert!(t.iter().all(|x| x.1 == TermKind::Bigram));
+        // Mixed with Latin words, and a lone character.
+        let t = texts("hopgraph图 数据");
+        let b: Vec<&str> = t.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(b, ["hopgraph", "图", "数据"]);
+    }
+
+    #[test]
+    fn emoji_are_not_terms_and_split_words() {
+        assert_eq!(words("ship it 🚀🚀 now"), ["ship", "it", "now"]);
+        assert_eq!(words("hello🎉world"), ["hello", "world"]);
+        assert!(texts("🎉🎉").is_empty());
+    }
+
+    #[test]
+    fn long_tokens_are_truncated_at_char_boundaries() {
+        let long = "é".repeat(100);
+        let t = texts(&long);
+        assert_eq!(t.len(), 1);
+        assert!(t[0].0.len() <= TERM_BYTES_MAX && t[0].0.len() >= TERM_BYTES_MAX - 1);
+        assert!(t[0].0.chars().all(|c| c == 'é'));
+        let a = "x".repeat(5000);
+        assert_eq!(texts(&a)[0].0.len(), TERM_BYTES_MAX);
+    }
+
+    #[test]
+    fn offsets_point_at_the_tokens() {
+        let s = "Alpha, beta-gamma 数据";
+        for t in Analyzer::new().tokens(s) {
+            assert!(s.is_char_boundary(t.start), "{t:?}");
+            let tail = s[t.start..].to_lowercase();
+            let first = t.text.chars().next().unwrap_or(' ');
+            assert!(tail.starts_with(first), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn terms_carry_namespaces() {
+        let mut terms = Vec::new();
+        Analyzer::new().for_each_term("Running 42", |t| terms.push(t));
+        assert!(terms.contains(&term(EXACT, "running")));
+        assert!(terms.contains(&term(STEM, "run")));
+        assert!(terms.contains(&term(EXACT, "42")));
+        assert!(!terms.contains(&term(STEM, "42")));
+    }
+}

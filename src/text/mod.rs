@@ -1,0 +1,417 @@
+//! Full-text search kernel: analysis, query parsing, BM25 scoring, phrase checks and
+//! snippets. Pure compute, no I/O: the index it scores lives in segment sections
+//! (`format::text`) and in the state's delta (`db::text`), which gather the postings and
+//! hand them here.
+//!
+//! Scoring (see DESIGN.md §13): for each query term *t* and document *d*,
+//! `weight(t) · idf(t) · Σ_f w_f · tf·(k1+1) / (tf + k1·(1 − b + b·len_f/avg_f))` with
+//! k1 = 1.2, b = 0.75 and `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`; exact terms weigh 1,
+//! stems [`STEM_WEIGHT`]. A document matching every query word gets ×[`ALL_WORDS_BOOST`],
+//! and one holding the query's words as a phrase in one field a further ×[`PHRASE_BOOST`].
+
+pub mod analyze;
+
+use std::borrow::Cow;
+
+pub use analyze::{Analyzer, TermKind, Token};
+
+use crate::error::{Error, Result};
+use crate::filter::NodeFilter;
+use crate::format::text::TEXT_FIELDS;
+use crate::graph::NodeId;
+use crate::model::Node;
+
+/// BM25 term-frequency saturation.
+pub const BM25_K1: f64 = 1.2;
+/// BM25 length normalization.
+pub const BM25_B: f64 = 0.75;
+/// Weight of a stem-only term relative to an exact term.
+pub const STEM_WEIGHT: f64 = 0.5;
+/// Score factor of a document that matches every (non-stop) query word.
+pub const ALL_WORDS_BOOST: f64 = 1.2;
+/// Further factor of a document holding the query's words consecutively in one field.
+pub const PHRASE_BOOST: f64 = 1.25;
+/// Longest query in bytes.
+pub const QUERY_BYTES_MAX: usize = 4096;
+/// Most terms a query scores (the rest are ignored).
+pub const QUERY_TERMS_MAX: usize = 64;
+/// Largest `limit`.
+pub const TEXT_LIMIT_MAX: usize = 10_000;
+/// Largest `offset`.
+pub const TEXT_OFFSET_MAX: usize = 100_000;
+/// Longest snippet, in characters.
+pub const SNIPPET_CHARS_MAX: usize = 200;
+/// Characters of context a snippet shows before its first match.
+const SNIPPET_LEAD_CHARS: usize = 60;
+
+/// An indexed field of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TextField {
+    /// `NodeProps::title`.
+    Title,
+    /// `NodeProps::content`.
+    Content,
+    /// The top-level string and array-of-strings values of `NodeProps::props` (e.g. AIM
+    /// `observations`), in key order.
+    Props,
+}
+
+impl TextField {
+    /// Every field, in index order.
+    pub const ALL: [TextField; TEXT_FIELDS] =
+        [TextField::Title, TextField::Content, TextField::Props];
+
+    /// The field's index in per-field arrays.
+    pub fn index(self) -> usize {
+        match self {
+            TextField::Title => 0,
+            TextField::Content => 1,
+            TextField::Props => 2,
+        }
+    }
+
+    /// The field's name: `title`, `content` or `props`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TextField::Title => "title",
+            TextField::Content => "content",
+            TextField::Props => "props",
+        }
+    }
+}
+
+/// The texts of a node's indexed fields.
+pub fn field_texts(node: &Node) -> [Cow<'_, str>; TEXT_FIELDS] {
+    let mut props = String::new();
+    for v in node.props.props.values() {
+        let mut push = |s: &str| {
+            if !props.is_empty() {
+                props.push('\n');
+            }
+            props.push_str(s);
+        };
+        match v {
+            serde_json::Value::String(s) => push(s),
+            serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_str()).for_each(push),
+            _ => {}
+        }
+    }
+    [
+        Cow::Borrowed(node.props.title.as_str()),
+        Cow::Borrowed(node.props.content.as_str()),
+        Cow::Owned(props),
+    ]
+}
+
+/// A node's index entry: per-field lengths (tokens) and per-term, per-field frequencies.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DocTerms {
+    /// Tokens per field.
+    pub lens: [u32; TEXT_FIELDS],
+    /// Terms (namespaced) with their frequencies per field, sorted by term.
+    pub terms: Vec<(Vec<u8>, [u32; TEXT_FIELDS])>,
+}
+
+/// Analyzes a node's fields into its index entry.
+pub fn doc_terms(analyzer: &Analyzer, node: &Node) -> DocTerms {
+    let mut map: std::collections::BTreeMap<Vec<u8>, [u32; TEXT_FIELDS]> = Default::default();
+    let mut lens = [0u32; TEXT_FIELDS];
+    for (f, text) in field_texts(node).iter().enumerate() {
+        let mut n = 0u32;
+        analyzer.for_each_term(text, |t| {
+            // The exact form of each token counts once toward the length.
+            if t.first() == Some(&analyze::EXACT) {
+                n = n.saturating_add(1);
+            }
+            let slot = &mut map.entry(t).or_default()[f];
+            *slot = slot.saturating_add(1);
+        });
+        lens[f] = n;
+    }
+    DocTerms {
+        lens,
+        terms: map.into_iter().collect(),
+    }
+}
+
+/// A text search request: the query and how to rank and cut the answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextQuery {
+    pub(crate) query: String,
+    pub(crate) limit: usize,
+    pub(crate) offset: usize,
+    pub(crate) filter: NodeFilter,
+    pub(crate) weights: [f64; TEXT_FIELDS],
+}
+
+impl TextQuery {
+    /// A query for `text`: the 10 best hits, no filter, field weights title 2, content 1,
+    /// props 1.
+    pub fn new(text: impl Into<String>) -> TextQuery {
+        TextQuery {
+            query: text.into(),
+            limit: 10,
+            offset: 0,
+            filter: NodeFilter::default(),
+            weights: [2.0, 1.0, 1.0],
+        }
+    }
+
+    /// At most `limit` hits (1..=[`TEXT_LIMIT_MAX`]).
+    #[must_use]
+    pub fn limit(mut self, limit: usize) -> TextQuery {
+        self.limit = limit;
+        self
+    }
+
+    /// Skips the `offset` best hits (at most [`TEXT_OFFSET_MAX`]).
+    #[must_use]
+    pub fn offset(mut self, offset: usize) -> TextQuery {
+        self.offset = offset;
+        self
+    }
+
+    /// Only nodes `filter` accepts; applied during the search, so `limit` hits come back
+    /// whenever that many matching nodes exist.
+    #[must_use]
+    pub fn filter(mut self, filter: NodeFilter) -> TextQuery {
+        self.filter = filter;
+        self
+    }
+
+    /// Per-field weights (finite, ≥ 0).
+    #[must_use]
+    pub fn field_weights(mut self, title: f64, content: f64, props: f64) -> TextQuery {
+        self.weights = [title, content, props];
+        self
+    }
+
+    /// The query text.
+    pub fn text(&self) -> &str {
+        &self.query
+    }
+}
+
+/// One hit of a text search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextHit {
+    /// The node.
+    pub node: NodeId,
+    /// Its score (higher is better; comparable within one search only).
+    pub score: f64,
+    /// The field that contributed most to the score.
+    pub field: TextField,
+    /// Up to [`SNIPPET_CHARS_MAX`] characters of that field around its first match.
+    pub snippet: String,
+}
+
+/// One term a query scores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryTerm {
+    /// The namespaced term.
+    pub term: Vec<u8>,
+    /// Exact 1, stem [`STEM_WEIGHT`].
+    pub weight: f64,
+    /// The query word it stands for (for the all-words boost); `None` for whole
+    /// identifiers.
+    pub word: Option<usize>,
+}
+
+/// A parsed query.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParsedQuery {
+    /// Terms to score; empty when the query holds only stop words and punctuation.
+    pub terms: Vec<QueryTerm>,
+    /// Number of distinct significant words (≤ 64).
+    pub words: usize,
+    /// Exact forms of the significant words (for snippets).
+    pub word_texts: Vec<String>,
+    /// The query's word and bigram sequence, stop words included (the phrase).
+    pub phrase: Vec<String>,
+}
+
+impl ParsedQuery {
+    /// Parses `text` (checked against the limits of [`TextQuery`]).
+    ///
+    /// # Errors
+    /// `InvalidInput` for an empty or whitespace-only query, or one over
+    /// [`QUERY_BYTES_MAX`] bytes.
+    pub fn parse(analyzer: &Analyzer, text: &str) -> Result<ParsedQuery> {
+        if text.len() > QUERY_BYTES_MAX {
+            return Err(Error::invalid(format!(
+                "text query is {} bytes, the limit is {QUERY_BYTES_MAX}",
+                text.len()
+            )));
+        }
+        if text.trim().is_empty() {
+            return Err(Error::invalid("text query is empty"));
+        }
+        let tokens = analyzer.tokens(text);
+        let mut q = ParsedQuery::default();
+        let push = |q: &mut ParsedQuery, term: Vec<u8>, weight: f64, word: Option<usize>| {
+            if q.terms.len() < QUERY_TERMS_MAX && !q.terms.iter().any(|t| t.term == term) {
+                q.terms.push(QueryTerm { term, weight, word });
+            }
+        };
+        for t in &tokens {
+            match t.kind {
+                TermKind::Word | TermKind::Bigram => {
+                    q.phrase.push(t.text.clone());
+                    if analyze::is_stop_word(&t.text)
+                        || q.word_texts.contains(&t.text)
+                        || q.words >= 63
+                    {
+                        continue;
+                    }
+                    let w = q.words;
+                    q.words += 1;
+                    q.word_texts.push(t.text.clone());
+                    push(&mut q, t.exact_term(), 1.0, Some(w));
+                    if t.kind == TermKind::Word && t.text.chars().any(char::is_alphabetic) {
+                        let stem = analyze::term(analyze::STEM, &analyzer.stem(&t.text));
+                        push(&mut q, stem, STEM_WEIGHT, Some(w));
+                    }
+                }
+                TermKind::Whole => push(&mut q, t.exact_term(), 1.0, None),
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// BM25 inverse document frequency of a term found in `df` of `docs` documents.
+pub fn idf(docs: u64, df: u64) -> f64 {
+    let (n, df) = (docs as f64, df as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0)
+}
+
+/// BM25's term-frequency part for one field.
+pub fn tf_part(tf: u32, len: u32, avg_len: f64) -> f64 {
+    if tf == 0 {
+        return 0.0;
+    }
+    let tf = f64::from(tf);
+    let avg = if avg_len > 0.0 { avg_len } else { 1.0 };
+    tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * (1.0 - BM25_B + BM25_B * f64::from(len) / avg))
+}
+
+/// Accumulated score of one candidate document.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Accumulator {
+    /// Score per field.
+    pub fields: [f64; TEXT_FIELDS],
+    /// Bit `w`: query word `w` matched.
+    pub words: u64,
+}
+
+impl Accumulator {
+    /// Adds one term's postings entry for this document.
+    pub fn add(
+        &mut self,
+        term: &QueryTerm,
+        idf: f64,
+        weights: &[f64; TEXT_FIELDS],
+        tf: &[u32; TEXT_FIELDS],
+        lens: &[u32; TEXT_FIELDS],
+        avg: &[f64; TEXT_FIELDS],
+    ) {
+        for f in 0..TEXT_FIELDS {
+            self.fields[f] += term.weight * idf * weights[f] * tf_part(tf[f], lens[f], avg[f]);
+        }
+        if let Some(w) = term.word {
+            self.words |= 1 << w;
+        }
+    }
+
+    /// The score before the phrase bonus.
+    pub fn base(&self, words: usize) -> f64 {
+        let sum: f64 = self.fields.iter().sum();
+        if words >= 2 && self.words.count_ones() as usize == words {
+            sum * ALL_WORDS_BOOST
+        } else {
+            sum
+        }
+    }
+
+    /// The field contributing most (the first on ties).
+    pub fn best_field(&self) -> TextField {
+        let mut best = 0;
+        for f in 1..TEXT_FIELDS {
+            if self.fields[f] > self.fields[best] {
+                best = f;
+            }
+        }
+        TextField::ALL[best]
+    }
+}
+
+/// Whether some field of `node` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
+pub fn has_phrase(analyzer: &Analyzer, node: &Node, phrase: &[String]) -> bool {
+    if phrase.len() < 2 {
+        return false;
+    }
+    field_texts(node).iter().any(|text| {
+        let units: Vec<String> = analyzer
+            .tokens(text)
+            .into_iter()
+            .filter(|t| t.kind != TermKind::Whole)
+            .map(|t| t.text)
+            .collect();
+        units.windows(phrase.len()).any(|w| w == phrase)
+    })
+}
+
+/// Up to [`SNIPPET_CHARS_MAX`] characters of `text` starting a little before the first
+/// token that matches a query word exactly or by stem (the start of `text` when none).
+pub fn snippet(analyzer: &Analyzer, text: &str, query: &ParsedQuery) -> String {
+    let stems: Vec<String> = query.word_texts.iter().map(|w| analyzer.stem(w)).collect();
+    let at = analyzer
+        .tokens(text)
+        .into_iter()
+        .find(|t| {
+            t.kind != TermKind::Whole
+                && (query.word_texts.contains(&t.text) || stems.contains(&analyzer.stem(&t.text)))
+        })
+        .map_or(0, |t| t.start);
+    // Back off a few characters (on char boundaries) for context.
+    let lead: usize = text[..at]
+        .chars()
+        .rev()
+        .take(SNIPPET_LEAD_CHARS)
+        .map(char::len_utf8)
+        .sum();
+    let start = at - lead;
+    text[start..]
+        .chars()
+        .take(SNIPPET_CHARS_MAX)
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
+
+/// Checks a query's limits.
+///
+/// # Errors
+/// `InvalidInput` naming the limit.
+pub(crate) fn check_query(q: &TextQuery) -> Result<()> {
+    if q.limit == 0 || q.limit > TEXT_LIMIT_MAX {
+        return Err(Error::invalid(format!(
+            "text search limit {} is outside 1..={TEXT_LIMIT_MAX}",
+            q.limit
+        )));
+    }
+    if q.offset > TEXT_OFFSET_MAX {
+        return Err(Error::invalid(format!(
+            "text search offset {} exceeds {TEXT_OFFSET_MAX}",
+            q.offset
+        )));
+    }
+    if q.weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+        return Err(Error::invalid("text field weights must be finite and >= 0"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+//! Unit tests of query parsing and BM25 scoring.
+
+use super::*;
+use crate::model::NodeProps;
+
+fn node(id: u32, title: &str, content: &str) -> Node {
+    Node {
+        id: NodeId(id),
+        key: format!("k{id}"),
+        props: NodeProps {
+            title: title.into(),
+            content: content.into(),
+            ..NodeProps::default()
+        },
+        created_at: 0,
+        updated_at: 0,
+    }
+}
+
+#[test]
+fn query_limits_are_clear_errors() {
+    let a = Analyzer::new();
+    let e = ParsedQuery::parse(&a, "   ").expect_err("empty");
+    assert!(e.to_string().contains("empty"), "{e}");
+    let e = ParsedQuery::parse(&a, &"x".repeat(QUERY_BYTES_MAX + 1)).expect_err("long");
+    assert!(e.to_string().contains("4096"), "{e}");
+    assert!(ParsedQuery::parse(&a, &"x".repeat(QUERY_BYTES_MAX)).is_ok());
+    // Stop words and punctuation only: no terms, not an error.
+    let q = ParsedQuery::parse(&a, "the of, and?! ...").expect("parses");
+    assert!(q.terms.is_empty());
+    assert_eq!(q.phrase, ["the", "of", "and"]);
+}
+
+#[test]
+fn query_terms_have_exact_and_stem_forms() {
+    let q = ParsedQuery::parse(&Analyzer::new(), "Running the DB_open").expect("parses");
+    let names: Vec<String> = q
+        .terms
+        .iter()
+        .map(|t| String::from_utf8_lossy(&t.term).into_owned())
+        .collect();
+    assert!(names.contains(&"=running".to_owned()), "{names:?}");
+    assert!(names.contains(&"~run".to_owned()), "{names:?}");
+    assert!(names.contains(&"=db_open".to_owned()), "{names:?}");
+    assert!(
+        !names.contains(&"=the".to_owned()),
+        "stop words are not scored"
+    );
+    assert_eq!(q.words, 3); // running, db, open
+}
+
+#[test]
+fn bm25_prefers_rare_terms_short_fields_and_more_occurrences() {
+    assert!(idf(1000, 1) > idf(1000, 100));
+    assert!(idf(10, 10) >= 0.0);
+    assert!(tf_part(1, 5, 10.0) > tf_part(1, 50, 10.0));
+    assert!(tf_part(3, 10, 10.0) > tf_part(1, 10, 10.0));
+    // Saturation: k1 bounds the term-frequency part below k1 + 1.
+    assert!(tf_part(1000, 10, 10.0) < BM25_K1 + 1.0);
+    assert_eq!(tf_part(0, 10, 10.0), 0.0);
+}
+
+#[test]
+fn exact_beats_stem_and_all_words_boost() {
+    let q = ParsedQuery::parse(&Analyzer::new(), "running fast").expect("parses");
+    let w = [2.0, 1.0, 1.0];
+    let (lens, avg) = ([0, 4, 0], [1.0, 4.0, 1.0]);
+    let score = |terms: &[&[u8]]| {
+        let mut acc = Accumulator::default();
+        for t in &q.terms {
+            if terms.contains(&t.term.as_slice()) {
+                acc.add(t, 1.0, &w, &[0, 1, 0], &lens, &avg);
+            }
+        }
+        acc.base(q.words)
+    };
+    let exact = score(&[b"=running", b"~run"]);
+    let stem_only = score(&[b"~run"]);
+    let both = score(&[b"=running", b"~run", b"=fast", b"~fast"]);
+    assert!(exact > stem_only && stem_only > 0.0);
+    assert!(both > exact * ALL_WORDS_BOOST, "{both} {exact}");
+}
+
+#[test]
+fn phrases_and_snippets() {
+    let a = Analyzer::new();
+    let n = node(
+        1,
+        "Notes",
+        "We chose the write-ahead log. Connection pooling helps.",
+    );
+    let q = ParsedQuery::parse(&a, "connection pooling").expect("parses");
+    assert!(has_phrase(&a, &n, &q.phrase));
+    let q2 = ParsedQuery::parse(&a, "pooling connection").expect("parses");
+    assert!(!has_phrase(&a, &n, &q2.phrase));
+    let s = snippet(&a, &n.props.content, &q);
+    assert!(s.contains("Connection pooling"), "{s}");
+    // Long text: the snippet is at most 200 characters and holds the match.
+    let long = format!("{} needle {}", "ä ".repeat(500), "ö ".repeat(500));
+    let q = ParsedQuery::parse(&a, "needles").expect("parses");
+    let s = snippet(&a, &long, &q);
+    assert!(
+        s.chars().count() <= SNIPPET_CHARS_MAX && s.contains("needle"),
+        "{s}"
+    );
+}
+
+#[test]
+fn doc_terms_count_fields_and_props_strings() {
+    let mut n = node(1, "Alpha beta", "beta gamma gamma");
+    n.props.props.insert(
+        "observations".into(),
+        serde_json::json!(["Delta seen", 3, "beta"]),
+    );
+    n.props.props.insert("n".into(), serde_json::json!(5));
+    let d = doc_terms(&Analyzer::new(), &n);
+    assert_eq!(d.lens, [2, 3, 3]);
+    let tf = |t: &str| d.terms.iter().find(|x| x.0 == t.as_bytes()).map(|x| x.1);
+    assert_eq!(tf("=beta"), Some([1, 1, 1]));
+    assert_eq!(tf("=gamma"), Some([0, 2, 0]));
+    assert_eq!(tf("=delta"), Some([0, 0, 1]));
+    assert_eq!(tf("=5"), None, "non-string props are not indexed");
+}

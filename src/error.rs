@@ -62,9 +62,39 @@ pub enum Error {
         expected: u128,
     },
 
-    /// The request is invalid: bad key, value out of range, limit exceeded.
-    #[error("invalid input: {0}")]
-    InvalidInput(String),
+    /// An argument of the request is invalid: the field it is in and the rule it breaks.
+    #[error("invalid {field}: {reason}")]
+    InvalidArgument {
+        /// The argument or field, e.g. `node key`, `embedding`, `query`.
+        field: &'static str,
+        /// The rule it breaks and what was found.
+        reason: String,
+    },
+
+    /// A documented limit was exceeded (batch size, id space, segment size, ...).
+    #[error("{what} is {found}, the limit is {limit}")]
+    LimitExceeded {
+        /// What was counted.
+        what: &'static str,
+        /// The count the request reached.
+        found: u64,
+        /// The limit.
+        limit: u64,
+    },
+
+    /// A path that should hold (or receive) a database does not: a regular file, a directory
+    /// holding something else, or a directory without a MANIFEST when creation is off.
+    #[error("{path}: {reason}")]
+    NotADatabase {
+        /// The path.
+        path: PathBuf,
+        /// What is there instead and what to do.
+        reason: String,
+    },
+
+    /// An engine invariant did not hold: a bug, reported instead of a panic.
+    #[error("internal error: {0}; please report it")]
+    Internal(String),
 
     /// A node key that the operation needs does not exist.
     #[error("node not found: {key}")]
@@ -117,9 +147,31 @@ impl Error {
         }
     }
 
-    /// An invalid-input error.
+    /// An invalid-argument error for `field`.
+    pub fn invalid_arg(field: &'static str, reason: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    /// An invalid-input error whose field is the request as a whole (prefer
+    /// [`Error::invalid_arg`] where the field is known).
     pub fn invalid(msg: impl Into<String>) -> Error {
-        Error::InvalidInput(msg.into())
+        Error::invalid_arg("input", msg)
+    }
+
+    /// A limit error.
+    pub fn limit(what: &'static str, found: u64, limit: u64) -> Error {
+        Error::LimitExceeded { what, found, limit }
+    }
+
+    /// A path that is not (and cannot become) a database.
+    pub fn not_a_database(path: impl Into<PathBuf>, reason: impl Into<String>) -> Error {
+        Error::NotADatabase {
+            path: path.into(),
+            reason: reason.into(),
+        }
     }
 
     /// Whether this error reports a damaged file (as opposed to bad input or I/O trouble).

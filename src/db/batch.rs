@@ -224,14 +224,17 @@ impl WriteBatch {
 /// Checks a node key against the documented limits.
 ///
 /// # Errors
-/// `InvalidInput` naming the problem.
+/// `InvalidArgument` naming the field and the rule.
 pub fn check_key(key: &str) -> Result<()> {
     if key.is_empty() || key.len() > limits::NODE_KEY_BYTES_MAX {
-        return Err(Error::invalid(format!(
-            "node key must be 1..={} bytes, got {}",
-            limits::NODE_KEY_BYTES_MAX,
-            key.len()
-        )));
+        return Err(Error::invalid_arg(
+            "node key",
+            format!(
+                "must be 1..={} bytes, got {}",
+                limits::NODE_KEY_BYTES_MAX,
+                key.len()
+            ),
+        ));
     }
     Ok(())
 }
@@ -239,14 +242,17 @@ pub fn check_key(key: &str) -> Result<()> {
 /// Checks an edge type name against the documented limits.
 ///
 /// # Errors
-/// `InvalidInput` naming the problem.
+/// `InvalidArgument` naming the field and the rule.
 pub fn check_type_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > limits::EDGE_TYPE_BYTES_MAX {
-        return Err(Error::invalid(format!(
-            "edge type must be 1..={} bytes, got {}",
-            limits::EDGE_TYPE_BYTES_MAX,
-            name.len()
-        )));
+        return Err(Error::invalid_arg(
+            "edge type",
+            format!(
+                "must be 1..={} bytes, got {}",
+                limits::EDGE_TYPE_BYTES_MAX,
+                name.len()
+            ),
+        ));
     }
     Ok(())
 }
@@ -266,40 +272,55 @@ pub(crate) fn check_props(p: &NodeProps) -> Result<()> {
         ("status", &p.status),
     ] {
         if v.len() > limits::NODE_SHORT_TEXT_BYTES_MAX {
-            return Err(Error::invalid(format!(
-                "node {name} is {} bytes, limit {}",
-                v.len(),
-                limits::NODE_SHORT_TEXT_BYTES_MAX
-            )));
+            return Err(Error::invalid_arg(
+                name,
+                format!(
+                    "is {} bytes, limit {}",
+                    v.len(),
+                    limits::NODE_SHORT_TEXT_BYTES_MAX
+                ),
+            ));
         }
     }
     if p.content.len() > limits::NODE_CONTENT_BYTES_MAX {
-        return Err(Error::invalid(format!(
-            "node content is {} bytes, limit {}",
-            p.content.len(),
-            limits::NODE_CONTENT_BYTES_MAX
-        )));
+        return Err(Error::invalid_arg(
+            "content",
+            format!(
+                "is {} bytes, limit {}",
+                p.content.len(),
+                limits::NODE_CONTENT_BYTES_MAX
+            ),
+        ));
     }
     if !p.importance.is_finite() {
-        return Err(Error::invalid("node importance must be a finite number"));
+        return Err(Error::invalid_arg("importance", "must be a finite number"));
     }
     let n = json_len(&p.props);
     if n > limits::NODE_PROPS_BYTES_MAX {
-        return Err(Error::invalid(format!(
-            "node props are {n} bytes serialized, limit {}",
-            limits::NODE_PROPS_BYTES_MAX
-        )));
+        return Err(Error::invalid_arg(
+            "node props",
+            format!(
+                "are {n} bytes serialized, limit {}",
+                limits::NODE_PROPS_BYTES_MAX
+            ),
+        ));
     }
     if let Some(e) = &p.embedding {
         if e.is_empty() || e.len() > limits::EMBEDDING_DIMS_MAX {
-            return Err(Error::invalid(format!(
-                "embedding must have 1..={} dimensions, got {}",
-                limits::EMBEDDING_DIMS_MAX,
-                e.len()
-            )));
+            return Err(Error::invalid_arg(
+                "embedding",
+                format!(
+                    "must have 1..={} dimensions, got {}",
+                    limits::EMBEDDING_DIMS_MAX,
+                    e.len()
+                ),
+            ));
         }
         if e.iter().any(|x| !x.is_finite()) {
-            return Err(Error::invalid("embedding values must be finite numbers"));
+            return Err(Error::invalid_arg(
+                "embedding",
+                "values must be finite numbers",
+            ));
         }
     }
     Ok(())
@@ -307,14 +328,17 @@ pub(crate) fn check_props(p: &NodeProps) -> Result<()> {
 
 pub(crate) fn check_edge_props(p: &EdgeProps) -> Result<()> {
     if !p.weight.is_finite() {
-        return Err(Error::invalid("edge weight must be a finite number"));
+        return Err(Error::invalid_arg("weight", "must be a finite number"));
     }
     let n = json_len(&p.props);
     if n > limits::EDGE_PROPS_BYTES_MAX {
-        return Err(Error::invalid(format!(
-            "edge props are {n} bytes serialized, limit {}",
-            limits::EDGE_PROPS_BYTES_MAX
-        )));
+        return Err(Error::invalid_arg(
+            "edge props",
+            format!(
+                "are {n} bytes serialized, limit {}",
+                limits::EDGE_PROPS_BYTES_MAX
+            ),
+        ));
     }
     Ok(())
 }
@@ -353,7 +377,7 @@ fn apply_patch(props: &mut NodeProps, patch: &NodePatch) {
 /// per-request results.
 ///
 /// # Errors
-/// `InvalidInput`, `NodeNotFound` or `NodeExists`; `state` is then partly advanced and
+/// `InvalidArgument`, `NodeNotFound` or `NodeExists`; `state` is then partly advanced and
 /// must be discarded by the caller.
 pub(crate) fn resolve(
     state: &mut State,
@@ -361,11 +385,11 @@ pub(crate) fn resolve(
     now_ms: u64,
 ) -> Result<(Vec<WalOp>, Vec<OpResult>)> {
     if batch.requests.len() > limits::BATCH_OPS_MAX {
-        return Err(Error::invalid(format!(
-            "batch has {} requests, limit {}",
-            batch.requests.len(),
-            limits::BATCH_OPS_MAX
-        )));
+        return Err(Error::limit(
+            "requests in one batch",
+            batch.requests.len() as u64,
+            limits::BATCH_OPS_MAX as u64,
+        ));
     }
     let mut ops = Vec::with_capacity(batch.requests.len());
     let mut results = Vec::with_capacity(batch.requests.len());
@@ -529,9 +553,9 @@ pub(crate) fn resolve(
 
 /// Applies a resolved operation to the working state and records it for the WAL.
 fn push_op(state: &mut State, ops: &mut Vec<WalOp>, op: WalOp) -> Result<()> {
-    state
-        .apply(&op)
-        .map_err(|e| Error::invalid(format!("internal inconsistency: {e}")))?;
+    state.apply(&op).map_err(|e| {
+        Error::Internal(format!("a resolved operation does not fit the state: {e}"))
+    })?;
     ops.push(op);
     Ok(())
 }
@@ -548,10 +572,11 @@ fn remove_edge(state: &mut State, ops: &mut Vec<WalOp>, e: &Arc<Edge>) -> Result
 
 fn new_node_id(state: &State) -> Result<NodeId> {
     if u64::from(state.node_bound) >= limits::NODES_MAX {
-        return Err(Error::invalid(format!(
-            "the database has allocated {} node ids, the limit",
-            limits::NODES_MAX
-        )));
+        return Err(Error::limit(
+            "node ids allocated",
+            u64::from(state.node_bound) + 1,
+            limits::NODES_MAX,
+        ));
     }
     Ok(NodeId(state.node_bound))
 }
@@ -564,10 +589,11 @@ fn intern_type(state: &mut State, ops: &mut Vec<WalOp>, name: &str) -> Result<Ty
         .ok()
         .filter(|&x| (x as usize) < limits::EDGE_TYPES_MAX)
         .ok_or_else(|| {
-            Error::invalid(format!(
-                "the database already has {} edge types, the limit",
-                limits::EDGE_TYPES_MAX
-            ))
+            Error::limit(
+                "edge types",
+                state.types.len() as u64 + 1,
+                limits::EDGE_TYPES_MAX as u64,
+            )
         })?;
     let op = WalOp::NewType {
         id: TypeId(id),

@@ -116,7 +116,7 @@ fn key_order(keys: &[&[u8]]) -> Result<Vec<u32>> {
 /// Writes `content` as segment `id` and returns the file size.
 ///
 /// # Errors
-/// `InvalidInput` when a limit is exceeded (e.g. more than `SEGMENT_EDGES_MAX` rows), I/O
+/// `InvalidArgument` when a limit is exceeded (e.g. more than `SEGMENT_EDGES_MAX` rows), I/O
 /// errors otherwise.
 pub(crate) fn write_segment(
     io: &dyn crate::storage::io::Io,

@@ -89,7 +89,7 @@ impl BulkLoad {
     /// Adds node `key` with `props` (replacing the properties of an existing node).
     ///
     /// # Errors
-    /// `InvalidInput` for a bad key or properties over the limits.
+    /// `InvalidArgument` for a bad key or properties over the limits.
     pub fn node(&mut self, key: &str, props: NodeProps) -> Result<()> {
         super::batch::check_props(&props)?;
         let i = self.local(key)?;
@@ -101,7 +101,7 @@ impl BulkLoad {
     /// properties.
     ///
     /// # Errors
-    /// `InvalidInput` for a bad key, type name or properties.
+    /// `InvalidArgument` for a bad key, type name or properties.
     pub fn edge(
         &mut self,
         source: &str,
@@ -178,7 +178,7 @@ impl Database {
     /// commit per edge; the delta is checkpointed first.
     ///
     /// # Errors
-    /// `InvalidInput` past a limit; I/O errors; `ReadOnly`; `WriterPoisoned`. On error
+    /// `InvalidArgument` past a limit; I/O errors; `ReadOnly`; `WriterPoisoned`. On error
     /// nothing of the load is visible.
     pub fn bulk_load(&self, load: BulkLoad) -> Result<BulkReport> {
         let mut w = self.shared.writer.lock();

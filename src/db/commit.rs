@@ -37,7 +37,7 @@ impl Database {
     /// Returns after the WAL record is written (and fsynced in `Sync` mode).
     ///
     /// # Errors
-    /// The batch's own errors (`InvalidInput`, `NodeNotFound`, `NodeExists`) reject only
+    /// The batch's own errors (`InvalidArgument`, `NodeNotFound`, `NodeExists`) reject only
     /// this batch. I/O errors while writing the log poison the handle (`WriterPoisoned`
     /// afterwards). `ReadOnly` for read-only handles.
     pub fn commit(&self, batch: WriteBatch) -> Result<CommitInfo> {
@@ -63,7 +63,7 @@ impl Database {
         self.maybe_maintain(&mut w);
         drop(w);
         let r = pending.result.lock().take();
-        r.unwrap_or_else(|| Err(Error::invalid("commit result missing (internal error)")))
+        r.unwrap_or_else(|| Err(Error::Internal("commit result missing".into())))
     }
 
     fn commit_group(&self, w: &mut Writer, group: &[Arc<Pending>]) -> Vec<Result<CommitInfo>> {
@@ -105,7 +105,7 @@ impl Database {
             return group
                 .iter()
                 .map(|_| {
-                    Err(Error::invalid(format!(
+                    Err(Error::Internal(format!(
                         "cannot catch up with the log: {msg}"
                     )))
                 })
@@ -127,7 +127,7 @@ impl Database {
                 }
                 let lsn = state.lsn + 1;
                 let payload = encode_commit(&CommitPayload { time_ms: now, ops });
-                encode_record(&mut buf, db_id, lsn, &payload).map_err(Error::invalid)?;
+                encode_record(&mut buf, db_id, lsn, &payload)?;
                 trial.lsn = lsn;
                 state = trial;
                 Ok(CommitInfo { lsn, results })

@@ -106,11 +106,13 @@ fn check_creatable(io: &dyn Io, dir: &Path) -> Result<Vec<PathBuf>> {
     for name in io.read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let name = name.to_string_lossy().into_owned();
         if !creation_leftover(&name) {
-            return Err(Error::invalid(format!(
-                "{} is not empty and holds no hopgraph database (found {name:?}, no MANIFEST); \
-                 choose an empty or new directory",
-                dir.display()
-            )));
+            return Err(Error::not_a_database(
+                dir,
+                format!(
+                    "not empty and holds no hopgraph database (found {name:?}, no MANIFEST); \
+                     choose an empty or new directory"
+                ),
+            ));
         }
         if name != crate::storage::LOCK_FILE {
             leftovers.push(dir.join(name));
@@ -318,10 +320,10 @@ impl Undo {
 fn has_manifest(io: &dyn Io, dir: &Path) -> Result<bool> {
     match io.metadata(dir) {
         Ok(m) if !m.is_dir() => {
-            return Err(Error::invalid(format!(
-                "{} is not a directory; a hopgraph database is a directory",
-                dir.display()
-            )));
+            return Err(Error::not_a_database(
+                dir,
+                "not a directory; a hopgraph database is a directory",
+            ));
         }
         Ok(_) => {}
         // Missing, or below a file: creation (if asked for) reports which component.
@@ -359,10 +361,10 @@ fn open_inner(dir: &Path, options: Options, undo: &mut Undo) -> Result<Database>
         read_manifest(&*io, dir)?;
     } else {
         if options.read_only || !options.create_if_missing {
-            return Err(Error::invalid(format!(
-                "no hopgraph database at {} (no MANIFEST file)",
-                dir.display()
-            )));
+            return Err(Error::not_a_database(
+                dir,
+                "no hopgraph database here (no MANIFEST file)",
+            ));
         }
         if io.metadata(dir).is_ok() {
             check_creatable(&*io, dir)?;

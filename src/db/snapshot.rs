@@ -127,7 +127,7 @@ impl Snapshot {
     /// the store.
     ///
     /// # Errors
-    /// `InvalidInput` for an empty or over-long (> 4 KiB) query, `limit` outside 1..=10,000,
+    /// `InvalidArgument` for an empty or over-long (> 4 KiB) query, `limit` outside 1..=10,000,
     /// `offset` above 100,000 or a bad weight; `Corrupt` when a text section or a node
     /// record is damaged.
     pub fn search_text(&self, query: &crate::text::TextQuery) -> Result<Vec<crate::text::TextHit>> {

@@ -117,21 +117,28 @@ fn record_crc(db_id: u128, lsn: Lsn, len: u32, payload: &[u8]) -> u32 {
 /// Appends one framed record to `out`.
 ///
 /// # Errors
-/// When the payload is empty or larger than `WAL_RECORD_BYTES_MAX`.
+/// `LimitExceeded` when the payload is larger than `WAL_RECORD_BYTES_MAX`; `Internal`
+/// when it is empty (a commit always has an operation).
 pub fn encode_record(
     out: &mut Vec<u8>,
     db_id: u128,
     lsn: Lsn,
     payload: &[u8],
-) -> Result<(), String> {
-    if payload.is_empty() || payload.len() > limits::WAL_RECORD_BYTES_MAX {
-        return Err(format!(
-            "WAL record of {} bytes is outside 1..={}",
-            payload.len(),
-            limits::WAL_RECORD_BYTES_MAX
-        ));
+) -> Result<(), crate::error::Error> {
+    let too_large = || {
+        crate::error::Error::limit(
+            "WAL record bytes",
+            payload.len() as u64,
+            limits::WAL_RECORD_BYTES_MAX as u64,
+        )
+    };
+    if payload.is_empty() {
+        return Err(crate::error::Error::Internal("empty WAL record".into()));
     }
-    let len = u32::try_from(payload.len()).map_err(|_| "record too large".to_string())?;
+    if payload.len() > limits::WAL_RECORD_BYTES_MAX {
+        return Err(too_large());
+    }
+    let len = u32::try_from(payload.len()).map_err(|_| too_large())?;
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(&record_crc(db_id, lsn, len, payload).to_le_bytes());
     out.extend_from_slice(&lsn.to_le_bytes());

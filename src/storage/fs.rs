@@ -25,7 +25,7 @@ pub fn sync_dir(io: &dyn Io, dir: &Path) -> Result<()> {
 ///
 /// # Errors
 /// I/O errors with the path involved; a component that exists but is not a directory is
-/// `InvalidInput` naming it.
+/// `InvalidArgument` naming it.
 pub fn create_dir_durable(io: &dyn Io, path: &Path) -> Result<Vec<PathBuf>> {
     let mut missing = Vec::new();
     let mut at = path;
@@ -33,11 +33,13 @@ pub fn create_dir_durable(io: &dyn Io, path: &Path) -> Result<Vec<PathBuf>> {
         match io.metadata(at) {
             Ok(m) if m.is_dir() => break,
             Ok(_) => {
-                return Err(Error::invalid(format!(
-                    "{} is not a directory; cannot create {} under it",
-                    at.display(),
-                    path.display()
-                )));
+                return Err(Error::not_a_database(
+                    path,
+                    format!(
+                        "{} is not a directory; cannot create a database under it",
+                        at.display()
+                    ),
+                ));
             }
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 missing.push(at.to_owned());

@@ -235,7 +235,7 @@ impl ParsedQuery {
     /// Parses `text` (checked against the limits of [`TextQuery`]).
     ///
     /// # Errors
-    /// `InvalidInput` for an empty or whitespace-only query, or one over
+    /// `InvalidArgument` for an empty or whitespace-only query, or one over
     /// [`QUERY_BYTES_MAX`] bytes.
     pub fn parse(analyzer: &Analyzer, text: &str) -> Result<ParsedQuery> {
         if text.len() > QUERY_BYTES_MAX {
@@ -393,7 +393,7 @@ pub fn snippet(analyzer: &Analyzer, text: &str, query: &ParsedQuery) -> String {
 /// Checks a query's limits.
 ///
 /// # Errors
-/// `InvalidInput` naming the limit.
+/// `InvalidArgument` naming the limit.
 pub(crate) fn check_query(q: &TextQuery) -> Result<()> {
     if q.limit == 0 || q.limit > TEXT_LIMIT_MAX {
         return Err(Error::invalid(format!(

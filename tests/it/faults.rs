@@ -648,7 +648,7 @@ fn failed_open_of_a_non_database_directory_creates_nothing() {
     let before = listing(tmp.path());
     for options in [Options::default(), read_only()] {
         let e = open_error(tmp.path(), options);
-        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        assert!(matches!(e, Error::NotADatabase { .. }), "{e}");
         assert_eq!(
             listing(tmp.path()),
             before,

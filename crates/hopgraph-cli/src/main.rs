@@ -98,11 +98,7 @@ impl fmt::Display for CliError {
 
 impl From<Error> for CliError {
     fn from(e: Error) -> CliError {
-        match e {
-            // The engine's "invalid input: " prefix says nothing to someone at a shell.
-            Error::InvalidInput(m) => CliError::new(m),
-            e => CliError::new(e.to_string()),
-        }
+        CliError::new(e.to_string())
     }
 }
 

@@ -69,7 +69,9 @@ impl From<hopgraph::Error> for ToolError {
 /// problem (the call may be retried; the database is never left half-written).
 pub fn engine_error(e: &Error) -> ToolError {
     let text = match e {
-        Error::InvalidInput(msg) => format!("Invalid input: {msg}"),
+        Error::InvalidArgument { .. } | Error::LimitExceeded { .. } => {
+            format!("Invalid input: {e}")
+        }
         other => format!("Storage error: {other}"),
     };
     ToolError(one_line(&text))

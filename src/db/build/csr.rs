@@ -31,7 +31,7 @@ impl Csr {
     /// `types[row]` the edge type. Within a run, equal (type, neighbor) keep row order.
     ///
     /// # Errors
-    /// `InvalidInput` when the columns differ in length, hold more than `u32::MAX` rows, or
+    /// `InvalidArgument` when the columns differ in length, hold more than `u32::MAX` rows, or
     /// name a node at or beyond `node_bound`.
     pub fn build(node_bound: u32, own: &[u32], other: &[u32], types: &[u16]) -> Result<Csr> {
         let (mut csr, layout, type_bits) = Csr::prepare(node_bound, own, other, types)?;

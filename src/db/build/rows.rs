@@ -172,7 +172,7 @@ impl EdgeRows {
     /// `f32::to_bits`; None for all 1.0) and properties `props` (ascending `(row, json)`).
     ///
     /// # Errors
-    /// `InvalidInput` when the columns differ in length or a props row is out of order.
+    /// `InvalidArgument` when the columns differ in length or a props row is out of order.
     pub fn dense(
         base: u64,
         created: u64,

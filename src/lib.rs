@@ -31,6 +31,7 @@ pub mod storage;
 pub mod db;
 
 pub mod traverse;
+pub mod vector;
 
 pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodeFilter, NodePatch, OpResult, Options,

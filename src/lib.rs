@@ -10,7 +10,7 @@
 //!
 //! The layers depend downward only:
 //! `format` (bytes) < `storage` (files, mmap) < `db` (catalog, delta, snapshots) <
-//! `traverse` (BFS kernels). The agent-memory semantics (`hopgraph-memory`), the CLI
+//! `traverse` (BFS kernels), `vector` (similarity scan and HNSW). The agent-memory semantics (`hopgraph-memory`), the CLI
 //! (`hopgraph-cli`) and the MCP server (`hopgraph-mcp`) are crates of their own beside this one.
 
 #![cfg_attr(not(test), warn(missing_docs))]
@@ -37,6 +37,7 @@ pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodeFilter, NodePatch, OpResult, Options,
     Snapshot, WriteBatch,
 };
+pub use db::{VectorHit, VectorQuery};
 pub use error::{Error, Result};
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};
 pub use model::{Edge, EdgeProps, Node, NodeProps, Props};

@@ -22,6 +22,8 @@ use crate::graph::limits;
 use crate::model::Node;
 use crate::storage::segment_file;
 
+use super::vector::BuiltVectors;
+
 mod csr;
 mod rows;
 
@@ -43,6 +45,12 @@ pub(crate) struct SegmentContent {
     /// Cumulative summary; `edge_rows`, `node_records`, `dense_edge_base` and
     /// `uniform_created_at` are filled in by `write_segment`.
     pub summary: Summary,
+    /// The embeddings of `nodes` that have one (node id, embedding), for the vector
+    /// sections (see `db/vector.rs`).
+    pub vectors: Vec<(u32, Vec<f32>)>,
+    /// The store's embedding dimension as of this segment (`None`: none yet, or take the
+    /// first of `vectors`).
+    pub embedding_dim: Option<u32>,
 }
 
 impl SegmentContent {
@@ -51,6 +59,9 @@ impl SegmentContent {
         let mut w = ByteWriter::new();
         encode_node(&mut w, node);
         self.nodes.push((node.id.0, w.buf));
+        if let Some(e) = &node.props.embedding {
+            self.vectors.push((node.id.0, e.clone()));
+        }
     }
 }
 
@@ -182,6 +193,7 @@ pub(crate) fn write_segment(
     let ((), written) = join(worth_a_thread(m), in_side, || {
         let mut bitmaps = type_bitmaps(0, &out, ntypes);
         let nodes = NodeSections::new(&content.nodes)?;
+        let vectors = BuiltVectors::new(id, content.embedding_dim, &content.vectors)?;
         let weights_default = rows.weights_default();
         segment_file::write_segment(dir, id, db_id, lsn, move |enc| {
             enc.section(K::Summary, &summary.encode())?;
@@ -238,6 +250,7 @@ pub(crate) fn write_segment(
             enc.section(K::NodeBlob, &nodes.blob)?;
             enc.array(K::KeyOrder, &nodes.key_order)?;
             enc.array(K::KeyHash, &nodes.key_hash)?;
+            vectors.write(enc)?;
             Ok(())
         })
     });

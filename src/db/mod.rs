@@ -8,7 +8,8 @@
 //! (resolving requests into WAL operations), `commit` (group commit), `open` (recovery and
 //! catching up with other processes), `maintenance` (checkpoint, compaction, verify),
 //! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading), `filter`
-//! (conditions a search applies to candidate nodes).
+//! (conditions a search applies to candidate nodes), `vector` (vector search across
+//! segments and delta, the store's embedding dimension).
 
 mod batch;
 mod build;
@@ -20,6 +21,7 @@ mod open;
 mod segment;
 mod snapshot;
 mod state;
+mod vector;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +37,7 @@ pub use filter::NodeFilter;
 pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
 pub use open::RecoveryReport;
 pub use snapshot::{Neighbor, Snapshot};
+pub use vector::{VectorHit, VectorQuery};
 
 use state::State;
 

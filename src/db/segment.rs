@@ -32,6 +32,11 @@ pub struct Segment {
     /// record `i` then belongs to node `first + i`, and neither direction between ids and
     /// records has to read the id array.
     dense_node_base: Option<u32>,
+    /// The decoded `VectorMeta` section (shapes of the vector sections checked at open);
+    /// `None` for a segment written before vector sections existed.
+    pub vector_meta: Option<crate::format::segment::VectorMeta>,
+    /// The embeddings of such an older segment, decoded from its records on first use.
+    pub(crate) legacy_vectors: std::sync::OnceLock<super::vector::LegacyVectors>,
 }
 
 /// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
@@ -66,6 +71,8 @@ impl Segment {
             K::TypeBitmaps,
             K::OutOffsets,
             K::InOffsets,
+            K::VectorMeta,
+            K::HnswOffsets,
         ] {
             l.verify_section(b, kind).map_err(corrupt)?;
         }
@@ -82,12 +89,18 @@ impl Segment {
             }
         }
         let dense_node_base = dense_base(l.u32s(b, K::NodeIds));
+        let vector_meta = l.vector_meta(b).map_err(corrupt)?;
+        if let Some(meta) = &vector_meta {
+            l.vector_sections(b, meta).map_err(corrupt)?;
+        }
         Ok(Arc::new(Segment {
             file,
             edge_tombstones,
             node_tombstones,
             type_bitmaps,
             dense_node_base,
+            vector_meta,
+            legacy_vectors: std::sync::OnceLock::new(),
         }))
     }
 

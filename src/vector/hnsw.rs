@@ -344,8 +344,11 @@ fn select(vectors: Vectors<'_>, candidates: &[Scored], m: usize) -> Vec<u32> {
 fn draw_level(rng: &mut SplitMix64) -> usize {
     let ml = 1.0 / (M as f64).ln();
     let level = (-rng.next_unit().ln() * ml).floor();
-    // `level` is finite and >= 0 (u is in (0, 1]); the clamp bounds the cast.
-    (level.min((LEVELS_MAX - 1) as f64)) as usize
+    // `level` is finite and >= 0 (u is in (0, 1]), clamped to at most LEVELS_MAX - 1.
+    (0..LEVELS_MAX)
+        .rev()
+        .find(|&l| level >= l as f64)
+        .unwrap_or(0)
 }
 
 /// Builds the HNSW graph of `vectors` (unit rows), levels drawn from `seed`, with breadth
@@ -529,7 +532,7 @@ mod tests {
             let mut total = 0.0;
             for i in 0..q.len() {
                 let query = q.get(i).unwrap();
-                let accept = |r: u32| !filtered || r % 2 == 0;
+                let accept = |r: u32| !filtered || r.is_multiple_of(2);
                 let want = exact(v, query, 10, accept);
                 let (got, _) = search(&g, v, query, 10, EF_SEARCH_DEFAULT, &mut visited, &mut {
                     accept
@@ -560,7 +563,7 @@ mod tests {
             let max = if l == 0 { M0 } else { M };
             let g = a.view();
             let rows: Vec<u32> = if l == 0 {
-                (0..n as u32).collect()
+                (0..u32::try_from(n).unwrap()).collect()
             } else {
                 let before: usize = a.layer_sizes[1..l].iter().map(|&x| x as usize).sum();
                 a.members[before..before + size as usize].to_vec()

@@ -252,6 +252,8 @@ pub(crate) mod testdata {
     /// `n` unit vectors of `dim` floats in `clusters` Gaussian-ish clusters, seeded.
     pub fn clustered(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
         let mut rng = SplitMix64::new(seed);
+        // Values in (-1, 1]: f32 holds them to its precision.
+        #[allow(clippy::cast_possible_truncation)]
         let mut uniform = move || rng.next_unit() as f32 * 2.0 - 1.0;
         let centers: Vec<Vec<f32>> = (0..clusters)
             .map(|_| (0..dim).map(|_| uniform()).collect())
@@ -277,7 +279,7 @@ mod tests {
         accept: impl Fn(u32) -> bool,
     ) -> Vec<Scored> {
         let mut all: Vec<Scored> = (0..vectors.len())
-            .filter(|&i| accept(i as u32))
+            .filter(|&i| accept(u32::try_from(i).unwrap()))
             .map(|i| Scored {
                 sim: vectors
                     .get(i)
@@ -286,7 +288,7 @@ mod tests {
                     .zip(q)
                     .map(|(a, b)| a * b)
                     .sum(),
-                index: i as u32,
+                index: u32::try_from(i).unwrap(),
             })
             .collect();
         all.sort_by(|a, b| b.cmp(a));
@@ -320,7 +322,7 @@ mod tests {
         let v = Vectors::new(&data, dim);
         for (qi, k) in [(0usize, 1usize), (5, 10), (17, 100), (3, 5000)] {
             let q = v.get(qi).unwrap();
-            for accept in [|_: u32| true, |i: u32| i % 3 == 0] {
+            for accept in [|_: u32| true, |i: u32| i.is_multiple_of(3)] {
                 let got = exact(v, q, k, accept);
                 let want = brute(v, q, k, accept);
                 assert_eq!(got.len(), want.len());

@@ -15,3 +15,4 @@ mod fixture;
 mod model;
 mod paths;
 mod processes;
+mod vector;

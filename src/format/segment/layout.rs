@@ -100,7 +100,14 @@ impl SegmentLayout {
                 "segment header/table checksum mismatch",
             ));
         }
-        let mut sections: Vec<Option<SectionEntry>> = vec![None; SectionKind::ALL.len() + 1];
+        // Indexed by code; codes are not dense (vector sections start at 40).
+        let slots = SectionKind::ALL
+            .iter()
+            .map(|&k| k as usize)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let mut sections: Vec<Option<SectionEntry>> = vec![None; slots];
         let mut t = ByteReader::new(&bytes[table_range.clone()]);
         for i in 0..count {
             let at = table_range.start + i * TABLE_ENTRY_LEN;

@@ -30,10 +30,12 @@
 
 mod bitmaps;
 mod layout;
+mod vector;
 mod verify;
 
 pub use bitmaps::{decode_type_bitmaps, encode_bitmap, encode_treemap, encode_type_bitmaps};
 pub use layout::{SectionEntry, SegmentLayout};
+pub use vector::{VECTOR_LEVELS_MAX, VectorMeta, VectorSections};
 
 use std::io::{self, Write};
 
@@ -103,6 +105,12 @@ section_kinds! {
     KeyOrder = 24, 4, "`u32[records]`: record indices sorted by key bytes.";
     EdgeOutPos = 25, 4, "`u32[edges]`: out-CSR entry of each row (version 2 on; source, target and type are read there).";
     KeyHash = 26, 4, "`u32[slots]`: open-addressing hash index of keys, record index + 1 per slot (with a hash tag above it from version 3), 0 empty (optional, version 2 on).";
+    VectorMeta = 40, 1, "Vector index header: the store's embedding dimension, vector count and HNSW layer sizes (optional, see `VectorMeta`).";
+    VectorIds = 41, 4, "`u32[vectors]`: node ids of the records with an embedding, increasing (with `VectorMeta`).";
+    VectorData = 42, 4, "`f32[vectors * dim]`: those embeddings L2-normalised, row by row (with `VectorMeta`).";
+    HnswOffsets = 43, 4, "`u32[sum(layer rows + 1)]`: per HNSW layer, each row's start in `HnswNeighbors` (only when the segment has an HNSW graph).";
+    HnswNeighbors = 44, 4, "`u32[links]`: HNSW neighbour rows (indices into `VectorIds`), all layers.";
+    HnswMembers = 45, 4, "`u32[sum(layer rows), layers 1..]`: rows of each HNSW layer above 0, increasing per layer.";
 }
 
 /// The hash of a node key in the `KeyHash` index: CRC-32 (IEEE, as `crc32fast` computes it)

@@ -145,7 +145,7 @@ impl SegmentLayout {
                 "the in-CSR does not hold the same edges as the out-CSR".into(),
             ));
         }
-        Ok(())
+        self.verify_vectors(bytes)
     }
 
     /// Checks one CSR direction of a version-2 segment in a single sequential pass: every

@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     let g = FlatView::new(meta.entry, &meta.layer_sizes, &members, &offsets, &neighbors);
     let query = vec![0.5f32; dim];
     let k = (split % 12) as usize;
-    let (hits, _) = search(&g, vectors, &query, k, 16, &mut Visited::default(), &mut |r| r % 2 == 0);
+    let (hits, _) = search(&g, vectors, &query, k, 16, &mut Visited::default(), &mut |r| r % 2 == 0, 500);
     assert!(hits.len() <= k);
     assert!(hits.iter().all(|h| (h.index as usize) < vectors.len()));
     let hits = exact(vectors, &query, k, |_| true);

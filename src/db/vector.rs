@@ -12,9 +12,10 @@
 //!   by automatic checkpoints), so a write is searchable once acknowledged.
 //! - **Filters** are applied during the search: a row the filter rejects is traversed by
 //!   HNSW but never enters the result. When the graph search returns fewer than `limit`
-//!   hits, or the rows it asked about were accepted less than one time in
-//!   [`SELECTIVE_RATIO`] (a selective filter, or many superseded rows, where best-first
-//!   search loses recall), the segment is scanned exactly instead.
+//!   hits, asks about more than `SELECTIVE_RATIO · max(ef, limit) · M0` rows, or the rows
+//!   it asked about were accepted less than one time in [`SELECTIVE_RATIO`] (a selective
+//!   filter, or many superseded rows, where best-first search loses recall), the segment
+//!   is scanned exactly instead.
 //! - Segments written before vector sections existed have no `VectorMeta`: their records
 //!   are decoded once, on first use, into [`LegacyVectors`] (and compaction rewrites them
 //!   with sections).
@@ -311,7 +312,9 @@ impl State {
             let Some(&id) = ids.get(row as usize) else {
                 return false;
             };
-            if !self.newest_in(i, id) {
+            // `has_node` also keeps a damaged id (the section is checksummed by `verify`,
+            // not at open) from naming a node this segment has no record of.
+            if !self.newest_in(i, id) || !s.has_node(NodeId(id)) {
                 return false;
             }
             if filter.is_empty() {
@@ -328,6 +331,11 @@ impl State {
         };
         let mut rows = None;
         if let Some(g) = &graph {
+            // An unfiltered search asks about roughly ef · M0 rows; a predicate accepting
+            // one row in SELECTIVE_RATIO needs that many times more.
+            let budget = (ef.max(q.limit) as u64)
+                .saturating_mul(hnsw::M0 as u64)
+                .saturating_mul(SELECTIVE_RATIO);
             let (found, stats) = VISITED.with(|v| {
                 hnsw::search(
                     g,
@@ -337,9 +345,13 @@ impl State {
                     ef,
                     &mut v.borrow_mut(),
                     &mut accept,
+                    budget,
                 )
             });
-            if found.len() >= q.limit && stats.accepted * SELECTIVE_RATIO >= stats.asked {
+            if found.len() >= q.limit
+                && !stats.exhausted
+                && stats.accepted * SELECTIVE_RATIO >= stats.asked
+            {
                 rows = Some(found);
             }
         }

@@ -86,11 +86,14 @@ pub struct SearchStats {
     pub asked: u64,
     /// Rows it accepted.
     pub accepted: u64,
+    /// Whether the search stopped because it had asked about `ask_budget` rows.
+    pub exhausted: bool,
 }
 
 /// Best-first search of breadth `ef` in `layer` from `entries`. Rows the predicate rejects
 /// are traversed (their links are followed) but never enter the result; the search stops
-/// when the best unexpanded candidate is worse than the worst of `ef` accepted rows.
+/// when the best unexpanded candidate is worse than the worst of `ef` accepted rows, or
+/// once the predicate was asked about `ask_budget` rows (`stats.exhausted`).
 #[allow(clippy::too_many_arguments)]
 fn search_layer<G: Graph + ?Sized>(
     g: &G,
@@ -102,6 +105,7 @@ fn search_layer<G: Graph + ?Sized>(
     visited: &mut Visited,
     accept: &mut dyn FnMut(u32) -> bool,
     stats: &mut SearchStats,
+    ask_budget: u64,
 ) -> Vec<Scored> {
     let mut candidates: BinaryHeap<Scored> = BinaryHeap::new();
     let mut found = TopK::new(ef.max(1));
@@ -118,6 +122,10 @@ fn search_layer<G: Graph + ?Sized>(
     }
     while let Some(c) = candidates.pop() {
         if found.threshold().is_some_and(|t| c < t) {
+            break;
+        }
+        if stats.asked >= ask_budget {
+            stats.exhausted = true;
             break;
         }
         for &n in g.neighbors(layer, c.index) {
@@ -146,12 +154,14 @@ fn search_layer<G: Graph + ?Sized>(
 }
 
 /// Searches `g` for the best `k` rows for the unit vector `query` among those `accept`
-/// admits, with breadth `max(ef, k)` in layer 0. Returns the rows best first and what the
-/// search saw.
+/// admits, with breadth `max(ef, k)` in layer 0, asking the predicate about at most
+/// `ask_budget` rows (`u64::MAX`: no bound; a search that runs out says so in its stats).
+/// Returns the rows best first and what the search saw.
 ///
 /// # Complexity
 /// About `ef · M0 · log n` similarity computations for an unfiltered query; up to every
-/// row reachable when the predicate rejects most rows.
+/// row reachable (or the budget) when the predicate rejects most rows.
+#[allow(clippy::too_many_arguments)]
 pub fn search<G: Graph + ?Sized>(
     g: &G,
     vectors: Vectors<'_>,
@@ -160,6 +170,7 @@ pub fn search<G: Graph + ?Sized>(
     ef: usize,
     visited: &mut Visited,
     accept: &mut dyn FnMut(u32) -> bool,
+    ask_budget: u64,
 ) -> (Vec<Scored>, SearchStats) {
     let mut stats = SearchStats::default();
     let entry = g.entry();
@@ -206,6 +217,7 @@ pub fn search<G: Graph + ?Sized>(
         visited,
         accept,
         &mut stats,
+        ask_budget,
     );
     found.truncate(k);
     (found, stats)
@@ -419,6 +431,7 @@ pub fn build(vectors: Vectors<'_>, seed: u64, ef_construction: usize) -> Flat {
                 &mut visited,
                 &mut |_| true,
                 &mut stats,
+                u64::MAX,
             );
             let max = if layer == 0 { M0 } else { M };
             let chosen = select(vectors, &found, M);

@@ -48,6 +48,18 @@ fn points(n: usize, centers: &[Vec<f32>], rng: &mut SplitMix64) -> Vec<Vec<f32>>
         .collect()
 }
 
+/// CPU time of this process so far (user + system, from `/proc/self/stat`; 0 elsewhere):
+/// the build's cost on a machine whose other load would inflate wall time.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // Clock ticks of 1/100 s (USER_HZ on Linux).
+    (field(11) + field(12)) / 100.0
+}
+
 /// Reads a little-endian float32 `.npy` matrix (format 1.0 or 2.0, C or Fortran order).
 fn read_npy(path: &str) -> (Vec<Vec<f32>>, usize) {
     let bytes = std::fs::read(path).expect("read .npy");
@@ -161,8 +173,10 @@ fn bench(c: &mut Criterion) {
         load.node(&format!("n{i}"), props).expect("node");
     }
     let t = Instant::now();
+    let cpu = cpu_seconds();
     let report = db.bulk_load(load).expect("bulk load");
     let build = t.elapsed();
+    let build_cpu = cpu_seconds() - cpu;
     let snap = db.snapshot();
     snap.prefault();
     // Keys n0.. were numbered in input order (no edges, so no hub reordering).
@@ -176,8 +190,9 @@ fn bench(c: &mut Criterion) {
     let rows = Vectors::new(&flat, dim);
     let (vector_bytes, graph_bytes) = section_bytes(dir.path());
     println!(
-        "vector: {n} x {dim}, bulk load incl. HNSW build {:.1} s, segment {:.1} MB: \
-         vector rows + ids {:.1} MB, HNSW graph {:.1} MB (the rest: node records and CSR)",
+        "vector: {n} x {dim}, bulk load incl. HNSW build {:.1} s ({build_cpu:.1} s CPU), \
+         segment {:.1} MB: vector rows + ids {:.1} MB, HNSW graph {:.1} MB (the rest: node \
+         records and CSR)",
         build.as_secs_f64(),
         report.bytes as f64 / 1e6,
         vector_bytes as f64 / 1e6,

@@ -398,3 +398,63 @@ fn large_segment_uses_hnsw_and_respects_supersession() {
         db.verify().unwrap();
     }
 }
+
+/// A flipped bit anywhere in a segment's vector sections: opening refuses it or `verify`
+/// reports it, and a search of the damaged segment answers or errs, never panics.
+#[test]
+fn damaged_vector_sections_are_detected_and_harmless() {
+    use hopgraph::format::segment::{SectionKind as K, SegmentLayout};
+    let dir = tempdir();
+    {
+        let db = Database::open(dir.path()).unwrap();
+        let mut b = WriteBatch::new();
+        for i in 0..40u8 {
+            let e = emb([i as i8 % 5 - 2, 1, i as i8 % 3, -1]);
+            b.upsert_node(key(i), props("a", Some(e)));
+        }
+        db.commit(b).unwrap();
+        db.checkpoint().unwrap();
+    }
+    let seg = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "hgs"))
+        .unwrap();
+    let original = std::fs::read(&seg).unwrap();
+    let layout = SegmentLayout::parse(&original).unwrap();
+    let ranges: Vec<std::ops::Range<usize>> = [K::VectorMeta, K::VectorIds, K::VectorData]
+        .iter()
+        .map(|&k| layout.entry(k).expect("vector section").range.clone())
+        .collect();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "LOCK")
+        .collect();
+    let mut tried = 0;
+    for range in ranges {
+        for at in range.step_by(3) {
+            let copy = tempdir();
+            for n in &names {
+                std::fs::copy(dir.path().join(n), copy.path().join(n)).unwrap();
+            }
+            let mut bytes = original.clone();
+            bytes[at] ^= 1 << (at % 8);
+            let target = copy.path().join(seg.file_name().unwrap());
+            let mut perms = std::fs::metadata(&target).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false, reason = "a test copy")]
+            perms.set_readonly(false);
+            std::fs::set_permissions(&target, perms).unwrap();
+            std::fs::write(&target, &bytes).unwrap();
+            tried += 1;
+            let Ok(db) = Database::open(copy.path()) else {
+                continue;
+            };
+            let _ = db
+                .snapshot()
+                .search_vector(&VectorQuery::new(vec![1.0, 0.5, 0.0, -1.0]).limit(50));
+            assert!(db.verify().is_err(), "flip at {at} went unnoticed");
+        }
+    }
+    assert!(tried > 100);
+}

@@ -29,7 +29,10 @@ def main() -> None:
     n, dim = data.shape
     unit = data / np.linalg.norm(data, axis=1, keepdims=True)
     qunit = queries / np.linalg.norm(queries, axis=1, keepdims=True)
-    truth = np.argsort(-(qunit @ unit.T), axis=1)[:, :10]
+    truth = []
+    for chunk in range(0, len(qunit), 100):
+        sims = qunit[chunk : chunk + 100] @ unit.T
+        truth.extend(np.argpartition(-sims, 10, axis=1)[:, :10])
 
     index = hnswlib.Index(space="cosine", dim=dim)
     index.set_num_threads(1)

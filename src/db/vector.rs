@@ -77,7 +77,7 @@ impl VectorQuery {
         }
     }
 
-    /// At most `limit` hits (at most [`VECTOR_LIMIT_MAX`]).
+    /// At most `limit` hits (at most 10,000).
     #[must_use]
     pub fn limit(mut self, limit: usize) -> VectorQuery {
         self.limit = limit;
@@ -93,7 +93,7 @@ impl VectorQuery {
     }
 
     /// The HNSW search breadth (default [`hnsw::EF_SEARCH_DEFAULT`], at least `limit`, at
-    /// most [`VECTOR_EF_MAX`]): larger finds more of the true nearest neighbours, slower.
+    /// most 100,000): larger finds more of the true nearest neighbours, slower.
     #[must_use]
     pub fn ef(mut self, ef: usize) -> VectorQuery {
         self.ef = Some(ef);

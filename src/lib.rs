@@ -69,6 +69,7 @@ pub mod db;
 
 pub mod text;
 pub mod traverse;
+pub mod vector;
 
 mod query;
 
@@ -76,6 +77,7 @@ pub use db::{
     BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
     WriteBatch,
 };
+pub use db::{VectorHit, VectorQuery};
 pub use error::{Error, Result};
 pub use filter::NodeFilter;
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};

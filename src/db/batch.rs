@@ -326,6 +326,15 @@ pub(crate) fn check_props(p: &NodeProps) -> Result<()> {
     Ok(())
 }
 
+/// Checks an embedding against the store's dimension (fixed by the first one written,
+/// which may be earlier in this batch: `state` is advanced request by request).
+fn check_embedding(state: &State, p: &NodeProps) -> Result<()> {
+    match &p.embedding {
+        Some(e) => super::vector::check_dimension(state.embedding_dim(), e.len(), "the embedding"),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn check_edge_props(p: &EdgeProps) -> Result<()> {
     if !p.weight.is_finite() {
         return Err(Error::invalid_arg("weight", "must be a finite number"));
@@ -398,6 +407,7 @@ pub(crate) fn resolve(
             Request::Upsert { key, props } | Request::Create { key, props } => {
                 check_key(key)?;
                 check_props(props)?;
+                check_embedding(state, props)?;
                 let existing = state.node_id(key);
                 if existing.is_some() && matches!(req, Request::Create { .. }) {
                     return Err(Error::NodeExists { key: key.clone() });
@@ -447,6 +457,7 @@ pub(crate) fn resolve(
                 let mut node = Node::clone(&old);
                 apply_patch(&mut node.props, patch);
                 check_props(&node.props)?;
+                check_embedding(state, &node.props)?;
                 node.updated_at = now_ms;
                 push_op(state, &mut ops, WalOp::PutNode(node))?;
                 OpResult::Node { id, created: false }

@@ -24,6 +24,8 @@ use crate::model::Node;
 use crate::storage::segment_file;
 use crate::text::{Analyzer, doc_terms};
 
+use super::vector::BuiltVectors;
+
 mod csr;
 mod rows;
 
@@ -47,6 +49,12 @@ pub(crate) struct SegmentContent {
     pub summary: Summary,
     /// The text index of the node records (see `format::text`).
     pub text: TextIndexWriter,
+    /// The embeddings of `nodes` that have one (node id, embedding), for the vector
+    /// sections (see `db/vector.rs`).
+    pub vectors: Vec<(u32, Vec<f32>)>,
+    /// The store's embedding dimension as of this segment (`None`: none yet, or take the
+    /// first of `vectors`).
+    pub embedding_dim: Option<u32>,
 }
 
 impl SegmentContent {
@@ -57,6 +65,9 @@ impl SegmentContent {
         self.nodes.push((node.id.0, w.buf));
         let doc = doc_terms(&Analyzer::new(), node);
         self.text.add_doc(node.id.0, doc.lens, doc.terms);
+        if let Some(e) = &node.props.embedding {
+            self.vectors.push((node.id.0, e.clone()));
+        }
     }
 }
 
@@ -194,6 +205,7 @@ pub(crate) fn write_segment(
     let ((), written) = join(worth_a_thread(m), in_side, || {
         let mut bitmaps = type_bitmaps(0, &out, ntypes);
         let nodes = NodeSections::new(&content.nodes)?;
+        let vectors = BuiltVectors::new(id, content.embedding_dim, &content.vectors)?;
         let weights_default = rows.weights_default();
         segment_file::write_segment(io, dir, id, db_id, lsn, move |enc| {
             enc.section(K::Summary, &summary.encode())?;
@@ -254,6 +266,7 @@ pub(crate) fn write_segment(
             enc.section(K::TextTerms, &text.terms)?;
             enc.section(K::TextPostings, &text.postings)?;
             enc.array(K::TextDocLens, &text.doc_lens)?;
+            vectors.write(enc)?;
             Ok(())
         })
     });

@@ -241,7 +241,10 @@ impl Database {
             report.nodes_created += 1;
         }
         drop(degree);
-        let mut content = SegmentContent::default();
+        let mut content = SegmentContent {
+            embedding_dim: st.embedding_dim(),
+            ..SegmentContent::default()
+        };
         for (i, (&id, old)) in ids.iter().zip(&existing).enumerate() {
             let key = keys.get(i);
             let (id, old) = (NodeId(id), old.is_some());
@@ -253,6 +256,10 @@ impl Database {
                 (None, true) => None,
             };
             if let Some(props) = props {
+                if let Some(e) = &props.embedding {
+                    super::vector::check_dimension(content.embedding_dim, e.len(), "an embedding")?;
+                    content.embedding_dim = content.embedding_dim.or(u32::try_from(e.len()).ok());
+                }
                 let created_at = if old {
                     report.nodes_updated += 1;
                     st.node(id)?.map(|n| n.created_at).unwrap_or(now)

@@ -185,6 +185,7 @@ impl Database {
         let dir = &self.shared.dir;
         let mut content = SegmentContent {
             summary: summary_of(&st),
+            embedding_dim: st.embedding_dim(),
             ..SegmentContent::default()
         };
         for node in st.delta.nodes.values() {
@@ -296,6 +297,7 @@ impl Database {
         };
         let mut content = SegmentContent {
             summary: last.summary().clone(),
+            embedding_dim: st.embedding_dim(),
             ..SegmentContent::default()
         };
         let mut dropped = 0u64;

@@ -7,9 +7,10 @@
 //! Submodules: `state` (the immutable state value and its one `apply`), `batch`
 //! (resolving requests into WAL operations), `commit` (group commit), `open` (recovery and
 //! catching up with other processes), `maintenance` (checkpoint, compaction, verify),
-//! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading), `filter`
-//! (conditions a search applies to candidate nodes), `text` (the delta's text index and
-//! text search over segments plus delta).
+//! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading),
+//! `text` (the delta's text index and
+//! text search over segments plus delta), `vector` (vector search across segments and
+//! delta, the store's embedding dimension).
 
 mod batch;
 mod build;
@@ -21,6 +22,7 @@ mod segment;
 mod snapshot;
 mod state;
 mod text;
+mod vector;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,6 +39,7 @@ pub use bulk::{BulkLoad, BulkReport};
 pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
 pub use open::RecoveryReport;
 pub use snapshot::{Neighbor, Snapshot};
+pub use vector::{VectorHit, VectorQuery};
 
 use state::State;
 

@@ -36,6 +36,11 @@ pub struct Segment {
     /// search (the term dictionary is only handed to `fst` after it): `Some((offset,
     /// what))` when they are damaged.
     text_checked: std::sync::OnceLock<Option<(usize, String)>>,
+    /// The decoded `VectorMeta` section (shapes of the vector sections checked at open);
+    /// `None` for a segment written before vector sections existed.
+    pub vector_meta: Option<crate::format::segment::VectorMeta>,
+    /// The embeddings of such an older segment, decoded from its records on first use.
+    pub(crate) legacy_vectors: std::sync::OnceLock<super::vector::LegacyVectors>,
 }
 
 /// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
@@ -75,6 +80,8 @@ impl Segment {
             K::TypeBitmaps,
             K::OutOffsets,
             K::InOffsets,
+            K::VectorMeta,
+            K::HnswOffsets,
         ] {
             l.verify_section(b, kind).map_err(corrupt)?;
         }
@@ -91,6 +98,10 @@ impl Segment {
             }
         }
         let dense_node_base = dense_base(l.u32s(b, K::NodeIds));
+        let vector_meta = l.vector_meta(b).map_err(corrupt)?;
+        if let Some(meta) = &vector_meta {
+            l.vector_sections(b, meta).map_err(corrupt)?;
+        }
         Ok(Arc::new(Segment {
             file,
             edge_tombstones,
@@ -98,6 +109,8 @@ impl Segment {
             type_bitmaps,
             dense_node_base,
             text_checked: std::sync::OnceLock::new(),
+            vector_meta,
+            legacy_vectors: std::sync::OnceLock::new(),
         }))
     }
 

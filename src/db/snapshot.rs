@@ -81,6 +81,31 @@ impl Snapshot {
             .sum()
     }
 
+    /// The live nodes whose embeddings are most similar (cosine) to `query`'s, best first
+    /// (equal similarities: lower node id first), among those its filter accepts. Each
+    /// node counts once, from its newest version; deleted nodes never appear. Segments of
+    /// at least `HNSW_MIN_VECTORS` (20,000) vectors are searched through their HNSW graph
+    /// (approximate: recall@10 above 0.95 at the default breadth), smaller ones and recent
+    /// writes exactly.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the query embedding is empty, longer than 4096, not finite, of
+    /// norm 0 or of another dimension than the store's, or `limit`/`ef` exceed their
+    /// limits; `Corrupt` when a record read for the filter does not decode.
+    ///
+    /// # Complexity
+    /// Per segment with a graph about `ef · 32 · log n` similarity computations; per
+    /// other segment and for the delta one per vector.
+    pub fn search_vector(&self, query: &super::VectorQuery) -> Result<Vec<super::VectorHit>> {
+        self.state.search_vector(query)
+    }
+
+    /// The store's embedding dimension: fixed by the first embedding ever written, `None`
+    /// while there has been none.
+    pub fn embedding_dimension(&self) -> Option<usize> {
+        self.state.embedding_dim().map(|d| d as usize)
+    }
+
     /// The id of the live node with `key`. Cost: O(log n) per segment.
     pub fn node_id(&self, key: &str) -> Option<NodeId> {
         self.state.node_id(key)

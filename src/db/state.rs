@@ -132,6 +132,9 @@ pub(crate) struct State {
     pub type_ids: PMap<Arc<str>, u16>,
     /// Live edges per type id.
     pub type_counts: PVec<u64>,
+    /// The store's embedding dimension as the segments' `VectorMeta` and the delta name it
+    /// (the first embedding written fixes it); see `db/vector.rs` for older segments.
+    pub embedding_dim: Option<u32>,
 }
 
 impl State {
@@ -149,6 +152,12 @@ impl State {
             types: PVec::new(),
             type_ids: PMap::new(),
             type_counts: PVec::new(),
+            embedding_dim: segs
+                .segments
+                .iter()
+                .rev()
+                .find_map(|s| s.vector_meta.as_ref())
+                .and_then(|m| (m.dim > 0).then_some(m.dim)),
         };
         if let Some(last) = segs.segments.last() {
             let s = last.summary();
@@ -201,6 +210,11 @@ impl State {
                     return Err(format!("update of node {id}, which does not exist"));
                 }
                 self.delta.text.put(node);
+                if self.embedding_dim.is_none()
+                    && let Some(e) = &node.props.embedding
+                {
+                    self.embedding_dim = u32::try_from(e.len()).ok();
+                }
                 self.delta.nodes.insert(id, Arc::new(node.clone()));
             }
             WalOp::DeleteNode { id } => {

@@ -19,7 +19,12 @@ pub mod wal;
 /// * 3: each `KeyHash` slot keeps the top bits of its key's hash above the record index, so
 ///   a look-up skips the slots of other keys without reading their records. Same sizes;
 ///   WAL and manifest are unchanged. Version 1 and 2 files stay readable.
-pub const FORMAT_VERSION: u32 = 3;
+/// * 4: segments carry the optional text index (sections 30–33) and vector index
+///   (sections 40–45) of their node records. A build that reads only version 3 refuses
+///   them by version instead of by an unknown section code. WAL and manifest are
+///   unchanged; version 1–3 files stay readable, and their nodes are indexed for text when
+///   a compaction rewrites them (`hopgraph compact`).
+pub const FORMAT_VERSION: u32 = 4;
 /// The first version whose segments store `EdgeOutPos` instead of the edge columns.
 pub const SEGMENT_OUT_POS_VERSION: u32 = 2;
 /// The first version whose `KeyHash` slots carry hash tags (see `segment::KeySlots`).

@@ -122,3 +122,8 @@ fn format_v2_fixture_opens_with_the_same_content() {
 fn format_v3_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(3);
 }
+
+#[test]
+fn format_v4_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(4);
+}

@@ -19,3 +19,4 @@ mod model;
 mod paths;
 mod processes;
 mod text;
+mod vector;

@@ -600,7 +600,10 @@ fn exit_codes_and_one_line_errors() {
     let tmp = tempdir();
     let missing = tmp.path().join("missing");
     let err = fails(&["stats", "--db", &db_arg(&missing)]);
-    assert!(err.contains("no hopgraph database here") && err.contains("missing"), "{err}");
+    assert!(
+        err.contains("no hopgraph database here") && err.contains("missing"),
+        "{err}"
+    );
     assert!(!missing.exists());
     fails(&["check", "--db", &db_arg(&missing)]);
     fails(&["export", "--db", &db_arg(&missing)]);

@@ -100,12 +100,13 @@ impl SegmentLayout {
                 "segment header/table checksum mismatch",
             ));
         }
-        // Indexed by code: codes are not contiguous (text sections start at 30).
+        // Indexed by code; codes are not dense (vector sections start at 40).
         let slots = SectionKind::ALL
             .iter()
-            .map(|k| *k as usize + 1)
+            .map(|&k| k as usize)
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            + 1;
         let mut sections: Vec<Option<SectionEntry>> = vec![None; slots];
         let mut t = ByteReader::new(&bytes[table_range.clone()]);
         for i in 0..count {

@@ -31,10 +31,12 @@
 mod bitmaps;
 mod layout;
 mod text;
+mod vector;
 mod verify;
 
 pub use bitmaps::{decode_type_bitmaps, encode_bitmap, encode_treemap, encode_type_bitmaps};
 pub use layout::{SectionEntry, SegmentLayout};
+pub use vector::{VECTOR_LEVELS_MAX, VectorMeta, VectorSections};
 
 use std::io::{self, Write};
 
@@ -108,6 +110,12 @@ section_kinds! {
     TextTerms = 31, 1, "Text index term dictionary: an `fst` map term → postings offset.";
     TextPostings = 32, 1, "Text index postings lists, delta-coded with per-field term frequencies.";
     TextDocLens = 33, 4, "`u32[records × 3]`: terms per field (title, content, props) of each record.";
+    VectorMeta = 40, 1, "Vector index header: the store's embedding dimension, vector count and HNSW layer sizes (optional, see `VectorMeta`).";
+    VectorIds = 41, 4, "`u32[vectors]`: node ids of the records with an embedding, increasing (with `VectorMeta`).";
+    VectorData = 42, 4, "`f32[vectors * dim]`: those embeddings L2-normalised, row by row (with `VectorMeta`).";
+    HnswOffsets = 43, 4, "`u32[sum(layer rows + 1)]`: per HNSW layer, each row's start in `HnswNeighbors` (only when the segment has an HNSW graph).";
+    HnswNeighbors = 44, 4, "`u32[links]`: HNSW neighbour rows (indices into `VectorIds`), all layers.";
+    HnswMembers = 45, 4, "`u32[sum(layer rows), layers 1..]`: rows of each HNSW layer above 0, increasing per layer.";
 }
 
 /// The text index sections: present all together or not at all.

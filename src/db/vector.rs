@@ -1,0 +1,467 @@
+//! Vector search over a state's segments and delta, and the store's embedding dimension.
+//!
+//! - **Dimension**: the first embedding written fixes it ([`State::embedding_dim`]); the
+//!   batch resolver and the bulk load refuse an embedding of another dimension
+//!   ([`check_dimension`]) and a query of another dimension is refused too. Segments record
+//!   it in their `VectorMeta` section, so a reopen knows it without reading records.
+//! - **Segments**: each segment's vector sections hold the L2-normalised embeddings of its
+//!   node records (and above [`HNSW_MIN_VECTORS`] an HNSW graph), written by the segment
+//!   builder ([`BuiltVectors`]). A row counts only from the node's newest version: it is
+//!   skipped when the node is deleted, has a record in the delta or in a newer segment.
+//! - **Delta**: recent writes are scanned exactly from `Delta::nodes` (the delta is bounded
+//!   by automatic checkpoints), so a write is searchable once acknowledged.
+//! - **Filters** are applied during the search: a row the filter rejects is traversed by
+//!   HNSW but never enters the result. When the graph search returns fewer than `limit`
+//!   hits, asks about more than `SELECTIVE_RATIO · max(ef, limit) · M0` rows, or the rows
+//!   it asked about were accepted less than one time in [`SELECTIVE_RATIO`] (a selective
+//!   filter, or many superseded rows, where best-first search loses recall), the segment
+//!   is scanned exactly instead.
+//! - Segments written before vector sections existed have no `VectorMeta`: their records
+//!   are decoded once, on first use, into [`LegacyVectors`] (and compaction rewrites them
+//!   with sections).
+
+use std::cell::RefCell;
+use std::io::Write;
+
+use super::segment::Segment;
+use super::state::State;
+use crate::error::{Error, Result};
+use crate::filter::NodeFilter;
+use crate::format::segment::{SectionKind as K, SegmentEncoder, VECTOR_LEVELS_MAX, VectorMeta};
+use crate::graph::{NodeId, limits};
+use crate::vector::hnsw::{self, Flat, FlatView, Visited};
+use crate::vector::{Scored, TopK, Vectors, dot, exact, normalize};
+
+/// A segment with at least this many vectors gets an HNSW graph; smaller ones are scanned
+/// exactly (at dimension 128 a scan of 20,000 rows takes about a millisecond).
+pub const HNSW_MIN_VECTORS: usize = 20_000;
+/// A segment with more vectors than this gets no graph (its link offsets are `u32`).
+pub const HNSW_VECTORS_MAX: usize = 1 << 26;
+/// Most hits one query may ask for.
+pub const VECTOR_LIMIT_MAX: usize = 10_000;
+/// Largest search breadth a query may ask for.
+pub const VECTOR_EF_MAX: usize = 100_000;
+/// The filtered-search fallback: when fewer than one in this many rows the HNSW search
+/// asked about were accepted, the segment is scanned exactly instead.
+pub const SELECTIVE_RATIO: u64 = 10;
+
+const _: () = assert!(hnsw::LEVELS_MAX == VECTOR_LEVELS_MAX);
+
+/// A nearest-neighbour query by embedding: cosine similarity, best first.
+///
+/// ```
+/// use hopgraph::{NodeFilter, VectorQuery};
+/// let q = VectorQuery::new(vec![0.1, 0.7, 0.2])
+///     .limit(5)
+///     .filter(NodeFilter::any().kinds(["fact"]))
+///     .ef(128);
+/// assert_eq!(q.limit_value(), 5);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorQuery {
+    embedding: Vec<f32>,
+    limit: usize,
+    filter: NodeFilter,
+    ef: Option<usize>,
+}
+
+impl VectorQuery {
+    /// A query for the nodes whose embeddings are most similar to `embedding` (10 hits,
+    /// no filter, the default search breadth).
+    pub fn new(embedding: impl Into<Vec<f32>>) -> VectorQuery {
+        VectorQuery {
+            embedding: embedding.into(),
+            limit: 10,
+            filter: NodeFilter::any(),
+            ef: None,
+        }
+    }
+
+    /// At most `limit` hits (at most 10,000).
+    #[must_use]
+    pub fn limit(mut self, limit: usize) -> VectorQuery {
+        self.limit = limit;
+        self
+    }
+
+    /// Only nodes `filter` accepts (applied during the search, so `limit` hits come back
+    /// when enough nodes match).
+    #[must_use]
+    pub fn filter(mut self, filter: NodeFilter) -> VectorQuery {
+        self.filter = filter;
+        self
+    }
+
+    /// The HNSW search breadth (default [`hnsw::EF_SEARCH_DEFAULT`], at least `limit`, at
+    /// most 100,000): larger finds more of the true nearest neighbours, slower.
+    #[must_use]
+    pub fn ef(mut self, ef: usize) -> VectorQuery {
+        self.ef = Some(ef);
+        self
+    }
+
+    /// The hit limit.
+    pub fn limit_value(&self) -> usize {
+        self.limit
+    }
+}
+
+/// One hit of a vector search.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VectorHit {
+    /// The node.
+    pub node: NodeId,
+    /// Cosine similarity of its embedding to the query, in [-1, 1] (0 for a zero vector).
+    pub similarity: f32,
+}
+
+/// An embedding as stored for the index: scaled to unit length, or all zeros when its
+/// norm is zero (its similarity to anything is then 0).
+pub(crate) fn unit_or_zero(v: &[f32]) -> Vec<f32> {
+    normalize(v).unwrap_or_else(|| vec![0.0; v.len()])
+}
+
+/// Checks an embedding of `len` dimensions against the store's dimension `store`.
+///
+/// # Errors
+/// `InvalidArgument` naming both dimensions.
+pub(crate) fn check_dimension(store: Option<u32>, len: usize, what: &str) -> Result<()> {
+    match store {
+        Some(d) if d as usize != len => Err(Error::invalid_arg(
+            "embedding",
+            format!(
+                "{what} has {len} dimensions, but this store's embeddings have {d} (the first \
+             embedding written fixes the dimension)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The embeddings of a segment written before vector sections existed, decoded from its
+/// records: rows of the first dimension found (0: none).
+#[derive(Debug, Default)]
+pub(crate) struct LegacyVectors {
+    dim: u32,
+    ids: Vec<u32>,
+    data: Vec<f32>,
+}
+
+fn legacy(s: &Segment) -> &LegacyVectors {
+    s.legacy_vectors.get_or_init(|| {
+        let mut l = LegacyVectors::default();
+        for &id in s.node_ids() {
+            // A record that does not decode is reported by every other read of it and by
+            // `verify`; here it only contributes no vector.
+            let Ok(Some(n)) = s.node(NodeId(id)) else {
+                continue;
+            };
+            let Some(e) = &n.props.embedding else {
+                continue;
+            };
+            if l.dim == 0 {
+                l.dim = u32::try_from(e.len()).unwrap_or(0);
+            }
+            if e.len() == l.dim as usize {
+                l.ids.push(id);
+                l.data.extend(unit_or_zero(e));
+            }
+        }
+        l
+    })
+}
+
+thread_local! {
+    /// HNSW visit stamps, reused by the queries of a thread (4 bytes per row of the largest
+    /// segment searched).
+    static VISITED: RefCell<Visited> = RefCell::new(Visited::default());
+}
+
+impl State {
+    /// The store's embedding dimension: fixed by the first embedding written; `None` while
+    /// the store has none.
+    pub(crate) fn embedding_dim(&self) -> Option<u32> {
+        self.embedding_dim.or_else(|| {
+            self.segs
+                .segments
+                .iter()
+                .filter(|s| s.vector_meta.is_none())
+                .map(|s| legacy(s).dim)
+                .find(|&d| d > 0)
+        })
+    }
+
+    /// Whether the row of node `id` in segment `i` is its newest live version.
+    fn newest_in(&self, i: usize, id: u32) -> bool {
+        !self.segs.node_tombstones.contains(id)
+            && !self.delta.deleted_nodes.contains(&id)
+            && !self.delta.nodes.contains_key(&id)
+            && self
+                .segs
+                .segments
+                .get(i + 1..)
+                .unwrap_or(&[])
+                .iter()
+                .all(|s| !s.has_node(NodeId(id)))
+    }
+
+    /// The nodes whose embeddings are most similar to the query's, best first (ties: lower
+    /// node id first).
+    pub(crate) fn search_vector(&self, q: &VectorQuery) -> Result<Vec<VectorHit>> {
+        let len = q.embedding.len();
+        if len == 0 || len > limits::EMBEDDING_DIMS_MAX {
+            return Err(Error::invalid_arg(
+                "embedding",
+                format!(
+                    "query embedding must have 1..={} dimensions, got {len}",
+                    limits::EMBEDDING_DIMS_MAX
+                ),
+            ));
+        }
+        if q.embedding.iter().any(|x| !x.is_finite()) {
+            return Err(Error::invalid_arg(
+                "embedding",
+                "query embedding values must be finite numbers",
+            ));
+        }
+        if q.limit > VECTOR_LIMIT_MAX {
+            return Err(Error::invalid_arg(
+                "embedding",
+                format!("vector search limit {} exceeds {VECTOR_LIMIT_MAX}", q.limit),
+            ));
+        }
+        let ef = q.ef.unwrap_or(hnsw::EF_SEARCH_DEFAULT);
+        if ef > VECTOR_EF_MAX {
+            return Err(Error::invalid_arg(
+                "embedding",
+                format!("vector search ef {ef} exceeds {VECTOR_EF_MAX}"),
+            ));
+        }
+        let Some(dim) = self.embedding_dim() else {
+            return Ok(Vec::new());
+        };
+        check_dimension(Some(dim), len, "the query embedding")?;
+        let query = normalize(&q.embedding).ok_or_else(|| {
+            Error::invalid_arg("embedding", "the query embedding has zero length (norm 0)")
+        })?;
+        if q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let dim = dim as usize;
+        let mut top = TopK::new(q.limit);
+        let mut error = None;
+        for (i, s) in self.segs.segments.iter().enumerate() {
+            for hit in self.search_segment(i, s, &query, dim, q, ef, &mut error) {
+                top.offer(hit);
+            }
+            if let Some(e) = error {
+                return Err(e);
+            }
+        }
+        for (&id, node) in self.delta.nodes.iter() {
+            let Some(e) = &node.props.embedding else {
+                continue;
+            };
+            if e.len() != dim || !(q.filter.is_empty() || q.filter.matches(node)) {
+                continue;
+            }
+            top.offer(Scored {
+                sim: dot(&unit_or_zero(e), &query),
+                index: id,
+            });
+        }
+        Ok(top
+            .into_sorted()
+            .into_iter()
+            .map(|s| VectorHit {
+                node: NodeId(s.index),
+                similarity: s.sim,
+            })
+            .collect())
+    }
+
+    /// The best hits of segment `i` (indexed by node id), newest versions only. A record
+    /// that fails to decode while filtering is stored in `error`.
+    #[allow(clippy::too_many_arguments)]
+    fn search_segment(
+        &self,
+        i: usize,
+        s: &Segment,
+        query: &[f32],
+        dim: usize,
+        q: &VectorQuery,
+        ef: usize,
+        error: &mut Option<Error>,
+    ) -> Vec<Scored> {
+        let b = s.file.bytes();
+        let (ids, vectors, graph) = match &s.vector_meta {
+            Some(meta) => {
+                let a = s.file.layout.vector_arrays(b);
+                let graph = (!meta.layer_sizes.is_empty()).then(|| {
+                    FlatView::new(
+                        meta.entry,
+                        &meta.layer_sizes,
+                        a.members,
+                        a.offsets,
+                        a.neighbors,
+                    )
+                });
+                (a.ids, Vectors::new(a.data, meta.dim as usize), graph)
+            }
+            None => {
+                let l = legacy(s);
+                (&l.ids[..], Vectors::new(&l.data, l.dim as usize), None)
+            }
+        };
+        if vectors.dim() != dim {
+            return Vec::new();
+        }
+        let filter = &q.filter;
+        let mut accept = |row: u32| -> bool {
+            let Some(&id) = ids.get(row as usize) else {
+                return false;
+            };
+            // `has_node` also keeps a damaged id (the section is checksummed by `verify`,
+            // not at open) from naming a node this segment has no record of.
+            if !self.newest_in(i, id) || !s.has_node(NodeId(id)) {
+                return false;
+            }
+            if filter.is_empty() {
+                return true;
+            }
+            match s.node(NodeId(id)) {
+                Ok(Some(n)) => filter.matches(&n),
+                Ok(None) => false,
+                Err(e) => {
+                    error.get_or_insert(e);
+                    false
+                }
+            }
+        };
+        let mut rows = None;
+        if let Some(g) = &graph {
+            // An unfiltered search asks about roughly ef · M0 rows; a predicate accepting
+            // one row in SELECTIVE_RATIO needs that many times more.
+            let budget = (ef.max(q.limit) as u64)
+                .saturating_mul(hnsw::M0 as u64)
+                .saturating_mul(SELECTIVE_RATIO);
+            let (found, stats) = VISITED.with(|v| {
+                hnsw::search(
+                    g,
+                    vectors,
+                    query,
+                    q.limit,
+                    ef,
+                    &mut v.borrow_mut(),
+                    &mut accept,
+                    budget,
+                )
+            });
+            if found.len() >= q.limit
+                && !stats.exhausted
+                && stats.accepted * SELECTIVE_RATIO >= stats.asked
+            {
+                rows = Some(found);
+            }
+        }
+        let rows = match rows {
+            Some(r) => r,
+            None => exact(vectors, query, q.limit, &mut accept),
+        };
+        rows.into_iter()
+            .filter_map(|r| {
+                Some(Scored {
+                    sim: r.sim,
+                    index: *ids.get(r.index as usize)?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The vector sections of a segment being built.
+#[derive(Debug, Default)]
+pub(crate) struct BuiltVectors {
+    meta: VectorMeta,
+    ids: Vec<u32>,
+    data: Vec<f32>,
+    graph: Option<Flat>,
+}
+
+impl BuiltVectors {
+    /// Sections for the node records' embeddings `vectors` (node id, embedding; any
+    /// order) of segment `segment_id`, in a store of dimension `dim` (taken from the first
+    /// embedding when `None`). Normalises each row, and above [`HNSW_MIN_VECTORS`] builds
+    /// the HNSW graph with levels seeded from the segment id.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when an embedding has another dimension.
+    pub fn new(
+        segment_id: u64,
+        dim: Option<u32>,
+        vectors: &[(u32, Vec<f32>)],
+    ) -> Result<BuiltVectors> {
+        let dim = dim.or_else(|| {
+            vectors
+                .first()
+                .and_then(|(_, v)| u32::try_from(v.len()).ok())
+        });
+        let mut order: Vec<&(u32, Vec<f32>)> = vectors.iter().collect();
+        order.sort_unstable_by_key(|(id, _)| *id);
+        let d = dim.unwrap_or(0) as usize;
+        let mut ids = Vec::with_capacity(order.len());
+        let mut data = Vec::with_capacity(order.len().saturating_mul(d));
+        for (id, v) in order {
+            check_dimension(dim, v.len(), &format!("the embedding of node {id}"))?;
+            ids.push(*id);
+            data.extend(unit_or_zero(v));
+        }
+        let count = u32::try_from(ids.len())
+            .map_err(|_| Error::invalid("too many vectors for one segment"))?;
+        let graph = (ids.len() >= HNSW_MIN_VECTORS && ids.len() <= HNSW_VECTORS_MAX).then(|| {
+            hnsw::build(
+                Vectors::new(&data, d),
+                segment_id ^ 0x6873_776e_5eed_0001,
+                hnsw::EF_CONSTRUCTION,
+            )
+        });
+        let meta = VectorMeta {
+            dim: dim.unwrap_or(0),
+            count,
+            m: graph
+                .as_ref()
+                .map_or(0, |_| u32::try_from(hnsw::M).unwrap_or(0)),
+            ef_construction: graph
+                .as_ref()
+                .map_or(0, |_| u32::try_from(hnsw::EF_CONSTRUCTION).unwrap_or(0)),
+            entry: graph.as_ref().map_or(0, |g| g.entry),
+            layer_sizes: graph
+                .as_ref()
+                .map_or_else(Vec::new, |g| g.layer_sizes.clone()),
+        };
+        Ok(BuiltVectors {
+            meta,
+            ids,
+            data,
+            graph,
+        })
+    }
+
+    /// Appends the sections.
+    ///
+    /// # Errors
+    /// I/O errors of the output.
+    pub fn write<W: Write>(&self, enc: &mut SegmentEncoder<W>) -> std::io::Result<()> {
+        enc.section(K::VectorMeta, &self.meta.encode())?;
+        if self.meta.dim > 0 {
+            enc.array(K::VectorIds, &self.ids)?;
+            enc.array(K::VectorData, &self.data)?;
+        }
+        if let Some(g) = &self.graph {
+            enc.array(K::HnswOffsets, &g.offsets)?;
+            enc.array(K::HnswNeighbors, &g.neighbors)?;
+            enc.array(K::HnswMembers, &g.members)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,349 @@
+//! Vector kernels: cosine similarity, exact top-k scan and HNSW search, pure compute over
+//! slices.
+//!
+//! Nothing here knows about segments, files or node records. Vectors are rows of one flat
+//! `f32` slice ([`Vectors`]), L2-normalised by the caller (see [`normalize`]), so cosine
+//! similarity is a dot product. Results are [`Scored`] rows, best first: higher similarity,
+//! then the lower row index (so answers never depend on scan or heap order).
+//!
+//! - [`dot`]: the dot product in eight independent lanes (`chunks_exact(8)`), a loop the
+//!   compiler auto-vectorises on stable Rust.
+//! - [`TopK`]: a bounded min-heap keeping the best `k` rows seen.
+//! - [`exact`]: a full scan of a [`Vectors`] with an acceptance predicate.
+//! - [`hnsw`]: building a hierarchical navigable small-world graph (Malkov & Yashunin,
+//!   2016) and searching it through the narrow [`hnsw::Graph`] trait, which the segment's
+//!   CSR adjacency implements.
+
+pub mod hnsw;
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Rows of `dim` floats stored back to back.
+#[derive(Clone, Copy, Debug)]
+pub struct Vectors<'a> {
+    data: &'a [f32],
+    dim: usize,
+}
+
+impl<'a> Vectors<'a> {
+    /// `data` holds `data.len() / dim` whole rows (a trailing partial row is ignored);
+    /// `dim` 0 holds no rows.
+    pub fn new(data: &'a [f32], dim: usize) -> Vectors<'a> {
+        let len = data.len().checked_div(dim).unwrap_or(0);
+        Vectors {
+            data: &data[..len * dim],
+            dim,
+        }
+    }
+
+    /// Number of rows.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.data.len().checked_div(self.dim).unwrap_or(0)
+    }
+
+    /// Whether there are no rows.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The dimension.
+    #[inline]
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Row `i`, or `None` beyond the last row.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&'a [f32]> {
+        let start = i.checked_mul(self.dim)?;
+        self.data.get(start..start.checked_add(self.dim)?)
+    }
+}
+
+/// The dot product of `a` and `b` (over the shorter length). Eight partial sums in
+/// independent lanes let the compiler emit SIMD multiply-adds without `-ffast-math`.
+#[inline]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    let mut acc = [0f32; 8];
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    (acc[0] + acc[4]) + (acc[1] + acc[5]) + (acc[2] + acc[6]) + (acc[3] + acc[7]) + tail
+}
+
+/// `v` scaled to unit length, or `None` when its norm is zero or not finite (cosine
+/// similarity is then undefined).
+pub fn normalize(v: &[f32]) -> Option<Vec<f32>> {
+    let norm = dot(v, v).sqrt();
+    if !(norm.is_finite() && norm > 0.0) {
+        return None;
+    }
+    let out: Vec<f32> = v.iter().map(|x| x / norm).collect();
+    out.iter().all(|x| x.is_finite()).then_some(out)
+}
+
+/// A row and its similarity to the query. Ordered so that greater is better: higher
+/// similarity, then lower row index.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scored {
+    /// Cosine similarity (a dot product of unit vectors).
+    pub sim: f32,
+    /// Row index.
+    pub index: u32,
+}
+
+impl Eq for Scored {}
+
+impl Ord for Scored {
+    fn cmp(&self, other: &Scored) -> Ordering {
+        self.sim
+            .total_cmp(&other.sim)
+            .then_with(|| other.index.cmp(&self.index))
+    }
+}
+
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Scored) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The best `k` [`Scored`] rows offered, in a bounded min-heap: O(log k) per offer that
+/// enters, O(1) per one that does not.
+#[derive(Clone, Debug)]
+pub struct TopK {
+    k: usize,
+    heap: BinaryHeap<std::cmp::Reverse<Scored>>,
+}
+
+impl TopK {
+    /// Keeps at most `k` rows.
+    pub fn new(k: usize) -> TopK {
+        TopK {
+            k,
+            heap: BinaryHeap::with_capacity(k.min(4096) + 1),
+        }
+    }
+
+    /// Offers a row; returns whether it entered.
+    #[inline]
+    pub fn offer(&mut self, s: Scored) -> bool {
+        if self.k == 0 {
+            return false;
+        }
+        if self.heap.len() < self.k {
+            self.heap.push(std::cmp::Reverse(s));
+            return true;
+        }
+        match self.heap.peek() {
+            Some(worst) if s > worst.0 => {
+                self.heap.pop();
+                self.heap.push(std::cmp::Reverse(s));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The worst row kept, once `k` rows are kept (a row must beat it to enter).
+    #[inline]
+    pub fn threshold(&self) -> Option<Scored> {
+        (self.heap.len() >= self.k)
+            .then(|| self.heap.peek().map(|r| r.0))
+            .flatten()
+    }
+
+    /// Rows kept.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether no row is kept.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// The rows kept, best first.
+    pub fn into_sorted(self) -> Vec<Scored> {
+        // `into_sorted_vec` of `Reverse` is ascending in `Reverse`, i.e. best first.
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|r| r.0)
+            .collect()
+    }
+}
+
+/// Exact search: the best `k` rows of `vectors` for the unit vector `query` among the rows
+/// `accept` admits. Rows are scored eight lanes at a time ([`dot`]), and `accept` is asked
+/// only for rows that would enter the top-k, so an expensive predicate (a node filter that
+/// reads records) runs on few rows.
+///
+/// # Complexity
+/// O(n · dim) multiply-adds, O(k log k) heap work per entering row.
+pub fn exact(
+    vectors: Vectors<'_>,
+    query: &[f32],
+    k: usize,
+    mut accept: impl FnMut(u32) -> bool,
+) -> Vec<Scored> {
+    let mut top = TopK::new(k);
+    if k == 0 || query.len() != vectors.dim() {
+        return Vec::new();
+    }
+    for (i, row) in (0u32..).zip(vectors.data.chunks_exact(vectors.dim.max(1))) {
+        let s = Scored {
+            sim: dot(row, query),
+            index: i,
+        };
+        if top.threshold().is_none_or(|t| s > t) && accept(i) {
+            top.offer(s);
+        }
+    }
+    top.into_sorted()
+}
+
+/// A deterministic pseudo-random generator (SplitMix64): the HNSW level draw is seeded from
+/// the segment id so that identical input gives identical files. Not for cryptography.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// Starts at `seed`.
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform float in (0, 1].
+    pub fn next_unit(&mut self) -> f64 {
+        // 53 random bits, shifted away from zero so `ln` stays finite.
+        ((self.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testdata {
+    use super::{SplitMix64, normalize};
+
+    /// `n` unit vectors of `dim` floats in `clusters` Gaussian-ish clusters, seeded.
+    pub fn clustered(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
+        let mut rng = SplitMix64::new(seed);
+        // Values in (-1, 1]: f32 holds them to its precision.
+        #[allow(clippy::cast_possible_truncation)]
+        let mut uniform = move || rng.next_unit() as f32 * 2.0 - 1.0;
+        let centers: Vec<Vec<f32>> = (0..clusters)
+            .map(|_| (0..dim).map(|_| uniform()).collect())
+            .collect();
+        let mut out = Vec::with_capacity(n * dim);
+        for i in 0..n {
+            let c = &centers[i % clusters];
+            let v: Vec<f32> = c.iter().map(|x| x + 0.35 * uniform()).collect();
+            out.extend(normalize(&v).unwrap_or(v));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute(
+        vectors: Vectors<'_>,
+        q: &[f32],
+        k: usize,
+        accept: impl Fn(u32) -> bool,
+    ) -> Vec<Scored> {
+        let mut all: Vec<Scored> = (0..vectors.len())
+            .filter(|&i| accept(u32::try_from(i).unwrap()))
+            .map(|i| Scored {
+                sim: vectors
+                    .get(i)
+                    .unwrap()
+                    .iter()
+                    .zip(q)
+                    .map(|(a, b)| a * b)
+                    .sum(),
+                index: u32::try_from(i).unwrap(),
+            })
+            .collect();
+        all.sort_by(|a, b| b.cmp(a));
+        all.truncate(k);
+        all
+    }
+
+    #[test]
+    fn dot_matches_a_plain_sum() {
+        for n in [0, 1, 7, 8, 9, 31, 128, 129] {
+            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - plain).abs() < 1e-4, "n={n}");
+        }
+    }
+
+    #[test]
+    fn normalize_rejects_zero_and_scales_to_one() {
+        assert!(normalize(&[0.0, 0.0]).is_none());
+        let v = normalize(&[3.0, 4.0]).unwrap();
+        assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
+        // Huge components: the norm overflows f32.
+        assert!(normalize(&[f32::MAX, f32::MAX]).is_none());
+    }
+
+    #[test]
+    fn exact_equals_brute_force() {
+        let dim = 19;
+        let data = testdata::clustered(1000, dim, 7, 3);
+        let v = Vectors::new(&data, dim);
+        for (qi, k) in [(0usize, 1usize), (5, 10), (17, 100), (3, 5000)] {
+            let q = v.get(qi).unwrap();
+            for accept in [|_: u32| true, |i: u32| i.is_multiple_of(3)] {
+                let got = exact(v, q, k, accept);
+                let want = brute(v, q, k, accept);
+                assert_eq!(got.len(), want.len());
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g.index, w.index);
+                    assert!((g.sim - w.sim).abs() < 1e-5);
+                }
+            }
+        }
+        // Wrong query dimension or k = 0: nothing.
+        assert!(exact(v, &[1.0], 3, |_| true).is_empty());
+        assert!(exact(v, v.get(0).unwrap(), 0, |_| true).is_empty());
+    }
+
+    #[test]
+    fn topk_orders_best_first_with_index_ties() {
+        let mut t = TopK::new(3);
+        for (sim, index) in [(0.5, 4), (0.9, 1), (0.5, 2), (0.1, 0), (0.5, 3)] {
+            t.offer(Scored { sim, index });
+        }
+        let got: Vec<(f32, u32)> = t.into_sorted().iter().map(|s| (s.sim, s.index)).collect();
+        assert_eq!(got, vec![(0.9, 1), (0.5, 2), (0.5, 3)]);
+    }
+}

@@ -545,7 +545,8 @@ async fn pump<R: AsyncRead + Unpin>(
         if !buf.ends_with(b"\n") {
             buf.push(b'\n');
         }
-        if tx.send(buf.clone()).is_err() {
+        // Hand the line over rather than copy it (a result may be megabytes).
+        if tx.send(std::mem::take(&mut buf)).is_err() {
             return;
         }
     }

@@ -138,10 +138,12 @@ fn soak() {
     let mut live = Live::default();
     let mut next_id = 0u64;
     let mut window = Vec::with_capacity(10_000);
+    let mut by_tool: HashMap<&str, Vec<Duration>> = HashMap::new();
+    let mut worst: (Duration, &str) = (Duration::ZERO, "");
     let mut firsts = Vec::new();
     let mut lasts = (Duration::ZERO, Duration::ZERO);
     let edge_types = ["caused_by", "related_to", "supersedes", "contradicts"];
-    println!("window      p50 ms  p99 ms  max ms  live  edges  disk MiB");
+    println!("window      p50 ms  p99 ms  max ms  live  edges  disk MiB  slowest");
     for n in 0..calls {
         let roll = rng.below(100);
         let full = live.ids.len() >= live_target;
@@ -210,6 +212,10 @@ fn soak() {
             panic!("call {n}: {tool} {args} failed: {r}");
         }
         window.push(took);
+        by_tool.entry(tool).or_default().push(took);
+        if took > worst.0 {
+            worst = (took, tool);
+        }
         if window.len() == 10_000 || n + 1 == calls {
             window.sort();
             let (p50, p99, max) = (
@@ -222,20 +228,34 @@ fn soak() {
             }
             lasts = (p50, p99);
             println!(
-                "{:>7}  {:>7} {:>7} {:>7} {:>5} {:>6} {:>8.1}",
+                "{:>7}  {:>7} {:>7} {:>7} {:>5} {:>6} {:>8.1}  {}",
                 n + 1,
                 ms(p50),
                 ms(p99),
                 ms(max),
                 live.ids.len(),
                 live.edges.len(),
-                dir_bytes(&data) as f64 / f64::from(1 << 20)
+                dir_bytes(&data) as f64 / f64::from(1 << 20),
+                worst.1
             );
             window.clear();
+            worst = (Duration::ZERO, "");
         }
     }
     assert!(s.close().success());
     let soaked = dir_bytes(&data);
+    let mut tools: Vec<_> = by_tool.into_iter().collect();
+    tools.sort_by_key(|(t, _)| *t);
+    for (tool, mut d) in tools {
+        d.sort();
+        println!(
+            "{tool:>14}: {:>7} calls, p50 {} p99 {} max {} ms",
+            d.len(),
+            ms(pct(&d, 0.5)),
+            ms(pct(&d, 0.99)),
+            ms(d[d.len() - 1])
+        );
+    }
 
     // The same live data written fresh.
     let fresh_dir = dir.path().join("fresh");

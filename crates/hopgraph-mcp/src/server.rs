@@ -89,7 +89,10 @@ impl ServerHandler for HopgraphServer {
                 "hopgraph: a graph memory. Store memories (create_memory) or entities \
                  (aim_memory_store), connect them with typed edges (link, aim_memory_link), \
                  find them (memory_search, get_memory) and follow their edges. Every tool \
-                 takes an optional `context` naming a separate database.",
+                 takes an optional `context` naming a separate database (lowercase \
+                 a-z 0-9 _ - .); create_memory and aim_memory_store create it, other tools \
+                 answer \"No such context\" for one that does not exist yet, and \
+                 list_contexts lists them.",
             )
     }
 

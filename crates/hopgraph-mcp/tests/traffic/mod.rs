@@ -575,3 +575,35 @@ fn e2e_memory_per_request_is_bounded() {
     let _ = std::io::stdout().flush();
     assert!(s.close().success());
 }
+
+/// `--max-open-contexts` takes 1 to 4096; `--help` documents it and every limit.
+#[test]
+fn max_open_contexts_flag_and_help() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_hopgraph-mcp"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let help = String::from_utf8(run(&["--help"]).stdout).unwrap();
+    for want in [
+        "--max-open-contexts N",
+        "2,162,688 bytes",
+        "2,097,152 bytes",
+        "65,536 JSON values",
+        "nested at most 40 levels",
+        "relations: 1000 items",
+        "embedding: 4096",
+        "content: 1 MiB",
+        "lpt1-lpt9",
+        "No such context",
+    ] {
+        assert!(help.contains(want), "--help mentions {want:?}");
+    }
+    for bad in ["0", "4097", "-1", "many"] {
+        let out = run(&["--max-open-contexts", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--max-open-contexts must be"));
+    }
+}

@@ -61,7 +61,8 @@ Limits (checked before the request's values are built; each is answered with an 
 
 Maintenance: a context's log is checkpointed once it exceeds 4 MiB or after 2 s idle,
   and its segments are merged (dropping deleted data) when idle or past 16 segments,
-  on a background thread; written contexts are checkpointed at shutdown.
+  on a background thread; written contexts are checkpointed and compacted at
+  shutdown.
 ";
 
 /// Largest `--prefault-mb` (1 PiB): keeps the byte count far from overflow.

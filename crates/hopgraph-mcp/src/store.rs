@@ -416,16 +416,17 @@ impl Stores {
         Ok(())
     }
 
-    /// Checkpoints every open context that was written to (at shutdown, so that the next
-    /// start replays no WAL), then closes them all.
+    /// Checkpoints and compacts every open context that was written to (at shutdown, so
+    /// that the next start replays no WAL and the files hold no deleted data), then closes
+    /// them all.
     pub fn shutdown(&self) {
         let handles: Vec<DbHandle> = self.cache.lock().open.values().cloned().collect();
         for h in handles {
             if h.writes.load(Ordering::Relaxed) > 0
-                && let Err(e) = h.checkpoint()
+                && let Err(e) = h.checkpoint().and_then(|_| h.compact())
             {
                 crate::server::log(&format!(
-                    "checkpoint of {} at shutdown failed (the WAL keeps the data): {e}",
+                    "checkpoint or compaction of {} at shutdown failed (the WAL keeps the data): {e}",
                     h.path().display()
                 ));
             }

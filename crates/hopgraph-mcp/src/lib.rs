@@ -1,19 +1,22 @@
 //! The MCP adapter: serves the memory tools of [`hopgraph_memory`] to MCP clients over stdio.
 //!
+//! - `limits`: request limits checked on the raw line before any value is built;
 //! - `args`: reading tool arguments from raw JSON with messages that name the argument;
 //! - `schema`: the tool list (names, descriptions, input and output schemas, annotations);
 //! - `tools`: dispatch from a tool name and its arguments to `memory` functions;
-//! - `store`: data directory, contexts and the cache of open databases;
+//! - `store`: data directory, contexts, the bounded cache of open databases and their
+//!   automatic checkpoints and compaction;
 //! - `server`: the rmcp handler and the line gate in front of it.
 //!
 //! This is the only code that knows JSON-RPC, rmcp and tokio; tool semantics live in
 //! `memory`, storage in `db`.
 
 pub mod args;
+pub mod limits;
 pub mod schema;
 pub mod server;
 pub mod store;
 pub mod tools;
 
 pub use server::{HopgraphServer, serve};
-pub use store::{Location, StoreConfig, Stores};
+pub use store::{Access, Location, StoreConfig, Stores};

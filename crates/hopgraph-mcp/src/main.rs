@@ -1,7 +1,7 @@
 //! `hopgraph-mcp`: the hopgraph memory graph as an MCP server over stdio.
 //!
 //! ```text
-//! hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
+//! hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N] [--max-open-contexts N]
 //! ```
 //! The data directory comes from `--data-dir`, else `HOPGRAPH_DATA_DIR`, else the platform
 //! data directory (`$XDG_DATA_HOME/hopgraph` or `~/.local/share/hopgraph`). Each context is
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hopgraph_mcp::server::log;
-use hopgraph_mcp::store::platform_data_dir;
+use hopgraph_mcp::store::{OPEN_MAX_LIMIT, check_data_dir, platform_data_dir, start_maintenance};
 use hopgraph_mcp::{HopgraphServer, StoreConfig, Stores, serve};
 use hopgraph_memory::check_context_name;
 
@@ -22,17 +22,47 @@ const USAGE: &str = "\
 hopgraph-mcp: serve a hopgraph memory graph to MCP clients over stdio
 
 Usage: hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
+                    [--max-open-contexts N]
 
 Options:
   --data-dir DIR    where the databases live (default: $HOPGRAPH_DATA_DIR, else
-                    $XDG_DATA_HOME/hopgraph, else ~/.local/share/hopgraph)
+                    $XDG_DATA_HOME/hopgraph, else ~/.local/share/hopgraph); must be a
+                    readable directory or not exist yet (created on the first write)
   --context NAME    the context used when a call names none (default: default)
   --prefault-mb N   when a database is opened, read its files into memory in the
                     background if they total at most N MiB, so the first queries take
                     no page faults; a larger database gets only its per-node indexes
                     read, within N MiB (default: 1024; 0: read nothing ahead)
+  --max-open-contexts N
+                    most context databases kept open; the least recently used idle
+                    ones beyond N are closed and reopen on their next call (default: 64,
+                    1 to 4096); any number of contexts can be used
   -h, --help        print this help
   -V, --version     print the version
+
+Contexts: each context is the database <data>/<name>/. A name is 1-64 characters of
+  a-z 0-9 _ - . (lowercase), starts with a letter or digit, does not end with \".\",
+  has no \"..\", and is not a Windows device name (con, prn, aux, nul, com1-com9,
+  lpt1-lpt9, also with an extension such as nul.txt), so it is one directory on every
+  file system. Only create_memory and aim_memory_store create a context; every other
+  call on a context without a database answers \"No such context\" and creates nothing.
+
+Limits (checked before the request's values are built; each is answered with an error
+  that carries the request's id):
+  line              2,162,688 bytes (2 MiB + 64 KiB) per message; a longer line is
+                    answered -32600 and skipped unread
+  arguments         2,097,152 bytes of compact JSON, nested at most 40 levels
+  message           65,536 JSON values, nested at most 48 levels
+  arrays            entities, relations: 1000 items; observations, edge_types,
+                    seed_doc_ids: 1000; embedding: 4096 numbers; any other: 4096
+  strings           content: 1 MiB; query, title: 4096 bytes; ids (memory_id, from,
+                    to, name, ...): 512; edge_type, relationType: 128; context: 64;
+                    any other: 1 MiB; metadata: 64 KiB serialized (link: 4 KiB)
+
+Maintenance: a context's log is checkpointed once it exceeds 4 MiB or after 2 s idle,
+  and its segments are merged (dropping deleted data) when idle or past 16 segments,
+  on a background thread; written contexts are checkpointed and compacted at
+  shutdown.
 ";
 
 /// Largest `--prefault-mb` (1 PiB): keeps the byte count far from overflow.
@@ -42,6 +72,7 @@ struct Cli {
     data_dir: Option<PathBuf>,
     context: Option<String>,
     prefault_mb: Option<u64>,
+    open_max: Option<usize>,
 }
 
 enum Parsed {
@@ -54,6 +85,7 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
         data_dir: None,
         context: None,
         prefault_mb: None,
+        open_max: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -99,6 +131,20 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
                 };
                 cli.prefault_mb = Some(mb.ok_or_else(bad)?);
             }
+            "--max-open-contexts" => {
+                let v = value("--max-open-contexts")?;
+                let v = v.to_string_lossy();
+                let n = v
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=OPEN_MAX_LIMIT).contains(n));
+                cli.open_max = Some(n.ok_or_else(|| {
+                    format!(
+                        "--max-open-contexts must be a whole number from 1 to \
+                         {OPEN_MAX_LIMIT}, not {v:?}"
+                    )
+                })?);
+            }
             other => return Err(format!("unexpected argument {other:?}")),
         }
     }
@@ -120,7 +166,14 @@ fn main() -> ExitCode {
         .data_dir
         .or_else(|| env_dir.map(PathBuf::from))
         .unwrap_or_else(platform_data_dir);
+    if let Err(e) = check_data_dir(&data_dir) {
+        eprintln!("hopgraph-mcp: {e}");
+        return ExitCode::FAILURE;
+    }
     let mut config = StoreConfig::new(data_dir);
+    if let Some(n) = cli.open_max {
+        config.open_max = n;
+    }
     config.explicit = explicit;
     if let Some(c) = cli.context {
         config.default_context = c;
@@ -134,6 +187,11 @@ fn main() -> ExitCode {
         config.default_context
     ));
     let stores = Arc::new(Stores::new(config));
+    if let Err(e) = start_maintenance(&stores) {
+        log(&format!(
+            "maintenance thread not started (the engine still checkpoints at 64 MiB): {e}"
+        ));
+    }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -163,8 +221,9 @@ fn main() -> ExitCode {
             }
         }
     });
-    // Every acknowledged write is already durable; closing only releases files.
-    stores.close_all();
+    // Every acknowledged write is already durable; the checkpoint only spares the next
+    // start a WAL replay.
+    stores.shutdown();
     // stdin is read on a blocking thread that cannot be interrupted; do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));
     code

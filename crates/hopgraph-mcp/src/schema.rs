@@ -28,11 +28,17 @@ pub struct ToolDef {
     pub idempotent: bool,
 }
 
+/// JSON Schema pattern of a context name (the rule of
+/// [`check_context_name`](hopgraph_memory::check_context_name), less the device names).
+pub const CONTEXT_PATTERN: &str = "^[a-z0-9](?:[a-z0-9_-]|\\.[a-z0-9_-])*$";
+
 fn context() -> Value {
     json!({
         "type": "string",
-        "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-        "description": "Optional name of a separate memory database under the server's data directory (default \"default\"). Not \".\" or \"..\"."
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": CONTEXT_PATTERN,
+        "description": "Optional name of a separate memory database under the server's data directory (default \"default\"): 1-64 characters of a-z 0-9 _ - . (lowercase), starting with a letter or digit, not ending with \".\", no \"..\", not a Windows device name (con, prn, aux, nul, com1-9, lpt1-9, also with an extension). Only create_memory and aim_memory_store create a context; every other tool answers \"No such context\" for a context without a database and creates nothing. list_contexts lists them."
     })
 }
 
@@ -489,6 +495,25 @@ pub fn tool_defs() -> Vec<ToolDef> {
             },
             output: results_of(relation()),
             read_only: false,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
+            name: "list_contexts",
+            title: "List contexts",
+            description: "List the contexts (separate memory databases) in the server's data directory, by name, with whether this server has each open, and the default context. Contexts under location \"project\" are not listed. Read-only; creates nothing.",
+            input: json!({"type": "object", "properties": {}, "required": []}),
+            output: object(
+                json!({
+                    "contexts": {"type": "array", "items": object(json!({
+                        "name": {"type": "string"},
+                        "open": {"type": "boolean", "description": "Whether this server has the database open now."}
+                    }), &[])},
+                    "default_context": {"type": "string"}
+                }),
+                &[],
+            ),
+            read_only: true,
             destructive: false,
             idempotent: true,
         },

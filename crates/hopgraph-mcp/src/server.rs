@@ -29,14 +29,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
+use super::limits::{LineCheck, Violation, check_line, scan_id};
 use super::schema::tool_defs;
 use super::store::Stores;
 use super::tools;
 
-/// Longest input line accepted (a message larger than this is answered -32600 and dropped).
-/// Below rmcp's own 16 MiB line limit, so that rmcp never drops a line silently; tool
-/// arguments are capped far lower anyway (`tools::ARGUMENTS_BYTES_MAX`).
-pub const LINE_BYTES_MAX: usize = 8 << 20;
+pub use super::limits::LINE_BYTES_MAX;
 
 /// The rmcp handler: lists the tools and runs calls on the blocking pool.
 #[derive(Clone, Debug)]
@@ -91,7 +89,10 @@ impl ServerHandler for HopgraphServer {
                 "hopgraph: a graph memory. Store memories (create_memory) or entities \
                  (aim_memory_store), connect them with typed edges (link, aim_memory_link), \
                  find them (memory_search, get_memory) and follow their edges. Every tool \
-                 takes an optional `context` naming a separate database.",
+                 takes an optional `context` naming a separate database (lowercase \
+                 a-z 0-9 _ - .); create_memory and aim_memory_store create it, other tools \
+                 answer \"No such context\" for one that does not exist yet, and \
+                 list_contexts lists them.",
             )
     }
 
@@ -203,10 +204,45 @@ fn valid_id(v: &Value) -> bool {
     }
 }
 
+/// A tool-error result (`isError`) for request `id`: how argument errors are answered.
+fn tool_error_line(id: &Value, message: &str) -> Vec<u8> {
+    let mut v = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "result": {
+            "content": [{"type": "text", "text": hopgraph_memory::one_line(message)}],
+            "isError": true
+        }
+    })
+    .to_string()
+    .into_bytes();
+    v.push(b'\n');
+    v
+}
+
 /// Decides what to do with one line (without its newline).
 fn classify(line: &[u8], initialized: bool) -> Action {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Action::Drop;
+    }
+    // Limits first, on the raw bytes: nothing is built for a line that breaks one.
+    match check_line(line) {
+        LineCheck::Ok => {}
+        LineCheck::Syntax(e) => {
+            return Action::Reply(error_line(None, -32700, &format!("Parse error: {e}")));
+        }
+        LineCheck::Broken(v) => {
+            let id = scan_id(line);
+            return match (v, id) {
+                // A notification is never answered.
+                (Violation::Argument(_), None) => Action::Drop,
+                (Violation::Argument(_), Some(id)) if !initialized => {
+                    Action::Reply(error_line(Some(&id), -32600, NOT_INITIALIZED))
+                }
+                (Violation::Argument(m), Some(id)) => Action::Reply(tool_error_line(&id, &m)),
+                (Violation::Message(m), id) => Action::Reply(error_line(id.as_ref(), -32600, &m)),
+            };
+        }
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
@@ -254,7 +290,7 @@ fn classify(line: &[u8], initialized: bool) -> Action {
     let Some(id) = id else {
         // A notification: never answered. Before initialization rmcp would stop serving
         // on one, so those are dropped.
-        return if initialized && rmcp_accepts(&value) {
+        return if initialized && rmcp_accepts(line) {
             Action::Forward { init_id: None }
         } else {
             Action::Drop
@@ -294,15 +330,23 @@ fn classify(line: &[u8], initialized: bool) -> Action {
                 return Action::Reply(v);
             }
             _ => {
-                return Action::Reply(error_line(
-                    Some(id),
-                    -32600,
-                    "Invalid Request: the server is not initialized; send initialize first",
-                ));
+                return Action::Reply(error_line(Some(id), -32600, NOT_INITIALIZED));
             }
         }
     }
-    match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+    // Only one decoded copy of a message at a time: the envelope's values go before rmcp's
+    // own decoding is tried.
+    let (id, method) = (id.clone(), method.to_owned());
+    drop(value);
+    let method = method.as_str();
+    let invalid_params = |why: &str| {
+        Action::Reply(error_line(
+            Some(&id),
+            -32602,
+            &format!("Invalid params: {why}"),
+        ))
+    };
+    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         // rmcp decodes a known method with malformed params as a custom request too.
         Ok(ClientJsonRpcMessage::Request(r))
             if matches!(r.request, ClientRequest::CustomRequest(_)) =>
@@ -311,7 +355,7 @@ fn classify(line: &[u8], initialized: bool) -> Action {
                 invalid_params(&format!("malformed {method} request"))
             } else {
                 Action::Reply(error_line(
-                    Some(id),
+                    Some(&id),
                     -32601,
                     &format!("Method not found: {}", hopgraph_memory::quote_short(method)),
                 ))
@@ -321,9 +365,12 @@ fn classify(line: &[u8], initialized: bool) -> Action {
         Err(e) => return invalid_params(&format!("malformed {method} request: {e}")),
     }
     Action::Forward {
-        init_id: (method == "initialize").then(|| id.clone()),
+        init_id: (method == "initialize").then_some(id),
     }
 }
+
+const NOT_INITIALIZED: &str =
+    "Invalid Request: the server is not initialized; send initialize first";
 
 /// The request methods of MCP that a client may send (rmcp's `ClientRequest`).
 const MCP_METHODS: [&str; 21] = [
@@ -350,14 +397,15 @@ const MCP_METHODS: [&str; 21] = [
     "skills/get",
 ];
 
-/// Whether rmcp can decode `value` as a client message.
-fn rmcp_accepts(value: &Value) -> bool {
-    serde_json::from_value::<ClientJsonRpcMessage>(value.clone()).is_ok()
+/// Whether rmcp can decode `line` as a client message.
+fn rmcp_accepts(line: &[u8]) -> bool {
+    serde_json::from_slice::<ClientJsonRpcMessage>(line).is_ok()
 }
 
-/// Reads one line of at most [`LINE_BYTES_MAX`] bytes into `buf` (without the newline).
-/// Returns `Ok(false)` at end of input, `Ok(true)` for a line; an oversized line is
-/// consumed and reported through `oversized`.
+/// Reads one line into `buf` (without the newline), storing at most [`LINE_BYTES_MAX`]
+/// bytes: past that the line is marked `oversized`, `buf` keeps its first
+/// [`LINE_BYTES_MAX`] bytes (to find the request's id in) and the rest is read in chunks
+/// and discarded up to the newline. Returns `Ok(false)` at end of input.
 async fn read_line<R: AsyncRead + Unpin>(
     input: &mut BufReader<R>,
     buf: &mut Vec<u8>,
@@ -374,19 +422,18 @@ async fn read_line<R: AsyncRead + Unpin>(
         let newline = available.iter().position(|&b| b == b'\n');
         let take = newline.map_or(available.len(), |i| i + 1);
         if !*oversized {
-            if buf.len() + take > LINE_BYTES_MAX + 1 {
+            let data = newline.map_or(take, |i| i);
+            let room = LINE_BYTES_MAX - buf.len();
+            if data > room {
                 *oversized = true;
-                buf.clear();
+                buf.extend_from_slice(&available[..room]);
             } else {
-                buf.extend_from_slice(&available[..take]);
+                buf.extend_from_slice(&available[..data]);
             }
         }
         input.consume(take);
         if newline.is_some() {
-            if buf.last() == Some(&b'\n') {
-                buf.pop();
-            }
-            if buf.last() == Some(&b'\r') {
+            if buf.last() == Some(&b'\r') && !*oversized {
                 buf.pop();
             }
             return Ok(true);
@@ -429,8 +476,11 @@ where
             Err(e) => break Err(e),
         }
         if oversized {
-            let msg = format!("Invalid Request: message larger than {LINE_BYTES_MAX} bytes");
-            if tx.send(error_line(None, -32600, &msg)).is_err() {
+            let msg = format!(
+                "Invalid Request: the message is larger than the limit of {LINE_BYTES_MAX} bytes"
+            );
+            let id = super::limits::scan_id(&line);
+            if tx.send(error_line(id.as_ref(), -32600, &msg)).is_err() {
                 break Ok(());
             }
             continue;
@@ -498,7 +548,8 @@ async fn pump<R: AsyncRead + Unpin>(
         if !buf.ends_with(b"\n") {
             buf.push(b'\n');
         }
-        if tx.send(buf.clone()).is_err() {
+        // Hand the line over rather than copy it (a result may be megabytes).
+        if tx.send(std::mem::take(&mut buf)).is_err() {
             return;
         }
     }
@@ -565,7 +616,24 @@ mod tests {
         assert_eq!(e["error"]["code"], -32602);
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         let e = reply(classify(deep.as_bytes(), true));
-        assert_eq!(e["error"]["code"], -32700);
+        assert_eq!(e["error"]["code"], -32600, "nesting past the message limit");
+        // An argument over its limit: a tool error with the request's id, nothing parsed.
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{{"name":"aim_memory_link","arguments":{{"relations":[{}]}}}}}}"#,
+            vec![r#"{"from":"a","to":"b","relationType":"r"}"#; 1001].join(",")
+        );
+        let e = reply(classify(line.as_bytes(), true));
+        assert_eq!(e["id"], "r1");
+        assert_eq!(e["result"]["isError"], true);
+        assert_eq!(
+            e["result"]["content"][0]["text"],
+            "Invalid argument `relations`: has more than 1000 items, the limit is 1000"
+        );
+        let e = reply(classify(line.as_bytes(), false));
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (json!("r1"), json!(-32600))
+        );
     }
 
     #[test]

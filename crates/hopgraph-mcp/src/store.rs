@@ -1,23 +1,59 @@
-//! Where each context's database lives, and the cache of open databases.
+//! Where each context's database lives, the bounded cache of open databases, and their
+//! automatic maintenance.
 //!
-//! A server has one data directory; context `name` is the database in `<data>/<name>/`,
-//! opened on first use and kept open. AIM tools may ask for `location: project`, which
-//! selects `<project root>/.hopgraph/` instead, unless the data directory was given
-//! explicitly (flag or environment), which is always honoured.
+//! A server has one data directory; context `name` is the database in `<data>/<name>/`.
+//! AIM tools may ask for `location: project`, which selects `<project root>/.hopgraph/`
+//! instead, unless the data directory was given explicitly (flag or environment), which is
+//! always honoured.
+//!
+//! Open databases are a cache, not a registry: a context is opened on first use and the
+//! least recently used idle ones are closed once more than [`StoreConfig::open_max`] are
+//! open, so any number of contexts can be used over a server's life with bounded file
+//! descriptors. A handle in use by an in-flight call is never closed under it (the cache
+//! hands out `Arc`s and only drops entries nobody else holds); while every open context is
+//! busy the cache may exceed its bound by the number of calls in flight.
+//!
+//! Only writes that create data ([`Access::Create`]) create a database; every other call
+//! on a context that has no database answers "no such context" and touches nothing on disk.
+//!
+//! Maintenance ([`Stores::maintain`], run by a background thread, see
+//! [`start_maintenance`]): a context's WAL is checkpointed once it exceeds
+//! [`StoreConfig::checkpoint_wal_bytes`] or once the context has been idle for
+//! [`StoreConfig::idle_checkpoint`] with anything in its WAL; segments are compacted (which
+//! also drops deleted data) when idle, or regardless once there are more than
+//! [`StoreConfig::segments_max`]. Both run off the request path: readers never wait for
+//! them, writers of that context wait for their duration.
 
 use std::collections::HashMap;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
 use hopgraph::traverse::{PooledScratch, ScratchPool};
 use hopgraph::{Database, Options};
-use hopgraph_memory::{ToolError, check_context_name, one_line};
+use hopgraph_memory::{ToolError, check_context_name, one_line, quote_short};
 
 /// The context used when a call names none.
 pub const DEFAULT_CONTEXT: &str = "default";
-/// Most databases one server keeps open.
-pub const OPEN_DATABASES_MAX: usize = 256;
+/// Default [`StoreConfig::open_max`].
+pub const OPEN_MAX_DEFAULT: usize = 64;
+/// Largest accepted [`StoreConfig::open_max`] (each open database holds a few descriptors).
+pub const OPEN_MAX_LIMIT: usize = 4096;
+/// Default [`StoreConfig::checkpoint_wal_bytes`]: 4 MiB, so replaying the WAL at the next
+/// open and checkpointing it each take milliseconds.
+pub const CHECKPOINT_WAL_BYTES_DEFAULT: u64 = 4 << 20;
+/// Default [`StoreConfig::idle_checkpoint`].
+pub const IDLE_CHECKPOINT_DEFAULT: Duration = Duration::from_secs(2);
+/// Default [`StoreConfig::segments_max`].
+pub const SEGMENTS_MAX_DEFAULT: usize = 16;
+/// How often the maintenance thread looks at the open contexts.
+pub const MAINTENANCE_PERIOD: Duration = Duration::from_millis(250);
+/// The file every database directory holds (the engine's manifest).
+const MANIFEST_FILE: &str = hopgraph::storage::MANIFEST_FILE;
 /// Files whose presence marks a project root for `location: project`.
 pub const PROJECT_MARKERS: [&str; 5] = [
     ".git",
@@ -47,6 +83,14 @@ pub struct StoreConfig {
     /// How much of a just-opened database is read ahead in the background (see
     /// [`Snapshot::prefault_within`](hopgraph::Snapshot::prefault_within)); 0: nothing.
     pub prefault_max_bytes: u64,
+    /// Most idle databases kept open (at least 1).
+    pub open_max: usize,
+    /// Checkpoint a context once its WAL is larger than this.
+    pub checkpoint_wal_bytes: u64,
+    /// Checkpoint (and compact) a context idle for this long.
+    pub idle_checkpoint: Duration,
+    /// Compact a context with more segments than this even when it is busy.
+    pub segments_max: usize,
 }
 
 impl StoreConfig {
@@ -57,8 +101,15 @@ impl StoreConfig {
             explicit: true,
             default_context: DEFAULT_CONTEXT.to_owned(),
             project_start: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            options: Options::default(),
+            // Compaction is the server's decision (idle time, segment count), never a
+            // side effect of a commit: merging everything on the request path would stall
+            // that call for a time proportional to the database.
+            options: Options::default().compaction_segments_max(usize::MAX),
             prefault_max_bytes: PREFAULT_MAX_BYTES_DEFAULT,
+            open_max: OPEN_MAX_DEFAULT,
+            checkpoint_wal_bytes: CHECKPOINT_WAL_BYTES_DEFAULT,
+            idle_checkpoint: IDLE_CHECKPOINT_DEFAULT,
+            segments_max: SEGMENTS_MAX_DEFAULT,
         }
     }
 }
@@ -72,11 +123,80 @@ pub enum Location {
     Global,
 }
 
+/// What a call needs of its context's database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// An existing database; a context without one is "no such context" (nothing is
+    /// created).
+    Existing,
+    /// The database, created when missing (writes that add data).
+    Create,
+}
+
+/// An open database of the cache, with what maintenance needs to know about its use.
+#[derive(Debug)]
+pub struct OpenDb {
+    db: Database,
+    /// Write calls since the last checkpoint this server made.
+    writes: AtomicU64,
+    /// Milliseconds since the cache's epoch at the last call.
+    last_used_ms: AtomicU64,
+    /// Position in the least-recently-used order (larger is newer).
+    tick: AtomicU64,
+}
+
+impl OpenDb {
+    /// Notes that a call wrote (or may have written) to this database.
+    pub fn note_write(&self) {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Deref for OpenDb {
+    type Target = Database;
+    fn deref(&self) -> &Database {
+        &self.db
+    }
+}
+
+/// A context's database as calls receive it: keeps the database open while held.
+pub type DbHandle = Arc<OpenDb>;
+
+/// One open context, as `list_contexts` reports it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ContextInfo {
+    /// The context name.
+    pub name: String,
+    /// Whether this server has its database open.
+    pub open: bool,
+}
+
+/// What one maintenance pass did (for tests and logs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MaintenanceReport {
+    /// Checkpoints written.
+    pub checkpoints: usize,
+    /// Compactions done.
+    pub compactions: usize,
+    /// Databases closed because the cache was over its bound.
+    pub closed: usize,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    open: HashMap<PathBuf, DbHandle>,
+    tick: u64,
+}
+
 /// The open databases of one server.
 #[derive(Debug)]
 pub struct Stores {
     config: StoreConfig,
-    open: Mutex<HashMap<PathBuf, Database>>,
+    cache: Mutex<Cache>,
+    /// Serializes opening, so that two calls never open one directory twice; the cache
+    /// lock itself is never held across I/O.
+    opening: Mutex<()>,
+    epoch: Instant,
     scratches: ScratchPool,
 }
 
@@ -85,7 +205,9 @@ impl Stores {
     pub fn new(config: StoreConfig) -> Stores {
         Stores {
             config,
-            open: Mutex::new(HashMap::new()),
+            cache: Mutex::new(Cache::default()),
+            opening: Mutex::new(()),
+            epoch: Instant::now(),
             // Two blocking-pool threads run most queries; a few idle scratches suffice.
             scratches: ScratchPool::with_keep_max(4),
         }
@@ -94,6 +216,10 @@ impl Stores {
     /// The configuration.
     pub fn config(&self) -> &StoreConfig {
         &self.config
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The directory of `context` (default: the configured default) at `location`.
@@ -124,36 +250,106 @@ impl Stores {
         Ok(base.join(context))
     }
 
-    /// The database of `context` at `location`, opened on first use.
+    /// The database of `context` at `location`, opened on first use; with
+    /// [`Access::Existing`] a context that has no database is an error and nothing is
+    /// created.
     ///
     /// # Errors
-    /// See [`Stores::dir`]; the database cannot be opened; too many open databases.
+    /// See [`Stores::dir`]; no such context; the database cannot be opened.
     pub fn database(
         &self,
         context: Option<&str>,
         location: Option<Location>,
-    ) -> Result<Database, ToolError> {
+        access: Access,
+    ) -> Result<DbHandle, ToolError> {
         let dir = self.dir(context, location)?;
-        let mut open = self.open.lock();
-        if let Some(db) = open.get(&dir) {
-            return Ok(db.clone());
+        if let Some(h) = self.cached(&dir) {
+            return Ok(h);
         }
-        if open.len() >= OPEN_DATABASES_MAX {
-            return Err(ToolError(format!(
-                "Too many contexts open in this server (limit {OPEN_DATABASES_MAX})"
-            )));
+        let _opening = self.opening.lock();
+        // Another call may have opened it while this one waited.
+        if let Some(h) = self.cached(&dir) {
+            return Ok(h);
         }
-        // Opening under the lock keeps two calls from opening one directory twice; it is
-        // a one-time cost per context.
+        if access == Access::Existing && !dir.join(MANIFEST_FILE).is_file() {
+            let name = context.unwrap_or(&self.config.default_context);
+            return Err(ToolError(one_line(&format!(
+                "No such context: {} has no database yet (in {}); write to it first \
+                 (create_memory or aim_memory_store create it), or see list_contexts",
+                quote_short(name),
+                dir.display()
+            ))));
+        }
         let db = Database::open_with(&dir, self.config.options.clone()).map_err(|e| {
             ToolError(one_line(&format!(
                 "Storage error: cannot open the database in {}: {e}",
                 dir.display()
             )))
         })?;
-        open.insert(dir, db.clone());
         prefault_in_background(&db, self.config.prefault_max_bytes);
-        Ok(db)
+        let handle = Arc::new(OpenDb {
+            db,
+            writes: AtomicU64::new(0),
+            last_used_ms: AtomicU64::new(self.now_ms()),
+            tick: AtomicU64::new(0),
+        });
+        let mut cache = self.cache.lock();
+        cache.tick += 1;
+        handle.tick.store(cache.tick, Ordering::Relaxed);
+        cache.open.insert(dir, handle.clone());
+        evict(&mut cache, self.config.open_max.max(1));
+        Ok(handle)
+    }
+
+    fn cached(&self, dir: &Path) -> Option<DbHandle> {
+        let mut cache = self.cache.lock();
+        cache.tick += 1;
+        let tick = cache.tick;
+        let h = cache.open.get(dir)?;
+        h.tick.store(tick, Ordering::Relaxed);
+        h.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        Some(h.clone())
+    }
+
+    /// Number of databases open in the cache.
+    pub fn open_count(&self) -> usize {
+        self.cache.lock().open.len()
+    }
+
+    /// The contexts with a database in the data directory, by name, and whether each is
+    /// open. Reads the directory only; a missing data directory has no contexts.
+    ///
+    /// # Errors
+    /// The data directory cannot be read.
+    pub fn list_contexts(&self) -> Result<Vec<ContextInfo>, ToolError> {
+        let data = &self.config.data_dir;
+        let entries = match std::fs::read_dir(data) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(ToolError(one_line(&format!(
+                    "Storage error: cannot read the data directory {}: {e}",
+                    data.display()
+                ))));
+            }
+        };
+        let open: Vec<PathBuf> = self.cache.lock().open.keys().cloned().collect();
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            let path = entry.path();
+            if check_context_name(&name).is_err() || !path.join(MANIFEST_FILE).is_file() {
+                continue;
+            }
+            out.push(ContextInfo {
+                open: open.contains(&path),
+                name,
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
     }
 
     /// A traversal scratch for one query (returned to the pool on drop).
@@ -161,9 +357,160 @@ impl Stores {
         self.scratches.get()
     }
 
+    /// One maintenance pass over the open contexts (see the module docs): checkpoints by
+    /// WAL size and idle time, compaction when idle or past [`StoreConfig::segments_max`],
+    /// and closing idle databases beyond the bound. Errors are logged, never raised: the
+    /// data is safe in the WAL and the next pass tries again.
+    pub fn maintain(&self) -> MaintenanceReport {
+        let mut report = MaintenanceReport::default();
+        let handles: Vec<DbHandle> = {
+            let mut cache = self.cache.lock();
+            report.closed = evict(&mut cache, self.config.open_max.max(1));
+            cache.open.values().cloned().collect()
+        };
+        let now = self.now_ms();
+        let idle_ms = u64::try_from(self.config.idle_checkpoint.as_millis()).unwrap_or(u64::MAX);
+        for h in handles {
+            let idle = now.saturating_sub(h.last_used_ms.load(Ordering::Relaxed)) >= idle_ms;
+            if let Err(e) = self.maintain_one(&h, idle, &mut report) {
+                crate::server::log(&format!(
+                    "maintenance of {} failed (will retry): {e}",
+                    h.path().display()
+                ));
+            }
+        }
+        report
+    }
+
+    fn maintain_one(
+        &self,
+        h: &OpenDb,
+        idle: bool,
+        report: &mut MaintenanceReport,
+    ) -> Result<(), hopgraph::Error> {
+        let writes = h.writes.load(Ordering::Relaxed);
+        if writes == 0 {
+            return Ok(());
+        }
+        let stats = h.stats()?;
+        let wal_pending = stats.lsn > stats.checkpoint_lsn;
+        if wal_pending && (idle || stats.wal_bytes >= self.config.checkpoint_wal_bytes) {
+            h.checkpoint()?;
+            report.checkpoints += 1;
+        }
+        let segments = stats.segments.len() + usize::from(wal_pending);
+        if (idle && segments > 1) || segments > self.config.segments_max {
+            h.compact()?;
+            report.compactions += 1;
+        }
+        if idle {
+            // Everything written before this pass is now in one segment; a later write
+            // makes the context a candidate again.
+            let _ = h
+                .writes
+                .compare_exchange(writes, 0, Ordering::Relaxed, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Checkpoints and compacts every open context that was written to (at shutdown, so
+    /// that the next start replays no WAL and the files hold no deleted data), then closes
+    /// them all.
+    pub fn shutdown(&self) {
+        let handles: Vec<DbHandle> = self.cache.lock().open.values().cloned().collect();
+        for h in handles {
+            if h.writes.load(Ordering::Relaxed) > 0
+                && let Err(e) = h.checkpoint().and_then(|_| h.compact())
+            {
+                crate::server::log(&format!(
+                    "checkpoint or compaction of {} at shutdown failed (the WAL keeps the data): {e}",
+                    h.path().display()
+                ));
+            }
+        }
+        self.close_all();
+    }
+
     /// Closes every open database (they reopen on next use).
     pub fn close_all(&self) {
-        self.open.lock().clear();
+        self.cache.lock().open.clear();
+    }
+}
+
+/// Closes the least recently used idle databases until at most `max` are open; returns how
+/// many were closed. A handle someone else holds (a call in flight) is busy and stays.
+fn evict(cache: &mut Cache, max: usize) -> usize {
+    let mut closed = 0;
+    while cache.open.len() > max {
+        let victim = cache
+            .open
+            .iter()
+            .filter(|(_, h)| Arc::strong_count(h) == 1)
+            .min_by_key(|(_, h)| h.tick.load(Ordering::Relaxed))
+            .map(|(dir, _)| dir.clone());
+        let Some(dir) = victim else {
+            break;
+        };
+        cache.open.remove(&dir);
+        closed += 1;
+    }
+    closed
+}
+
+/// Starts the thread that runs [`Stores::maintain`] every [`MAINTENANCE_PERIOD`] for as long
+/// as `stores` lives.
+///
+/// # Errors
+/// The thread cannot be started.
+pub fn start_maintenance(stores: &Arc<Stores>) -> std::io::Result<()> {
+    let weak: Weak<Stores> = Arc::downgrade(stores);
+    std::thread::Builder::new()
+        .name("hopgraph-maintenance".to_owned())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(MAINTENANCE_PERIOD);
+                let Some(stores) = weak.upgrade() else {
+                    return;
+                };
+                stores.maintain();
+            }
+        })
+        .map(|_| ())
+}
+
+/// Checks that `dir` can serve as the data directory: an existing path must be a readable
+/// directory; a missing one must have a directory as its nearest existing ancestor (it is
+/// created on the first write). Creates nothing.
+///
+/// # Errors
+/// A one-line message naming the path and the problem.
+pub fn check_data_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(dir)
+            .map(|_| ())
+            .map_err(|e| format!("data directory {} cannot be read: {e}", dir.display())),
+        Ok(_) => Err(format!(
+            "data directory {} exists and is not a directory",
+            dir.display()
+        )),
+        Err(e) => {
+            let parent = dir
+                .ancestors()
+                .skip(1)
+                .find(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_ok());
+            match parent {
+                Some(p) if !p.is_dir() => Err(format!(
+                    "data directory {} cannot be created: {} is not a directory",
+                    dir.display(),
+                    p.display()
+                )),
+                _ if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(format!(
+                    "data directory {} cannot be used: {e}",
+                    dir.display()
+                )),
+            }
+        }
     }
 }
 

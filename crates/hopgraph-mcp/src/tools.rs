@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::args::{Args, check_id, in_item, item_obj};
-use super::store::{Location, Stores};
+use super::store::{Access, DbHandle, Location, Stores};
 use hopgraph::Direction;
 use hopgraph::traverse::{Budget, ExpandDirection};
 use hopgraph_memory::aim::{self, Entity, Relation};
@@ -109,14 +109,21 @@ pub fn check_arguments(arguments: Option<&Map<String, Value>>) -> Result<(), Too
     let Some(m) = arguments else {
         return Ok(());
     };
-    let v = Value::Object(m.clone());
-    let depth = hopgraph_memory::json_depth(&v);
+    // Depth: the object itself is 1. Neither check copies the arguments.
+    let depth = 1 + m
+        .values()
+        .map(hopgraph_memory::json_depth)
+        .max()
+        .unwrap_or(0);
     if depth > ARGUMENTS_DEPTH_MAX {
         return Err(ToolError(format!(
             "Arguments are nested {depth} levels deep, the limit is {ARGUMENTS_DEPTH_MAX}"
         )));
     }
-    let n = v.to_string().len();
+    let mut counter = ByteCount(0);
+    // Writing into a counter cannot fail; a map of JSON values always serializes.
+    let _ = serde_json::to_writer(&mut counter, m);
+    let n = counter.0;
     if n > ARGUMENTS_BYTES_MAX {
         return Err(ToolError(format!(
             "Arguments are {n} bytes, the limit is {ARGUMENTS_BYTES_MAX}"
@@ -124,6 +131,24 @@ pub fn check_arguments(arguments: Option<&Map<String, Value>>) -> Result<(), Too
     }
     Ok(())
 }
+
+/// An `io::Write` that only counts bytes.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(buf.len());
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The tools that create their context's database when it is missing; every other tool
+/// answers "No such context" there and creates nothing (a delete, unlink or link on an
+/// empty context could only fail anyway).
+pub const CREATING_TOOLS: [&str; 2] = ["create_memory", "aim_memory_store"];
 
 /// Runs tool `name` with `arguments` against `stores`.
 ///
@@ -140,7 +165,18 @@ pub fn call(
     let args = Args::new(arguments);
     let context = args.opt_str("context")?;
     let ctx = context.as_deref();
-    let db = |location: Option<Location>| stores.database(ctx, location);
+    let access = if CREATING_TOOLS.contains(&name) {
+        Access::Create
+    } else {
+        Access::Existing
+    };
+    let db = |location: Option<Location>| stores.database(ctx, location, access);
+    // A write call: noted for maintenance (even when it fails: cheap and harmless).
+    let written = |location: Option<Location>| -> Result<DbHandle, ToolError> {
+        let h = db(location)?;
+        h.note_write();
+        Ok(h)
+    };
     match name {
         "create_memory" => {
             let id = args.opt_str("id")?;
@@ -157,7 +193,7 @@ pub fn call(
                 title: args.opt_str("title")?,
                 echo_embedding: args.opt_bool("echo_embedding")?.unwrap_or(false),
             };
-            ToolOutput::json(&nodes::create_memory(&db(None)?, &req)?)
+            ToolOutput::json(&nodes::create_memory(&*written(None)?, &req)?)
         }
         "get_memory" => {
             let id = args.req_id("memory_id")?;
@@ -165,7 +201,7 @@ pub fn call(
         }
         "delete_memory" => {
             let id = args.req_id("memory_id")?;
-            ToolOutput::json(&nodes::delete_memory(&db(None)?, &id)?)
+            ToolOutput::json(&nodes::delete_memory(&*written(None)?, &id)?)
         }
         "memory_search" => {
             let req = SearchRequest {
@@ -192,11 +228,11 @@ pub fn call(
                 metadata: args.opt_obj("metadata")?,
                 weight: args.opt_f64("weight")?,
             };
-            ToolOutput::json(&edges::link(&db(None)?, &req)?)
+            ToolOutput::json(&edges::link(&*written(None)?, &req)?)
         }
         "unlink" => {
             let id = args.req_id("edge_id")?;
-            ToolOutput::json(&edges::unlink(&db(None)?, &id)?)
+            ToolOutput::json(&edges::unlink(&*written(None)?, &id)?)
         }
         "related" => {
             let req = RelatedRequest {
@@ -278,7 +314,7 @@ pub fn call(
             let snap = db(None)?.snapshot();
             ToolOutput::json(&walk::expand(&snap, &mut stores.scratch(), &req)?)
         }
-        "graph_stats" => ToolOutput::json(&stats::graph_stats(&db(None)?)?),
+        "graph_stats" => ToolOutput::json(&stats::graph_stats(&*db(None)?)?),
         "aim_memory_store" => {
             let location = location(&args)?;
             let entities = args
@@ -300,7 +336,7 @@ pub fn call(
                     read().map_err(|e| in_item(&p, e))
                 })
                 .collect::<Result<Vec<_>, ToolError>>()?;
-            ToolOutput::list(&aim::store_entities(&db(location)?, &entities)?)
+            ToolOutput::list(&aim::store_entities(&*written(location)?, &entities)?)
         }
         "aim_memory_link" => {
             let location = location(&args)?;
@@ -321,7 +357,14 @@ pub fn call(
                     read().map_err(|e| in_item(&p, e))
                 })
                 .collect::<Result<Vec<_>, ToolError>>()?;
-            ToolOutput::list(&aim::link_relations(&db(location)?, &relations)?)
+            ToolOutput::list(&aim::link_relations(&*written(location)?, &relations)?)
+        }
+        "list_contexts" => {
+            let contexts = stores.list_contexts()?;
+            ToolOutput::json(&serde_json::json!({
+                "contexts": contexts,
+                "default_context": stores.config().default_context,
+            }))
         }
         other => Err(ToolError(format!("Unknown tool: {other}"))),
     }

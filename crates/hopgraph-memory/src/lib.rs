@@ -85,27 +85,48 @@ pub fn one_line(text: &str) -> String {
 /// The memory types of agi-mcp-server, the only values `create_memory` accepts as `type`.
 pub const MEMORY_TYPES: [&str; 4] = ["episodic", "semantic", "procedural", "strategic"];
 
-/// Checks a context name: `^[A-Za-z0-9_.-]{1,64}$` and neither `.` nor `..`.
+/// Longest context name, in bytes.
+pub const CONTEXT_NAME_BYTES_MAX: usize = 64;
+
+/// The context-name rule, as error messages and docs state it.
+pub const CONTEXT_NAME_RULE: &str = "1-64 characters of a-z 0-9 _ - . (lowercase), starting \
+     with a letter or digit, not ending with \".\", no \"..\", and not a Windows device name \
+     (con, prn, aux, nul, com1-com9, lpt1-lpt9, also with an extension such as nul.txt)";
+
+/// Windows device names: a file named so (with any extension) cannot be created there.
+const WINDOWS_DEVICE_NAMES: [&str; 22] = [
+    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+    "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
+
+/// Checks a context name against one rule that is safe as a directory name on Linux, macOS
+/// and Windows file systems ([`CONTEXT_NAME_RULE`]): `[a-z0-9_.-]{1,64}`, first character a
+/// letter or digit, no trailing `.`, no `..`, no Windows device name (`con`, `nul.txt`, ...).
+/// Uppercase is rejected rather than folded, so that two names can never collide on a
+/// case-insensitive file system and a name means the same directory everywhere. Path
+/// separators, NUL, spaces and absolute paths fall outside the character set.
 ///
 /// # Errors
-/// A one-line message naming the rule.
+/// ``Invalid argument `context`: must be <rule>, got "name"``.
 pub fn check_context_name(name: &str) -> Result<(), ToolError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-        && name != "."
-        && name != "..";
+    let b = name.as_bytes();
+    let chars_ok = b
+        .iter()
+        .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'.' | b'-'));
+    let stem = name.split('.').next().unwrap_or(name);
+    let ok = !b.is_empty()
+        && b.len() <= CONTEXT_NAME_BYTES_MAX
+        && chars_ok
+        && b[0].is_ascii_alphanumeric()
+        && b.last() != Some(&b'.')
+        && !name.contains("..")
+        && !WINDOWS_DEVICE_NAMES.contains(&stem);
     if ok {
         Ok(())
     } else {
         Err(ToolError::invalid_arg(
             "context",
-            format!(
-                "must be 1-64 characters of A-Z a-z 0-9 _ . - and not \".\" or \"..\", got {}",
-                quote_short(name)
-            ),
+            format!("must be {CONTEXT_NAME_RULE}, got {}", quote_short(name)),
         ))
     }
 }
@@ -304,11 +325,59 @@ mod tests {
 
     #[test]
     fn context_names() {
-        for ok in ["default", "a", "work.v2", "A_b-c", &"x".repeat(64)] {
+        let long = "x".repeat(64);
+        for ok in [
+            "default",
+            "a",
+            "0",
+            "work.v2",
+            "a_b-c",
+            "a.b.c",
+            "console",
+            "nul1",
+            "com10",
+            "lpt0",
+            "con-x",
+            "x.con",
+            "my-project_2",
+            long.as_str(),
+        ] {
             assert!(check_context_name(ok).is_ok(), "{ok}");
         }
-        for bad in ["", ".", "..", "a/b", "a b", "é", &"x".repeat(65)] {
-            assert!(check_context_name(bad).is_err(), "{bad}");
+        let too_long = "x".repeat(65);
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a..b",
+            ".hidden",
+            "-flag",
+            "_x",
+            "trailing.",
+            "trailing ",
+            "a/b",
+            "/abs",
+            "a\\b",
+            "c:x",
+            "a b",
+            "a\0b",
+            "é",
+            "Work",
+            "CON",
+            "con",
+            "Con",
+            "nul.txt",
+            "NUL.txt",
+            "aux",
+            "prn.log",
+            "com1",
+            "COM9",
+            "lpt1",
+            "lpt9.x",
+            too_long.as_str(),
+        ] {
+            let e = check_context_name(bad).expect_err(bad);
+            assert!(e.0.contains(CONTEXT_NAME_RULE), "{bad}: {e}");
         }
     }
 

@@ -9,7 +9,8 @@
 //! same sentences from the same integer generator) with the same batch size, and time
 //! one 40-word text alone. Without `HOPGRAPH_EMBED_MODEL` it runs on a tiny random model
 //! (the numbers then only show the harness works). Options after `--`:
-//! `--texts N` (default 1024), `--batch B` (default 32), `--rounds R` (default 3).
+//! `--texts N` (default 1024), `--batch B` (default 32), `--rounds R` (default 3),
+//! `--samples S` latency samples (default 200).
 
 #![allow(
     clippy::cast_possible_truncation,
@@ -66,6 +67,22 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// This process's user + system CPU time in seconds, from `/proc/self/stat` (Linux; 0 where
+/// unavailable). On a loaded machine CPU time per text is steadier than wall time.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<f64>().ok()))
+        .sum();
+    ticks / 100.0 // USER_HZ is 100 on Linux
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--list") {
         return Ok(()); // `cargo bench -- --list` and `cargo test --benches` probes
@@ -73,6 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let texts = arg("--texts", 1024);
     let batch = arg("--batch", 32);
     let rounds = arg("--rounds", 3);
+    let samples = arg("--samples", 200).max(1);
     let tiny_dir = tempfile::tempdir()?;
     let embedder = match std::env::var_os("HOPGRAPH_EMBED_MODEL") {
         Some(dir) => Embedder::load(dir)?,
@@ -94,6 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let corpus = corpus(texts);
     embedder.embed(&corpus[..batch.min(texts)])?; // warm-up
     let mut rates = Vec::new();
+    let cpu_start = cpu_seconds();
     for _ in 0..rounds {
         let start = Instant::now();
         let out = embedder.embed(&corpus)?;
@@ -101,6 +120,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         assert_eq!(out.len(), texts);
         rates.push(texts as f64 / secs);
     }
+    let cpu_ms_per_text = (cpu_seconds() - cpu_start) * 1000.0 / (rounds * texts) as f64;
     rates.sort_by(f64::total_cmp);
     println!(
         "throughput: {texts} texts, median {:.1} sentences/s (min {:.1}, max {:.1})",
@@ -108,13 +128,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rates[0],
         rates[rates.len() - 1]
     );
+    println!("cpu time: {cpu_ms_per_text:.2} ms per text (all threads)");
 
     let text = forty_words();
     println!("latency text: {} tokens", embedder.token_count(&text)?);
     for _ in 0..20 {
         embedder.embed_one(&text)?;
     }
-    let mut micros: Vec<f64> = (0..200)
+    let mut micros: Vec<f64> = (0..samples)
         .map(|_| {
             let start = Instant::now();
             let v = embedder.embed_one(&text);

@@ -96,8 +96,8 @@ use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, Tru
 pub use error::{EmbedError, Result};
 pub use spec::Pooling;
 
-/// Texts per encoder run by default. 32 is sentence-transformers' default too, which keeps
-/// comparisons fair; throughput on 2 cores is flat from 16 to 64 (see the README).
+/// Texts per encoder run by default: sentence-transformers' default too, which keeps the
+/// benchmark comparison like for like. Other sizes were not measured.
 pub const BATCH_SIZE_DEFAULT: usize = 32;
 
 /// The largest batch size [`Embedder::with_batch_size`] accepts: the attention scores of a

@@ -1,0 +1,465 @@
+//! In-process sentence embeddings for hopgraph: a BERT-family encoder loaded from a
+//! sentence-transformers model directory and run on the CPU, in Rust, with no Python, no
+//! C library and no network.
+//!
+//! An agent speaking to `hopgraph-mcp` cannot compute a 384-number vector itself; the
+//! server embeds the text with a local model through this crate.
+//!
+//! # Quick start
+//!
+//! ```no_run
+//! # fn main() -> Result<(), hopgraph_embed::EmbedError> {
+//! use hopgraph_embed::Embedder;
+//!
+//! let embedder = Embedder::load("/path/to/all-MiniLM-L6-v2")?;
+//! assert_eq!(embedder.dimension(), 384);
+//! let vectors = embedder.embed(&["the cat sat on the mat", "a dog barked"])?;
+//! let one = embedder.embed_one("hello world")?;
+//! // Unit vectors: the dot product is the cosine similarity.
+//! let cosine: f32 = vectors[0].iter().zip(&one).map(|(a, b)| a * b).sum();
+//! println!("{} {cosine}", embedder.model_id());
+//! # Ok(()) }
+//! ```
+//!
+//! # What a model directory holds
+//!
+//! The files sentence-transformers saves (`SentenceTransformer.save(dir)`, or any model
+//! downloaded from the Hugging Face hub):
+//! `config.json`, `tokenizer.json`, `model.safetensors`, `1_Pooling/config.json`, and
+//! optionally `modules.json` and `sentence_bert_config.json`. A missing required file is
+//! [`EmbedError::MissingFile`] naming it. The README says where to get one.
+//!
+//! # Supported architectures
+//!
+//! `model_type: "bert"` encoders with absolute position embeddings, run by
+//! `candle_transformers::models::bert`: all-MiniLM-L6-v2 / L12 (384-d), BAAI bge-small /
+//! base (384 / 768-d), intfloat e5-small / base, thenlper gte-small, and any other BERT
+//! checkpoint. Any other `model_type` (xlm-roberta, distilbert, nomic_bert, ...) is
+//! [`EmbedError::UnsupportedArchitecture`]. A `Dense` module in `modules.json` is refused
+//! (skipping it would give wrong vectors).
+//!
+//! # Pooling
+//!
+//! As `1_Pooling/config.json` says, exactly one of: `mean` (average of the token vectors
+//! under the attention mask, padding excluded: all-MiniLM, e5, gte), `cls` (the `[CLS]`
+//! token's vector: bge), `max` (element-wise maximum under the mask), `mean_sqrt_len`
+//! (masked sum / sqrt(token count)). Weighted-mean, last-token and several modes at once
+//! are refused. Every output vector is then L2-normalised (a Normalize module or not), so
+//! the dot product of two outputs is their cosine similarity.
+//!
+//! # Truncation
+//!
+//! A text is cut to the model's window: `min(max_seq_length, max_position_embeddings)`
+//! tokens including `[CLS]` and `[SEP]` (256 for all-MiniLM-L6-v2, 512 for bge/e5), which
+//! is what sentence-transformers does; only the start of a longer text counts. Before
+//! tokenizing, a text is also cut at a character boundary at
+//! [`TEXT_BYTES_PER_TOKEN_MAX`] bytes per window token (16 KiB for a 256-token window), so a
+//! huge input costs bounded work; a text that long already fills the window with ordinary
+//! words. [`Embedder::token_count`] tells a caller whether a text was cut. Texts are never
+//! chunked and averaged: the vector of a long text is the vector of its beginning.
+//!
+//! # Speed
+//!
+//! [`Embedder::embed`] tokenizes all texts in parallel, sorts them by token count, and runs
+//! the encoder on batches of [`Embedder::batch_size`] texts padded to the longest in the
+//! batch (with an attention mask), so little work goes into padding. candle's CPU matmul
+//! (the `gemm` crate) uses every core through rayon.
+//!
+//! # Dependencies
+//!
+//! - `candle-core`, `candle-nn`, `candle-transformers` (Hugging Face): tensors, the CPU
+//!   matmul (`gemm`, pure Rust, runtime SIMD dispatch) and a maintained BERT
+//!   implementation; pure Rust with default features (no BLAS, no CUDA).
+//! - `tokenizers` (Hugging Face, the library behind the Python tokenizers) with
+//!   `default-features = false, features = ["fancy-regex"]`: it reads `tokenizer.json`
+//!   exactly as Python does, without the `onig` C library, the `esaxx` C++ code, or
+//!   `hf-hub`'s downloads. candle-core already depends on it in this configuration.
+//! - safetensors is read through candle (`VarBuilder`), not a direct dependency.
+//! - `crc32fast` (already in the workspace) for the model fingerprint; `rayon` (already
+//!   under candle and tokenizers) for the parallel tokenization.
+
+#![forbid(unsafe_code)]
+
+mod error;
+mod pool;
+mod spec;
+pub mod tiny_model;
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::BertModel;
+use rayon::prelude::*;
+use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+pub use error::{EmbedError, Result};
+pub use spec::Pooling;
+
+/// Texts per encoder run by default: sentence-transformers' default too, which keeps the
+/// benchmark comparison like for like. Other sizes were not measured.
+pub const BATCH_SIZE_DEFAULT: usize = 32;
+
+/// The largest batch size [`Embedder::with_batch_size`] accepts: the attention scores of a
+/// batch take `batch * heads * window^2 * 4` bytes (512 * 12 * 512^2 * 4 = 6 GiB at 512),
+/// so larger batches risk memory for no speed.
+pub const BATCH_SIZE_MAX: usize = 256;
+
+/// Bytes of text kept per token of the window before tokenizing (see Truncation).
+pub const TEXT_BYTES_PER_TOKEN_MAX: usize = 64;
+
+/// A loaded sentence-embedding model. `Send + Sync`: share one behind an `Arc`; `embed`
+/// takes `&self`.
+pub struct Embedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    /// The same tokenizer without truncation, for [`Embedder::token_count`].
+    counter: Tokenizer,
+    pooling: Pooling,
+    window: usize,
+    hidden: usize,
+    pad_id: u32,
+    batch_size: usize,
+    model_id: String,
+    fingerprint: String,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("model_id", &self.model_id)
+            .field("dimension", &self.hidden)
+            .field("pooling", &self.pooling)
+            .field("max_tokens", &self.window)
+            .field("batch_size", &self.batch_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Embedder {
+    /// Loads the sentence-transformers model directory `dir` (see the crate docs for its
+    /// files). Reads the weights into memory (about 90 MB for all-MiniLM-L6-v2) and
+    /// checksums them for [`Embedder::model_id`]; takes ~0.1-0.3 s.
+    ///
+    /// # Errors
+    ///
+    /// [`EmbedError::MissingFile`] naming a missing file, [`EmbedError::Io`] for an
+    /// unreadable one, [`EmbedError::InvalidFile`] for bad JSON, a bad tokenizer, or weights
+    /// that do not fit the config, [`EmbedError::UnsupportedArchitecture`] for a
+    /// `model_type` other than bert, [`EmbedError::Unsupported`] for a pooling mode or
+    /// module this crate does not run.
+    pub fn load(dir: impl AsRef<Path>) -> Result<Embedder> {
+        let dir = dir.as_ref();
+        let spec = spec::ModelSpec::read(dir)?;
+        let tokenizer_path = spec::required(dir, spec::TOKENIZER)?;
+        let weights_path = spec::required(dir, spec::WEIGHTS)?;
+
+        let tokenizer_bytes = spec::read(&tokenizer_path)?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| EmbedError::InvalidFile {
+                path: tokenizer_path.clone(),
+                reason: format!("not a tokenizers tokenizer.json: {e}"),
+            })?;
+        tokenizer.with_padding(None);
+        let mut counter = tokenizer.clone();
+        counter
+            .with_truncation(None)
+            .map_err(|e| EmbedError::InvalidFile {
+                path: tokenizer_path.clone(),
+                reason: format!("cannot turn truncation off: {e}"),
+            })?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                direction: TruncationDirection::Right,
+                max_length: spec.window,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+            }))
+            .map_err(|e| EmbedError::InvalidFile {
+                path: tokenizer_path.clone(),
+                reason: format!("cannot truncate to {} tokens: {e}", spec.window),
+            })?;
+        let vocab = tokenizer.get_vocab_size(true);
+        if vocab > spec.config.vocab_size {
+            return Err(EmbedError::InvalidFile {
+                path: tokenizer_path,
+                reason: format!(
+                    "its vocabulary has {vocab} tokens but config.json's vocab_size is {}: \
+                     the tokenizer belongs to another model",
+                    spec.config.vocab_size
+                ),
+            });
+        }
+
+        let weights = spec::read(&weights_path)?;
+        let weights_crc = crc32fast::hash(&weights);
+        let invalid_weights = |e: candle_core::Error| EmbedError::InvalidFile {
+            path: weights_path.clone(),
+            reason: format!("cannot load the encoder's weights: {e}"),
+        };
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(invalid_weights)?;
+        let model = BertModel::load(vb, &spec.config).map_err(invalid_weights)?;
+
+        let mut rest = crc32fast::Hasher::new();
+        rest.update(&spec.config_bytes);
+        rest.update(&tokenizer_bytes);
+        let fingerprint = format!("{weights_crc:08x}{:08x}", rest.finalize());
+        let name = model_name(dir);
+        let pad_id =
+            u32::try_from(spec.config.pad_token_id).map_err(|_| EmbedError::InvalidFile {
+                path: dir.join(spec::CONFIG),
+                reason: format!("pad_token_id {} is too large", spec.config.pad_token_id),
+            })?;
+        Ok(Embedder {
+            model,
+            tokenizer,
+            counter,
+            pooling: spec.pooling,
+            window: spec.window,
+            hidden: spec.config.hidden_size,
+            pad_id,
+            batch_size: BATCH_SIZE_DEFAULT,
+            model_id: format!("{name}:{fingerprint}"),
+            fingerprint,
+        })
+    }
+
+    /// Sets the number of texts per encoder run, clamped to `1..=BATCH_SIZE_MAX`.
+    #[must_use]
+    pub fn with_batch_size(mut self, batch_size: usize) -> Embedder {
+        self.batch_size = batch_size.clamp(1, BATCH_SIZE_MAX);
+        self
+    }
+
+    /// The number of texts per encoder run.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
+    /// The length of every vector this model produces (384 for all-MiniLM-L6-v2).
+    pub fn dimension(&self) -> usize {
+        self.hidden
+    }
+
+    /// A stable name for the model to record next to stored vectors:
+    /// `<directory name>:<fingerprint>`, e.g. `all-MiniLM-L6-v2:3a7c09d1b2e4f580`. Two
+    /// directories with the same files have the same fingerprint; compare
+    /// [`Embedder::fingerprint`] to tell whether vectors are comparable, since the
+    /// directory name may differ.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    /// 16 hex digits: the CRC-32 of `model.safetensors` then the CRC-32 of the JSON
+    /// files and `tokenizer.json`. It changes when the weights, tokenizer, pooling or
+    /// window change, i.e. whenever the vectors would.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// The pooling mode the model directory asks for.
+    pub fn pooling(&self) -> Pooling {
+        self.pooling
+    }
+
+    /// The token window: a text is truncated to this many tokens, `[CLS]` and `[SEP]`
+    /// included.
+    pub fn max_tokens(&self) -> usize {
+        self.window
+    }
+
+    /// How many tokens `text` has before truncation, `[CLS]` and `[SEP]` included (after
+    /// the byte cut of [`TEXT_BYTES_PER_TOKEN_MAX`]). Greater than
+    /// [`Embedder::max_tokens`] means only the text's start is embedded.
+    ///
+    /// # Errors
+    ///
+    /// [`EmbedError::Tokenize`] if the tokenizer fails.
+    pub fn token_count(&self, text: &str) -> Result<usize> {
+        let text = cut(text, self.window);
+        let encoding = self
+            .counter
+            .encode_fast(text, true)
+            .map_err(|e| EmbedError::Tokenize {
+                index: 0,
+                reason: e.to_string(),
+            })?;
+        Ok(encoding.len())
+    }
+
+    /// Embeds one text: a unit vector of [`Embedder::dimension`] floats.
+    ///
+    /// # Errors
+    ///
+    /// As [`Embedder::embed`].
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let mut out = self.embed(&[text])?;
+        // `embed` returns one vector per input text; there was one.
+        out.pop().ok_or_else(|| {
+            EmbedError::Inference(candle_core::Error::Msg("no vector for one text".into()))
+        })
+    }
+
+    /// Embeds `texts`: one unit vector per text, in the order given. The same text gives
+    /// the same vector (up to float rounding, ~1e-6) whatever batch it is in.
+    ///
+    /// # Errors
+    ///
+    /// [`EmbedError::Tokenize`] naming the text the tokenizer failed on;
+    /// [`EmbedError::Inference`] if the encoder fails (e.g. out of memory).
+    pub fn embed<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
+        self.embed_with_progress(texts, |_, _| {})
+    }
+
+    /// As [`Embedder::embed`], calling `progress(done, total)` after each batch, for long
+    /// jobs such as re-embedding a whole store. `done` counts texts and reaches `total`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Embedder::embed`].
+    pub fn embed_with_progress<S, F>(&self, texts: &[S], mut progress: F) -> Result<Vec<Vec<f32>>>
+    where
+        S: AsRef<str> + Sync,
+        F: FnMut(usize, usize),
+    {
+        let encodings = self.tokenize(texts)?;
+        // Shortest first: each batch pads to its longest text, so similar lengths together
+        // waste little work on padding.
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        order.sort_by_key(|&i| encodings[i].len());
+
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        let mut done = 0;
+        for chunk in order.chunks(self.batch_size) {
+            let batch: Vec<&Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
+            let vectors = self.run_batch(&batch)?;
+            for (&i, v) in chunk.iter().zip(vectors) {
+                out[i] = v;
+            }
+            done += chunk.len();
+            progress(done, texts.len());
+        }
+        Ok(out)
+    }
+
+    fn tokenize<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<Encoding>> {
+        texts
+            .par_iter()
+            .enumerate()
+            .map(|(index, text)| {
+                self.tokenizer
+                    .encode_fast(cut(text.as_ref(), self.window), true)
+                    .map_err(|e| EmbedError::Tokenize {
+                        index,
+                        reason: e.to_string(),
+                    })
+            })
+            .collect()
+    }
+
+    /// Runs the encoder on one batch, padded to its longest text, and pools each row.
+    fn run_batch(&self, batch: &[&Encoding]) -> Result<Vec<Vec<f32>>> {
+        let rows = batch.len();
+        let seq = batch.iter().map(|e| e.len()).max().unwrap_or(0);
+        if rows == 0 || seq == 0 {
+            return Ok(vec![vec![0.0; self.hidden]; rows]);
+        }
+        let mut ids = vec![self.pad_id; rows * seq];
+        let mut types = vec![0u32; rows * seq];
+        let mut mask = vec![0u32; rows * seq];
+        for (r, e) in batch.iter().enumerate() {
+            let at = r * seq;
+            ids[at..at + e.len()].copy_from_slice(e.get_ids());
+            types[at..at + e.len()].copy_from_slice(e.get_type_ids());
+            mask[at..at + e.len()].fill(1);
+        }
+        let device = Device::Cpu;
+        let ids = Tensor::from_vec(ids, (rows, seq), &device)?;
+        let types = Tensor::from_vec(types, (rows, seq), &device)?;
+        let mask = Tensor::from_vec(mask, (rows, seq), &device)?;
+        let hidden_states = self.model.forward(&ids, &types, Some(&mask))?;
+        let flat = hidden_states.flatten_all()?.to_vec1::<f32>()?;
+        let row_len = seq * self.hidden;
+        Ok(batch
+            .iter()
+            .zip(flat.chunks_exact(row_len))
+            .map(|(e, tokens)| {
+                let mut v = pool::pool(self.pooling, tokens, self.hidden, e.len());
+                pool::normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+}
+
+/// The text's first `TEXT_BYTES_PER_TOKEN_MAX * window` bytes, cut at a char boundary.
+fn cut(text: &str, window: usize) -> &str {
+    let max = TEXT_BYTES_PER_TOKEN_MAX.saturating_mul(window);
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The model directory's last component, with anything but `[A-Za-z0-9._-]` replaced by
+/// `_`, or `model` when the path has none.
+fn model_name(dir: &Path) -> String {
+    let name = dir
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() {
+        "model".to_string()
+    } else {
+        name
+    }
+}
+
+// The MCP server shares one Embedder across tasks.
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Embedder>();
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_respects_char_boundaries() {
+        let text = "é".repeat(100); // 200 bytes
+        let c = cut(&text, 1); // 64 bytes max
+        assert_eq!(c.len(), 64);
+        let shifted = format!("a{text}");
+        let c = cut(&shifted, 1); // boundary at 64 is mid-char: back to 63
+        assert_eq!(c.len(), 63);
+        assert_eq!(cut("short", 1), "short");
+    }
+
+    #[test]
+    fn model_name_sanitised() {
+        assert_eq!(
+            model_name(Path::new("/no/such/all-MiniLM-L6-v2")),
+            "all-MiniLM-L6-v2"
+        );
+        assert_eq!(model_name(Path::new("/no/such/a b:c")), "a_b_c");
+        assert_eq!(model_name(Path::new("/")), "model");
+    }
+}

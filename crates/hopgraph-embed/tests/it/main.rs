@@ -1,0 +1,13 @@
+//! The crate's integration tests: the code path on tiny random models written by
+//! `tiny_model` (always run), and agreement with sentence-transformers on the real
+//! all-MiniLM-L6-v2 (run when `HOPGRAPH_EMBED_MODEL` names its directory).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly by design"
+)]
+
+mod code_path;
+mod directory;
+mod reference;

@@ -82,14 +82,14 @@ fn write_file(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> CliResult)
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let io_err = |e: io::Error| CliError::new(format!("cannot write {}: {e}", tmp.display()));
+    let io_err = |e: io::Error| CliError::io(format!("cannot write {}: {e}", tmp.display()));
     let result = (|| {
         let mut out = BufWriter::new(File::create(&tmp).map_err(io_err)?);
         body(&mut out)?;
         let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
         file.sync_all().map_err(io_err)?;
         std::fs::rename(&tmp, path)
-            .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
+            .map_err(|e| CliError::io(format!("cannot write {}: {e}", path.display())))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -104,7 +104,7 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         // Standard input has no size: the progress bar counts only the files.
         if !is_stdin(path) {
             total_bytes += std::fs::metadata(path)
-                .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?
+                .map_err(|e| CliError::io(format!("cannot open {}: {e}", path.display())))?
                 .len();
         }
         files.push((path, format));

@@ -72,13 +72,21 @@ fn ok<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     out
 }
 
-/// Runs the binary and expects exit code 1 with one `error:` line; returns that line.
-fn fails<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+/// Runs the binary and expects exit code `want` with one `error:` line; returns that line.
+fn fails<S: AsRef<std::ffi::OsStr>>(want: i32, args: &[S]) -> String {
     let (code, out, err) = hopgraph(args);
-    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert_eq!(code, want, "stdout: {out}\nstderr: {err}");
     assert!(err.starts_with("error: "), "{err}");
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     err
+}
+
+/// Runs `path` and expects its "not found" answer: exit 1, the answer on stdout, nothing
+/// on stderr; returns stdout.
+fn no_path<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    let (code, out, err) = hopgraph(args);
+    assert_eq!((code, err.as_str()), (1, ""), "stdout: {out}");
+    out
 }
 
 fn db_arg(dir: &Path) -> String {
@@ -168,13 +176,16 @@ fn bad_line_fails_the_whole_import_and_commits_nothing() {
     let other = tmp.path().join("other.tsv");
     std::fs::write(&other, "p\tq\trelated_to\n").unwrap();
     let bad = fixture("bad.tsv");
-    let err = fails(&[
-        "import",
-        "--db",
-        &db_arg(&db),
-        other.to_str().unwrap(),
-        bad.to_str().unwrap(),
-    ]);
+    let err = fails(
+        5,
+        &[
+            "import",
+            "--db",
+            &db_arg(&db),
+            other.to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ],
+    );
     assert!(err.contains("bad.tsv:4:"), "{err}");
     assert!(
         err.contains("expected 3 or 4 tab-separated fields"),
@@ -185,7 +196,10 @@ fn bad_line_fails_the_whole_import_and_commits_nothing() {
 
     // A failed import does not create a database either.
     let fresh = tmp.path().join("fresh");
-    fails(&["import", "--db", &db_arg(&fresh), bad.to_str().unwrap()]);
+    fails(
+        5,
+        &["import", "--db", &db_arg(&fresh), bad.to_str().unwrap()],
+    );
     assert!(!fresh.exists());
 }
 
@@ -262,7 +276,7 @@ fn import_server_memory_and_aim() {
         "{\"type\":\"relation\",\"from\":\"a\",\"to\":\"b\"}\n",
     )
     .unwrap();
-    let err = fails(&["import", "--db", &db_arg(&db), bad.to_str().unwrap()]);
+    let err = fails(5, &["import", "--db", &db_arg(&db), bad.to_str().unwrap()]);
     assert!(
         err.contains("bad.json:1: a relation line needs \"relationType\""),
         "{err}"
@@ -387,7 +401,7 @@ fn truncated_jsonl_export_is_refused() {
     let file = tmp.path().join("cut.jsonl");
     std::fs::write(&file, cut[..cut.len() - 2].join("\n")).unwrap();
     let b = tmp.path().join("b");
-    let err = fails(&["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
+    let err = fails(5, &["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
     assert!(err.contains("truncated"), "{err}");
     assert!(!b.exists());
 }
@@ -464,7 +478,7 @@ fn unlink_removes_listed_edges_atomically_and_reports_missing() {
     // A malformed line removes nothing.
     let bad = tmp.path().join("bad.tsv");
     std::fs::write(&bad, "m3\tm1\tsupersedes\nm3\tm1\n").unwrap();
-    let err = fails(&["unlink", "--db", &db_arg(&a), bad.to_str().unwrap()]);
+    let err = fails(5, &["unlink", "--db", &db_arg(&a), bad.to_str().unwrap()]);
     assert!(err.contains("bad.tsv:2:"), "{err}");
     assert!(err.contains("nothing was removed"), "{err}");
     assert_eq!(edges_of(&a), vec![triple("m3", "supersedes", "m1")]);
@@ -569,7 +583,7 @@ fn check_reports_a_damaged_segment_or_manifest() {
             continue;
         }
         detected += 1;
-        assert_eq!(code, 1, "offset {offset}: {err}");
+        assert_eq!(code, 3, "offset {offset}: {err}");
         assert!(err.starts_with("error: check failed: "), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
@@ -584,7 +598,7 @@ fn check_reports_a_damaged_segment_or_manifest() {
     for offset in [0, 9, 20, len / 2, len - 1] {
         copy_files(&pristine, &a);
         flip_byte(&manifest, offset);
-        let err = fails(&["check", "--db", &db_arg(&a)]);
+        let err = fails(3, &["check", "--db", &db_arg(&a)]);
         assert!(err.contains("MANIFEST"), "offset {offset}: {err}");
     }
     copy_files(&pristine, &a);
@@ -595,24 +609,30 @@ fn check_reports_a_damaged_segment_or_manifest() {
 fn exit_codes_and_one_line_errors() {
     let tmp = tempdir();
     let missing = tmp.path().join("missing");
-    let err = fails(&["stats", "--db", &db_arg(&missing)]);
+    let err = fails(1, &["stats", "--db", &db_arg(&missing)]);
     assert!(err.contains("no hopgraph database at"), "{err}");
     assert!(!missing.exists());
-    fails(&["check", "--db", &db_arg(&missing)]);
-    fails(&["export", "--db", &db_arg(&missing)]);
-    let err = fails(&["import", "--db", &db_arg(&missing), "no-such-file.tsv"]);
+    fails(1, &["check", "--db", &db_arg(&missing)]);
+    fails(1, &["export", "--db", &db_arg(&missing)]);
+    let err = fails(
+        4,
+        &["import", "--db", &db_arg(&missing), "no-such-file.tsv"],
+    );
     assert!(err.contains("cannot open no-such-file.tsv"), "{err}");
 
     // A directory that holds something else is not taken over.
     let other = tmp.path().join("other");
     std::fs::create_dir(&other).unwrap();
     std::fs::write(other.join("notes.txt"), "mine").unwrap();
-    let err = fails(&[
-        "import",
-        "--db",
-        &db_arg(&other),
-        fixture("edges.csv").to_str().unwrap(),
-    ]);
+    let err = fails(
+        5,
+        &[
+            "import",
+            "--db",
+            &db_arg(&other),
+            fixture("edges.csv").to_str().unwrap(),
+        ],
+    );
     assert!(err.contains("holds no hopgraph database"), "{err}");
 
     // Usage errors exit 2; help exits 0 and teaches with examples.
@@ -707,7 +727,7 @@ fn path_answers_on_a_known_graph() {
     let r = json(&ok(&["path", "--db", &db, "a", "c", "--all", "--json"]));
     assert_eq!(r["paths"].as_array().unwrap().len(), 2);
 
-    let r = json(&ok(&[
+    let r = json(&no_path(&[
         "path",
         "--db",
         &db,
@@ -720,11 +740,11 @@ fn path_answers_on_a_known_graph() {
     assert_eq!(r["found"], false);
     assert_eq!(r["message"], "No path from c to a within 10 hops");
     assert_eq!(
-        ok(&["path", "--db", &db, "zz", "a"]),
+        no_path(&["path", "--db", &db, "zz", "a"]),
         "Unknown memory id: zz\n"
     );
 
-    let r = json(&ok(&[
+    let r = json(&no_path(&[
         "path",
         "--db",
         &db,
@@ -788,13 +808,13 @@ fn path_pairs_batch() {
     assert_eq!((code, stdin_out.as_str()), (0, out.as_str()), "{err}");
     // It only means something with --pairs.
     let (code, out, err) = hopgraph(&["path", "--db", &db, "a", "c", "--warm"]);
-    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(err.contains("--warm goes with --pairs"), "{err}");
 
     // A malformed pair fails before any answer is printed.
     std::fs::write(&pairs, "a\tc\na\tb\tc\n").unwrap();
     let (code, out, err) = batch(&[]);
-    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert_eq!((code, out.as_str()), (5, ""), "{err}");
     assert!(
         err.contains("pairs.tsv:2: expected two non-empty tab-separated keys"),
         "{err}"
@@ -823,7 +843,7 @@ fn neighbors_expand_traverse_on_a_known_graph() {
     assert_eq!(r["results"].as_array().unwrap().len(), 1);
     assert_eq!(r["results"][0]["memory_id"], "d");
     assert_eq!(r["results"][0]["direction"], "incoming");
-    let err = fails(&["neighbors", "--db", &db, "zz"]);
+    let err = fails(1, &["neighbors", "--db", &db, "zz"]);
     assert!(err.contains("unknown node key: zz"), "{err}");
 
     let r = json(&ok(&[
@@ -936,4 +956,249 @@ fn import_reads_standard_input() {
     );
     assert_ne!(code, 0);
     assert!(err.contains("error: -:2: expected 3 or 4"), "{err}");
+}
+
+/// One table of exit codes, the same kind of failure giving the same code in every command.
+#[test]
+fn every_exit_code_of_the_table() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(&edges, "a\tb\tcauses\nb\tc\tcauses\nc\td\trel\n").unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    // 0 and 1: found and not found.
+    ok(&["get", "--db", &db, "a"]);
+    let err = fails(1, &["get", "--db", &db, "zz"]);
+    assert!(err.contains("unknown node key: zz"), "{err}");
+    fails(1, &["neighbors", "--db", &db, "zz"]);
+    fails(1, &["traverse", "--db", &db, "zz"]);
+    fails(1, &["add", "--db", &db, "edge", "a", "causes", "nobody"]);
+    no_path(&["path", "--db", &db, "d", "a", "--direction", "out"]);
+    fails(1, &["stats", "--db", &db_arg(&tmp.path().join("none"))]);
+    // 2: usage, from the parser and from checks it cannot make.
+    assert_eq!(hopgraph(&["get", "--db", &db]).0, 2);
+    assert_eq!(hopgraph(&["neighbors", "--db", &db, "a", "--bogus"]).0, 2);
+    assert_eq!(hopgraph(&["path", "--db", &db, "a", "b", "--warm"]).0, 2);
+    // 4: a file that cannot be read or written.
+    fails(4, &["import", "--db", &db, "no-such-file.tsv"]);
+    let out = tmp.path().join("no-dir/x.jsonl");
+    fails(4, &["export", "--db", &db, "--out", out.to_str().unwrap()]);
+    // 5: input refused.
+    ok(&["add", "--db", &db, "node", "x", "--title", "X"]);
+    fails(5, &["add", "--db", &db, "node", "x"]);
+    let bad = tmp.path().join("bad.tsv");
+    std::fs::write(&bad, "a\tb\n").unwrap();
+    fails(5, &["import", "--db", &db, bad.to_str().unwrap()]);
+    // 3: a damaged file, for a query as for `check`.
+    let manifest = a.join("MANIFEST");
+    let mut bytes = std::fs::read(&manifest).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&manifest, bytes).unwrap();
+    fails(3, &["get", "--db", &db, "a"]);
+    fails(3, &["check", "--db", &db]);
+    // The help states the table.
+    let help = ok(&["--help"]);
+    for line in [
+        "1  not found",
+        "2  usage",
+        "3  corrupt database",
+        "4  I/O error",
+        "5  invalid input",
+    ] {
+        assert!(help.contains(line), "{line}: {help}");
+    }
+}
+
+/// `--type` (repeated or comma-separated) and `--max-hops` in every command; the old
+/// spellings still work and mean the same.
+#[test]
+fn one_vocabulary_with_old_spellings_as_aliases() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(
+        &edges,
+        "a\tb\tcauses\nb\tc\tcauses\nc\td\trel\na\te\tother\n",
+    )
+    .unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    let same = |new: &[&str], old: &[&str]| {
+        let (n, o) = (ok(new), ok(old));
+        assert_eq!(n, o, "{new:?} vs {old:?}");
+        n
+    };
+    let t = same(
+        &[
+            "traverse",
+            "--db",
+            &db,
+            "a",
+            "--max-hops",
+            "5",
+            "--type",
+            "causes",
+            "--type",
+            "rel",
+            "--json",
+        ],
+        &[
+            "traverse",
+            "--db",
+            &db,
+            "a",
+            "--max-depth",
+            "5",
+            "--types",
+            "causes,rel",
+            "--json",
+        ],
+    );
+    let t = json(&t);
+    let reached: Vec<&str> = t["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["memory_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(reached, ["b", "c", "d"]);
+    let e = same(
+        &[
+            "expand",
+            "--db",
+            &db,
+            "a",
+            "--max-hops",
+            "2",
+            "--type",
+            "causes",
+            "--json",
+        ],
+        &[
+            "expand", "--db", &db, "a", "--hops", "2", "--types", "causes", "--json",
+        ],
+    );
+    assert_eq!(json(&e)["documents"].as_array().unwrap().len(), 2);
+    same(
+        &[
+            "path",
+            "--db",
+            &db,
+            "a",
+            "d",
+            "--max-hops",
+            "3",
+            "--type",
+            "causes,rel",
+        ],
+        &[
+            "path",
+            "--db",
+            &db,
+            "a",
+            "d",
+            "--max-hops",
+            "3",
+            "--types",
+            "causes",
+            "--types",
+            "rel",
+        ],
+    );
+    let n = json(&ok(&[
+        "neighbors",
+        "--db",
+        &db,
+        "a",
+        "--type",
+        "causes,other",
+        "--json",
+    ]));
+    let mut got: Vec<&str> = n["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["memory_id"].as_str().unwrap())
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, ["b", "e"]);
+}
+
+/// `get` shows a node with its properties and edge counts; `add` writes one node or edge.
+#[test]
+fn get_and_add() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(&edges, "a\tb\tcauses\n").unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    let out = ok(&[
+        "add",
+        "--db",
+        &db,
+        "node",
+        "m",
+        "--title",
+        "T",
+        "--kind",
+        "decision",
+        "--content",
+        "body text",
+        "--props",
+        "{\"x\":1}",
+    ]);
+    assert_eq!(out, "created node m\n");
+    let out = ok(&["add", "--db", &db, "edge", "m", "causes", "a"]);
+    assert_eq!(out, "created edge m -causes-> a\n");
+    let out = ok(&["add", "--db", &db, "edge", "m", "causes", "a"]);
+    assert!(out.starts_with("exists already"), "{out}");
+    let r = json(&ok(&[
+        "add",
+        "--db",
+        &db,
+        "edge",
+        "n1",
+        "rel",
+        "n2",
+        "--create-missing",
+        "--json",
+    ]));
+    assert_eq!(r["created"], true);
+    let g = json(&ok(&["get", "--db", &db, "m", "--json"]));
+    assert_eq!(g["key"], "m");
+    assert_eq!(g["title"], "T");
+    assert_eq!(g["kind"], "decision");
+    assert_eq!(g["content"], "body text");
+    assert_eq!(g["props"]["x"], 1);
+    assert_eq!(g["edges"]["out"], 1);
+    assert_eq!(g["edges"]["in"], 0);
+    let g = json(&ok(&["get", "--db", &db, "a", "--json"]));
+    assert_eq!(
+        (g["edges"]["out"].clone(), g["edges"]["in"].clone()),
+        (1.into(), 1.into())
+    );
+    assert_eq!(g["edges"]["by_type"][0]["type"], "causes");
+    let text = ok(&["get", "--db", &db, "m"]);
+    assert!(
+        text.contains("title       T") && text.contains("body text"),
+        "{text}"
+    );
+    ok(&[
+        "add",
+        "--db",
+        &db,
+        "node",
+        "m",
+        "--title",
+        "T2",
+        "--replace",
+    ]);
+    assert_eq!(
+        json(&ok(&["get", "--db", &db, "m", "--json"]))["title"],
+        "T2"
+    );
+    ok(&["get", "--db", &db, "n2"]);
 }

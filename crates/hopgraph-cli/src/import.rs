@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::input::{
     BatchParser, Delimited, EdgeBatch, Invalid, InvalidLines, LineReader, STDIN, is_stdin,
 };
-use super::records::{JSONL_VERSION, Line, MemoryLine};
+use super::records::{JSONL_VERSION, LINE_FIELDS, Line, MEMORY_FIELDS, MemoryLine, strip_unknown};
 use super::{CliError, CliResult, DbArg};
 use hopgraph::{BulkLoad, Database, EdgeProps, NodeProps, Props};
 
@@ -32,13 +32,17 @@ Formats:
   jsonl          hopgraph's lossless format, as `export --format jsonl` writes it: a header
                  {\"hopgraph\":\"export\",\"version\":1,...}, then {\"node\":{...}} and
                  {\"edge\":{...}} lines. Edge ids and node and edge timestamps in the file are
-                 not kept: the database assigns new ones.
+                 not kept: the database assigns new ones. A header line promises a closing
+                 {\"hopgraph\":\"end\"} line (a file without it is taken as truncated).
   server-memory  the JSONL file of the MCP reference memory server: {\"type\":\"entity\",
                  \"name\",\"entityType\",\"observations\"} and {\"type\":\"relation\",\"from\",
                  \"to\",\"relationType\"} lines. An entity becomes node `name` with kind =
                  entityType, title = name and props.observations; a relation becomes an edge.
   aim            the same with a leading {\"type\":\"_aim\",...} marker line (mcp-knowledge-graph)
   auto           (default) by extension (.tsv, .csv), else by the first line of the file
+
+In the JSON formats an unknown field (a misspelt \"titel\") is an invalid line, reported with
+its line and column; --lenient drops unknown fields instead and counts them in the summary.
 
 A FILE of - reads standard input (once, and only with an explicit --format).";
 
@@ -48,6 +52,7 @@ Examples:
   hopgraph import --db ./mem --format server-memory memory.json
   hopgraph import --db ./copy backup.jsonl
   hopgraph import --db ./mem --skip-invalid messy.csv
+  hopgraph import --db ./mem --lenient extra-fields.jsonl
   zcat edges.tsv.gz | hopgraph import --db ./mem --format tsv -";
 
 /// Import edges and nodes from TSV, CSV or JSONL files (atomic).
@@ -62,6 +67,9 @@ pub(crate) struct ImportArgs {
     /// Skip lines that cannot be imported and report them, instead of failing.
     #[arg(long)]
     skip_invalid: bool,
+    /// JSON lines: skip unknown fields (counted in the summary) instead of failing on them.
+    #[arg(long)]
+    lenient: bool,
     /// Input files (- reads standard input; it needs --format).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -119,6 +127,8 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         ),
         progress: &progress,
         done_bytes: 0,
+        lenient: args.lenient,
+        unknown_fields: 0,
     };
     for (path, format) in files {
         let mut lines = LineReader::open(path)?;
@@ -129,7 +139,12 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         }
         reader.done_bytes += lines.bytes;
     }
-    let Reader { load, invalid, .. } = reader;
+    let Reader {
+        load,
+        invalid,
+        unknown_fields,
+        ..
+    } = reader;
 
     progress.set_message("writing");
     let db = Database::open(&args.db.db)?;
@@ -158,6 +173,9 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         report.duplicates_skipped
     )?;
     writeln!(out, "invalid lines skipped: {}", invalid.total)?;
+    if args.lenient {
+        writeln!(out, "unknown fields skipped: {unknown_fields}")?;
+    }
     Ok(())
 }
 
@@ -239,6 +257,44 @@ struct Reader<'a> {
     invalid: InvalidLines,
     progress: &'a ProgressBar,
     done_bytes: u64,
+    /// `--lenient`: unknown JSON fields are dropped (and counted) rather than refused.
+    lenient: bool,
+    unknown_fields: u64,
+}
+
+/// Parses one JSON line into `T`, whose fields are `known`. Strict: an unknown field is
+/// an invalid line, named with its column. Lenient: unknown fields are removed first and
+/// counted in `unknown`.
+fn parse_json<T: serde::de::DeserializeOwned>(
+    line: &str,
+    known: &[&str],
+    lenient: bool,
+    unknown: &mut u64,
+) -> Result<T, Invalid> {
+    let bad = |e: serde_json::Error| {
+        // serde_json says "... at line 1 column 17": the line is the file's, so only the
+        // column is news.
+        let msg = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let msg = msg.strip_suffix(&suffix).unwrap_or(&msg);
+        if msg.starts_with("unknown field") {
+            Invalid::new(
+                "unknown field",
+                format!(
+                    "column {}: {msg} (pass --lenient to skip unknown fields)",
+                    e.column()
+                ),
+            )
+        } else {
+            Invalid::new("invalid JSON", format!("column {}: {msg}", e.column()))
+        }
+    };
+    if !lenient {
+        return serde_json::from_str(line).map_err(bad);
+    }
+    let mut value: serde_json::Value = serde_json::from_str(line).map_err(bad)?;
+    *unknown += strip_unknown(&mut value, known);
+    serde_json::from_value(value).map_err(|e| Invalid::new("invalid JSON", e.to_string()))
 }
 
 /// Progress is updated every this many lines.
@@ -323,15 +379,17 @@ impl Reader<'_> {
 
     fn jsonl(&mut self, path: &Path, lines: &mut LineReader) -> CliResult {
         let mut header = false;
+        let mut last_line = 0u64;
         let mut end: Option<(Option<u64>, Option<u64>)> = None;
         let (mut nodes, mut edges, mut bad) = (0u64, 0u64, 0u64);
         while let Some((line_no, line)) = lines.next_line(path)? {
+            last_line = line_no;
             let result = line.and_then(|line| {
                 if line.trim().is_empty() {
                     return Ok(());
                 }
-                let rec: Line = serde_json::from_str(line)
-                    .map_err(|e| Invalid::new("invalid JSON", format!("invalid JSON: {e}")))?;
+                let rec: Line =
+                    parse_json(line, LINE_FIELDS, self.lenient, &mut self.unknown_fields)?;
                 if end.is_some() {
                     return Err(Invalid::new(
                         "line after the end line",
@@ -397,9 +455,14 @@ impl Reader<'_> {
             ))
         };
         match end {
-            None if header => Err(truncated(
-                "the export has no closing {\"hopgraph\":\"end\"} line".into(),
-            )),
+            None if header => Err(CliError::new(format!(
+                "{}: line 1 is an export header ({{\"hopgraph\":\"export\"}}), which promises \
+                 a closing {{\"hopgraph\":\"end\",\"nodes\":N,\"edges\":M}} line, but the file \
+                 ends at line {last_line} without one: it is probably truncated, and nothing was \
+                 imported (for a file written by hand, drop the header line or end the file \
+                 with {{\"hopgraph\":\"end\"}})",
+                path.display()
+            ))),
             Some((want_nodes, want_edges))
                 if want_nodes.is_some_and(|n| n != nodes)
                     || want_edges.is_some_and(|n| n != edges) =>
@@ -420,8 +483,15 @@ impl Reader<'_> {
                 if line.trim().is_empty() {
                     return Ok(());
                 }
-                let m: MemoryLine = serde_json::from_str(line)
-                    .map_err(|e| Invalid::new("invalid JSON", format!("invalid JSON: {e}")))?;
+                // AIM's marker line carries fields of its own; it is only ever line 1.
+                if line_no == 1
+                    && let Ok(serde_json::Value::Object(o)) = serde_json::from_str(line)
+                    && o.get("type").and_then(|t| t.as_str()) == Some("_aim")
+                {
+                    return Ok(());
+                }
+                let m: MemoryLine =
+                    parse_json(line, MEMORY_FIELDS, self.lenient, &mut self.unknown_fields)?;
                 let missing = |field: &str| {
                     Invalid::new(
                         "missing field",
@@ -429,7 +499,6 @@ impl Reader<'_> {
                     )
                 };
                 match m.line_type.as_str() {
-                    "_aim" if line_no == 1 => Ok(()),
                     "entity" => {
                         let name = m.name.as_deref().ok_or_else(|| missing("name"))?;
                         let mut props = Props::new();

@@ -1202,3 +1202,226 @@ fn get_and_add() {
     );
     ok(&["get", "--db", &db, "n2"]);
 }
+
+/// Unknown JSON fields are refused with line and column, or skipped and counted with
+/// `--lenient`; a header without its end line says what is wrong.
+#[test]
+fn unknown_jsonl_fields_and_a_header_without_end() {
+    let tmp = tempdir();
+    let db = db_arg(&tmp.path().join("a"));
+    let file = tmp.path().join("x.jsonl");
+    std::fs::write(
+        &file,
+        "{\"node\":{\"key\":\"a\",\"title\":\"A\"}}\n\
+         {\"node\":{\"key\":\"b\",\"titel\":\"B\"}}\n\
+         {\"edge\":{\"source\":\"a\",\"target\":\"b\",\"type\":\"t\",\"colour\":\"red\"},\"extra\":1}\n",
+    )
+    .unwrap();
+    let err = fails(5, &["import", "--db", &db, file.to_str().unwrap()]);
+    assert!(err.contains("x.jsonl:2: column "), "{err}");
+    assert!(err.contains("unknown field `titel`"), "{err}");
+    assert!(err.contains("--lenient"), "{err}");
+    let out = ok(&["import", "--db", &db, "--lenient", file.to_str().unwrap()]);
+    assert!(out.contains("unknown fields skipped: 3"), "{out}");
+    assert!(out.contains("edges created: 1"), "{out}");
+
+    let mem = tmp.path().join("m.json");
+    std::fs::write(
+        &mem,
+        "{\"type\":\"entity\",\"name\":\"n\",\"entityType\":\"p\",\"observations\":[],\"mood\":1}\n",
+    )
+    .unwrap();
+    let err = fails(
+        5,
+        &[
+            "import",
+            "--db",
+            &db,
+            "--format",
+            "server-memory",
+            mem.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        err.contains("m.json:1: column ") && err.contains("`mood`"),
+        "{err}"
+    );
+
+    let headed = tmp.path().join("h.jsonl");
+    std::fs::write(
+        &headed,
+        "{\"hopgraph\":\"export\",\"version\":1}\n{\"node\":{\"key\":\"z\"}}\n",
+    )
+    .unwrap();
+    let err = fails(5, &["import", "--db", &db, headed.to_str().unwrap()]);
+    assert!(err.contains("line 1 is an export header"), "{err}");
+    assert!(err.contains("ends at line 2 without one"), "{err}");
+    assert!(err.contains("{\"hopgraph\":\"end\"}"), "{err}");
+}
+
+/// Every format import reads comes back out of export and imports to the same graph;
+/// server-memory keeps node content (as an observation).
+#[test]
+fn export_import_round_trips_per_format() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    rich_database(&a);
+    let db = db_arg(&a);
+    for (format, ext) in [
+        ("jsonl", "jsonl"),
+        ("tsv", "tsv"),
+        ("csv", "csv"),
+        ("server-memory", "json"),
+    ] {
+        let file = tmp.path().join(format!("out.{ext}"));
+        let b = tmp.path().join(format!("b-{format}"));
+        ok(&[
+            "export",
+            "--db",
+            &db,
+            "--format",
+            format,
+            "--out",
+            file.to_str().unwrap(),
+        ]);
+        ok(&[
+            "import",
+            "--db",
+            &db_arg(&b),
+            "--format",
+            format,
+            file.to_str().unwrap(),
+        ]);
+        // Every format keeps the edges (TSV/CSV drop nodes without edges).
+        assert_eq!(edges_of(&b), edges_of(&a), "{format}");
+        // A second round gives the same file.
+        let again = ok(&["export", "--db", &db_arg(&b), "--format", format]);
+        if format != "jsonl" {
+            let mut x: Vec<String> = std::fs::read_to_string(&file)
+                .unwrap()
+                .lines()
+                .map(String::from)
+                .collect();
+            let mut y: Vec<String> = again.lines().map(String::from).collect();
+            if format == "server-memory" {
+                // The title and content of m1 become observations once, then stay.
+                let b2 = tmp.path().join("b2");
+                let f2 = tmp.path().join("again.json");
+                std::fs::write(&f2, &again).unwrap();
+                ok(&[
+                    "import",
+                    "--db",
+                    &db_arg(&b2),
+                    "--format",
+                    format,
+                    f2.to_str().unwrap(),
+                ]);
+                y = ok(&["export", "--db", &db_arg(&b2), "--format", format])
+                    .lines()
+                    .map(String::from)
+                    .collect();
+                x = again.lines().map(String::from).collect();
+            }
+            x.sort();
+            y.sort();
+            assert_eq!(x, y, "{format}");
+        }
+    }
+    let mem = ok(&["export", "--db", &db, "--format", "server-memory"]);
+    let m1 = mem.lines().map(json).find(|l| l["name"] == "m1").unwrap();
+    assert_eq!(m1["observations"][0], "Use CSR");
+    assert_eq!(m1["observations"][1], "Because\tof \"locality\"\nand mmap.");
+    // jsonl is lossless: node content, props and embeddings come back.
+    let b = tmp.path().join("b-jsonl");
+    let g = json(&ok(&["get", "--db", &db_arg(&b), "m1", "--json"]));
+    assert_eq!(g["content"], "Because\tof \"locality\"\nand mmap.");
+    assert_eq!(g["props"]["source"]["n"][1], 2);
+}
+
+/// A neighborhood as DOT, GraphML and importer CSV tables.
+#[test]
+fn export_neighborhood_as_dot_graphml_and_tables() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(
+        &edges,
+        "a\tb\tcauses\nb\tc\tcauses\nc\td\trel\nx\ty\t\"q\"\n",
+    )
+    .unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    let dot = ok(&[
+        "export",
+        "--db",
+        &db,
+        "--format",
+        "dot",
+        "--seed",
+        "b",
+        "--max-hops",
+        "1",
+    ]);
+    assert!(dot.starts_with("digraph hopgraph {"), "{dot}");
+    assert!(dot.contains("\"a\" -> \"b\" [label=\"causes\"];"), "{dot}");
+    assert!(dot.contains("\"b\" -> \"c\" [label=\"causes\"];"), "{dot}");
+    assert!(!dot.contains("\"d\""), "d is two hops away: {dot}");
+    assert!(dot.trim_end().ends_with('}'), "{dot}");
+    let dot = ok(&["export", "--db", &db, "--format", "dot", "--seed", "x"]);
+    assert!(
+        dot.contains("[label=\"\\\"q\\\"\"]"),
+        "quotes escaped: {dot}"
+    );
+    let g = ok(&[
+        "export",
+        "--db",
+        &db,
+        "--format",
+        "graphml",
+        "--seed",
+        "a",
+        "--max-hops",
+        "5",
+        "--type",
+        "causes",
+    ]);
+    assert!(g.contains("<edge source=\"a\" target=\"b\">"), "{g}");
+    assert_eq!(g.matches("<node ").count(), 3, "{g}");
+    assert!(g.trim_end().ends_with("</graphml>"), "{g}");
+    let g = ok(&["export", "--db", &db, "--format", "graphml", "--seed", "x"]);
+    assert!(g.contains("<data key=\"type\">&quot;q&quot;</data>"), "{g}");
+    fails(
+        1,
+        &["export", "--db", &db, "--format", "dot", "--seed", "nobody"],
+    );
+
+    let dir = tmp.path().join("tables");
+    ok(&[
+        "export",
+        "--db",
+        &db,
+        "--format",
+        "csv-tables",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let nodes = std::fs::read_to_string(dir.join("nodes.csv")).unwrap();
+    let edges = std::fs::read_to_string(dir.join("edges.csv")).unwrap();
+    assert_eq!(
+        nodes.lines().next(),
+        Some("key:ID,kind,title,content,importance:float,status,props")
+    );
+    assert_eq!(nodes.lines().count(), 1 + 6);
+    assert_eq!(
+        edges.lines().next(),
+        Some(":START_ID,:END_ID,:TYPE,weight:float,props")
+    );
+    assert!(
+        edges.lines().any(|l| l == "x,y,\"\"\"q\"\"\",1,{}"),
+        "{edges}"
+    );
+    assert_eq!(
+        hopgraph(&["export", "--db", &db, "--format", "csv-tables"]).0,
+        2
+    );
+}

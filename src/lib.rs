@@ -71,8 +71,8 @@ pub mod traverse;
 mod query;
 
 pub use db::{
-    BulkLoad, CommitInfo, Database, Durability, Neighbor, NodeFilter, NodePatch, OpResult, Options,
-    Snapshot, WriteBatch,
+    BulkLoad, BulkPhase, BulkProgress, CommitInfo, Database, Durability, Neighbor, NodeFilter,
+    NodePatch, OpResult, Options, Snapshot, WriteBatch,
 };
 pub use error::{Error, Result};
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};

@@ -1,16 +1,16 @@
 //! `hopgraph import`: edge lists and JSON line files into one atomic bulk load.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::input::{
     BatchParser, Delimited, EdgeBatch, Invalid, InvalidLines, LineReader, STDIN, is_stdin,
 };
+use super::progress::Progress;
 use super::records::{JSONL_VERSION, LINE_FIELDS, Line, MEMORY_FIELDS, MemoryLine, strip_unknown};
 use super::{CliError, CliResult, DbArg};
 use hopgraph::{BulkLoad, Database, EdgeProps, NodeProps, Props};
@@ -44,7 +44,12 @@ Formats:
 In the JSON formats an unknown field (a misspelt \"titel\") is an invalid line, reported with
 its line and column; --lenient drops unknown fields instead and counts them in the summary.
 
-A FILE of - reads standard input (once, and only with an explicit --format).";
+A FILE of - reads standard input (once, and only with an explicit --format).
+
+Progress goes to stderr over every phase (read, ids, build out-CSR, build in-CSR, write,
+fsync) with rate and time left: a bar redrawn in place on a terminal, else a plain line
+every 5 s (`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the time
+each phase took. --quiet turns it off.";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -53,7 +58,8 @@ Examples:
   hopgraph import --db ./copy backup.jsonl
   hopgraph import --db ./mem --skip-invalid messy.csv
   hopgraph import --db ./mem --lenient extra-fields.jsonl
-  zcat edges.tsv.gz | hopgraph import --db ./mem --format tsv -";
+  zcat edges.tsv.gz | hopgraph import --db ./mem --format tsv -
+  hopgraph import --db ./big --quiet kron24.edges.tsv 2>/dev/null";
 
 /// Import edges and nodes from TSV, CSV or JSONL files (atomic).
 #[derive(Debug, Args)]
@@ -70,6 +76,12 @@ pub(crate) struct ImportArgs {
     /// JSON lines: skip unknown fields (counted in the summary) instead of failing on them.
     #[arg(long)]
     lenient: bool,
+    /// No progress on stderr (the summary on stdout stays).
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// When stderr is not a terminal: milliseconds between progress lines.
+    #[arg(long, hide = true, value_name = "MS", default_value_t = 5000)]
+    progress_every_ms: u64,
     /// Input files (- reads standard input; it needs --format).
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -118,7 +130,12 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         files.push((path, format));
     }
 
-    let progress = progress_bar((stdin_count == 0).then_some(total_bytes));
+    let progress = Progress::new(
+        args.quiet,
+        std::time::Duration::from_millis(args.progress_every_ms.max(1)),
+    );
+    let total_bytes = (stdin_count == 0).then_some(total_bytes);
+    progress.read(0, total_bytes);
     let mut reader = Reader {
         load: BulkLoad::new(),
         invalid: InvalidLines::new(
@@ -126,6 +143,7 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
             "nothing was imported; fix the line or pass --skip-invalid",
         ),
         progress: &progress,
+        total_bytes,
         done_bytes: 0,
         lenient: args.lenient,
         unknown_fields: 0,
@@ -146,10 +164,12 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         ..
     } = reader;
 
-    progress.set_message("writing");
+    progress.read_done();
     let db = Database::open(&args.db.db)?;
-    let report = db.bulk_load(load)?;
-    progress.finish_and_clear();
+    let report = db.bulk_load_with_progress(load, &|phase, done, total| {
+        progress.engine(phase, done, total);
+    })?;
+    progress.finish();
 
     let mut err = io::stderr().lock();
     if let Some(r) = invalid.report() {
@@ -228,34 +248,12 @@ fn detect(path: &Path) -> CliResult<Source> {
     )))
 }
 
-/// A progress bar on a terminal's stderr (hidden otherwise): bytes of `total_bytes`, or,
-/// when the size is unknown (standard input is read), bytes read so far.
-fn progress_bar(total_bytes: Option<u64>) -> ProgressBar {
-    if !io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let Some(total_bytes) = total_bytes else {
-        let style = ProgressStyle::with_template("{msg:8} {spinner} {bytes} {bytes_per_sec}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner());
-        let bar = ProgressBar::no_length().with_style(style);
-        bar.set_message("reading");
-        return bar;
-    };
-    let style = ProgressStyle::with_template(
-        "{msg:8} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-    )
-    .map(|s| s.progress_chars("=> "))
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    let bar = ProgressBar::new(total_bytes).with_style(style);
-    bar.set_message("reading");
-    bar
-}
-
 /// Accumulates the bulk load from files, tallying invalid lines.
 struct Reader<'a> {
     load: BulkLoad,
     invalid: InvalidLines,
-    progress: &'a ProgressBar,
+    progress: &'a Progress,
+    total_bytes: Option<u64>,
     done_bytes: u64,
     /// `--lenient`: unknown JSON fields are dropped (and counted) rather than refused.
     lenient: bool,
@@ -306,7 +304,8 @@ const BATCHES_QUEUED: usize = 4;
 impl Reader<'_> {
     fn tick(&self, line_no: u64, lines: &LineReader) {
         if line_no.is_multiple_of(PROGRESS_LINES) {
-            self.progress.set_position(self.done_bytes + lines.bytes);
+            self.progress
+                .read(self.done_bytes + lines.bytes, self.total_bytes);
         }
     }
 
@@ -373,7 +372,8 @@ impl Reader<'_> {
                 Err(invalid) => invalid_lines.record(path, line_no, invalid),
             }
         })?;
-        self.progress.set_position(self.done_bytes + bytes);
+        self.progress
+            .read(self.done_bytes + bytes, self.total_bytes);
         Ok(())
     }
 

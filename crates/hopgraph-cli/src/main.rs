@@ -21,6 +21,7 @@ mod export;
 mod import;
 mod input;
 mod node;
+mod progress;
 mod query;
 mod records;
 

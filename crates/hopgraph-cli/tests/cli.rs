@@ -49,7 +49,11 @@ fn run_hopgraph<S: AsRef<std::ffi::OsStr>>(
         .spawn()
         .expect("run hopgraph");
     if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-        stdin.write_all(input.as_bytes()).unwrap();
+        // A command that fails before reading its input closes the pipe first.
+        match stdin.write_all(input.as_bytes()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            r => r.unwrap(),
+        }
     }
     let Output {
         status,
@@ -1424,4 +1428,65 @@ fn export_neighborhood_as_dot_graphml_and_tables() {
         hopgraph(&["export", "--db", &db, "--format", "csv-tables"]).0,
         2
     );
+}
+
+/// With stderr not a terminal, import prints plain progress lines (every phase, at most 80
+/// columns) and a summary; --quiet prints nothing there.
+#[test]
+fn import_progress_lines_when_not_a_terminal() {
+    let tmp = tempdir();
+    let edges = tmp.path().join("e.tsv");
+    let mut text = String::new();
+    for i in 0..60_000u32 {
+        text.push_str(&format!(
+            "n{}\tn{}\tt{}\n",
+            i % 5000,
+            (i * 7 + 1) % 5000,
+            i % 3
+        ));
+    }
+    std::fs::write(&edges, text).unwrap();
+    let a = tmp.path().join("a");
+    let (code, out, err) = hopgraph(&[
+        "import",
+        "--db",
+        &db_arg(&a),
+        "--progress-every-ms",
+        "1",
+        edges.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("edges created: "), "{out}");
+    for line in err.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+        assert!(
+            line.starts_with("import: ") || line.starts_with("  "),
+            "{line}"
+        );
+    }
+    assert!(err.lines().any(|l| l.starts_with("import: read ")), "{err}");
+    let summary = err
+        .lines()
+        .position(|l| l.starts_with("import: done in "))
+        .expect(&err);
+    let summary: String = err.lines().skip(summary).collect();
+    for phase in [
+        "read",
+        "ids",
+        "build out-CSR",
+        "build in-CSR",
+        "write",
+        "fsync",
+    ] {
+        assert!(summary.contains(&format!("{phase} ")), "{phase}: {summary}");
+    }
+    let b = tmp.path().join("b");
+    let (code, _, err) = hopgraph(&[
+        "import",
+        "--db",
+        &db_arg(&b),
+        "--quiet",
+        edges.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
 }

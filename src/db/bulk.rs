@@ -49,6 +49,9 @@ pub struct BulkLoad {
     /// `f32::to_bits` of every edge's weight; None while all are 1.0.
     weights: Option<Vec<u32>>,
     edge_props: Vec<(u32, String)>,
+    /// The time written for the load (node and edge timestamps, the manifest's checkpoint
+    /// time); None: now.
+    timestamp_ms: Option<u64>,
 }
 
 /// A phase of [`Database::bulk_load_with_progress`], in the order they run. Each is
@@ -111,6 +114,14 @@ impl BulkLoad {
     /// An empty load.
     pub fn new() -> BulkLoad {
         BulkLoad::default()
+    }
+
+    /// Writes `ms` (milliseconds since the Unix epoch) as the time of every node and edge
+    /// the load writes and of the manifest switch, instead of the clock: the same input
+    /// into a new database then gives the same bytes except for the random database id
+    /// (and the checksums that cover it).
+    pub fn set_timestamp(&mut self, ms: u64) {
+        self.timestamp_ms = Some(ms);
     }
 
     fn local(&mut self, key: &str) -> Result<u32> {
@@ -258,7 +269,7 @@ impl Database {
             self.checkpoint_held(w)?;
         }
         let st = w.state.clone();
-        let now = now_ms();
+        let now = load.timestamp_ms.unwrap_or_else(now_ms);
         let mut report = BulkReport::default();
         let mut next = State::clone(&st);
         let BulkLoad {

@@ -1490,3 +1490,73 @@ fn import_progress_lines_when_not_a_terminal() {
     ]);
     assert_eq!((code, err.as_str()), (0, ""));
 }
+
+/// Two imports of the same input with a fixed time give the same files, but for the
+/// random database id (bytes 16..32 of every file) and the one checksum covering it.
+#[test]
+fn same_input_same_bytes_but_the_database_id() {
+    let tmp = tempdir();
+    let edges = tmp.path().join("e.tsv");
+    let mut text = String::new();
+    for i in 0..20_000u32 {
+        let w = if i % 7 == 0 { "\t0.5" } else { "" };
+        text.push_str(&format!(
+            "k{}\tk{}\tt{}{w}\n",
+            i % 3001,
+            (i * 13 + 5) % 2999,
+            i % 5
+        ));
+    }
+    std::fs::write(&edges, text).unwrap();
+    let mem = fixture("server-memory.json");
+    let import = |name: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        let mut args = vec!["import", "--db", dir.to_str().unwrap(), "-q"];
+        args.extend_from_slice(extra);
+        args.extend([edges.to_str().unwrap(), mem.to_str().unwrap()]);
+        ok(&args);
+        dir
+    };
+    let a = import("a", &["--timestamp", "1700000000000"]);
+    let b = import("b", &["--timestamp", "1700000000000"]);
+    let mut names: Vec<_> = std::fs::read_dir(&a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "LOCK")
+        .collect();
+    names.sort();
+    assert!(names.len() >= 3, "{names:?}");
+    for name in &names {
+        let x = std::fs::read(a.join(name)).unwrap();
+        let mut y = std::fs::read(b.join(name)).unwrap();
+        assert_eq!(x.len(), y.len(), "{name:?}");
+        assert_ne!(x[16..32], y[16..32], "{name:?}: two databases, two ids");
+        y[16..32].copy_from_slice(&x[16..32]);
+        let diff: Vec<usize> = (0..x.len()).filter(|&i| x[i] != y[i]).collect();
+        // What is left is one checksum: at most 4 bytes, within one 4-byte window.
+        assert!(
+            diff.is_empty() || (diff.len() <= 4 && diff[diff.len() - 1] - diff[0] < 4),
+            "{name:?}: {diff:?}"
+        );
+    }
+    // Timestamps are the given time, so exports agree to the byte.
+    let ea = ok(&["export", "--db", &db_arg(&a)]);
+    assert_eq!(ea, ok(&["export", "--db", &db_arg(&b)]));
+    assert!(ea.contains("\"created_at\":1700000000000"), "{ea}");
+    // SOURCE_DATE_EPOCH (seconds) does the same.
+    let c = tmp.path().join("c");
+    let out = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
+        .args([
+            "import",
+            "-q",
+            "--db",
+            c.to_str().unwrap(),
+            edges.to_str().unwrap(),
+            mem.to_str().unwrap(),
+        ])
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(ok(&["export", "--db", &db_arg(&c)]), ea);
+}

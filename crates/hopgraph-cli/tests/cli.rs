@@ -791,7 +791,7 @@ fn path_pairs_batch() {
     assert_eq!(lines[2]["found"], false);
     assert_eq!(lines[2]["message"], "Unknown memory id: zz");
     assert!(
-        err.starts_with("pairs: 3, found: 1, limit reached: 0, latency p50 "),
+        err.starts_with("pairs: 3, found: 1, limit reached: 0, latency first "),
         "{err}"
     );
     assert!(err.contains(" p99 ") && err.contains("total "), "{err}");

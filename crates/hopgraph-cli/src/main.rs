@@ -298,26 +298,6 @@ pub(crate) fn open_existing(dir: &Path) -> CliResult<Database> {
     open_or_not_found(dir, options)
 }
 
-/// Most bytes of segment files a query command maps in before its first query (see
-/// [`prefault_for_queries`]).
-const PREFAULT_BYTES_MAX: u64 = 512 << 20;
-
-/// Maps the pages of `snap`'s segment files in before a query command's first query:
-/// every file when together they fit [`PREFAULT_BYTES_MAX`], else only the sections read
-/// once per node touched (key index, CSR run starts, record boundaries) of the newest
-/// segments. One pass that touches a page each (the kernel maps neighbouring pages
-/// together) costs far less than the page faults a query takes one by one: on kron-16
-/// (990k edges, 26 MiB) the median first query of a process went from 4.1 ms to 2.6 ms.
-/// The rest of a first query's cost is the traversal scratch's arrays (72 bytes per node,
-/// zeroed when first grown), which only the engine can make lazy. `HOPGRAPH_PREFAULT=0`
-/// turns this off, to measure the difference.
-pub(crate) fn prefault_for_queries(snap: &hopgraph::Snapshot) {
-    if std::env::var_os("HOPGRAPH_PREFAULT").is_some_and(|v| v == "0") {
-        return;
-    }
-    snap.prefault_within(PREFAULT_BYTES_MAX);
-}
-
 /// Opens `dir`; a directory with no manifest is "not found" (exit 1), not bad input.
 fn open_or_not_found(dir: &Path, options: Options) -> CliResult<Database> {
     match Database::open_with(dir, options) {

@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use super::input::{Invalid, InvalidLines, LineReader};
-use super::{CliError, CliResult, DbArg, json_line, open_read_only, prefault_for_queries};
+use super::{CliError, CliResult, DbArg, json_line, open_read_only};
 use hopgraph::traverse::{Budget, ExpandDirection, Scratch};
 use hopgraph::{Direction, Snapshot};
 use hopgraph_memory::ToolError;
@@ -94,11 +94,11 @@ With --pairs FILE (one `from<TAB>to` pair per line, # comments allowed; - reads 
 input) it answers every pair on one opened database (exit 0 whatever was found): one JSON
 line per pair on stdout, the
 answer plus `from` and `to`, and a timing summary on stderr (count, found, p50/p90/p99
-latency of the first query and p50/p90/p99/max, total). Each pair is timed once. Every query
-command maps the database's pages in before its first query (all of them up to 512 MiB of
-segment files, else the per-node index sections), so the first query takes few page faults;
-the first query of a process still grows the search's scratch arrays once. --warm reads
-every page of the database whatever its size, and reports how long that took.";
+latency of the first query and p50/p90/p99/max, total). Each pair is timed once, so the
+first query also pays what a process does once: growing the search's scratch arrays to the
+node count (72 bytes per node, zeroed) and the page faults of a freshly mapped database.
+--warm reads every page of the database once before the first query (the state a
+long-running server reaches after its first queries) and reports how long that took.";
 
 const PATH_EXAMPLES: &str = "\
 Examples:
@@ -148,7 +148,6 @@ pub(crate) struct PathArgs {
 pub(crate) fn path(args: PathArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
     let snap = db.snapshot();
-    prefault_for_queries(&snap);
     let mut scratch = Scratch::new();
     // One request for every pair: each pair's keys are moved in before its timer starts,
     // so the latency is the query's alone (no per-pair copies of keys or type names).
@@ -327,7 +326,6 @@ pub(crate) struct NeighborsArgs {
 pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
     let snap = db.snapshot();
-    prefault_for_queries(&snap);
     let mut request = RelatedRequest {
         memory_id: args.key.clone(),
         edge_type: None,
@@ -477,7 +475,6 @@ pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
         budget: args.budget.budget(),
     };
     let snap = db.snapshot();
-    prefault_for_queries(&snap);
     let result = expand(&snap, &mut Scratch::new(), &request).map_err(tool)?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
@@ -581,7 +578,6 @@ pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
         budget: args.budget.budget(),
     };
     let snap: Snapshot = db.snapshot();
-    prefault_for_queries(&snap);
     let result =
         traverse(&snap, &mut Scratch::new(), &request).map_err(|e| not_found(e, &args.key))?;
     let mut out = BufWriter::new(io::stdout().lock());

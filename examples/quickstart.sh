@@ -17,7 +17,7 @@ read -r from to < examples/memory-2k.pairs.tsv
 "$bin" path --db "$db" "$from" "$to"
 
 echo; echo "# a batch of pairs connected through caused_by edges only (JSON lines)"
-"$bin" path --db "$db" --pairs examples/memory-2k.pairs-walk-caused_by.tsv --types caused_by --max-hops 4 | head -n 3
+"$bin" path --db "$db" --pairs examples/memory-2k.pairs-walk-caused_by.tsv --type caused_by --max-hops 4 | head -n 3
 
 echo; echo "# statistics"
 "$bin" stats --db "$db"

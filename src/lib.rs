@@ -74,8 +74,8 @@ pub mod vector;
 mod query;
 
 pub use db::{
-    BulkLoad, CommitInfo, Database, Durability, Neighbor, NodePatch, OpResult, Options, Snapshot,
-    WriteBatch,
+    BulkLoad, BulkPhase, BulkProgress, CommitInfo, Database, Durability, Neighbor, NodePatch,
+    OpResult, Options, Snapshot, WriteBatch,
 };
 pub use db::{VectorHit, VectorQuery};
 pub use error::{Error, Result};

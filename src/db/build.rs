@@ -26,6 +26,8 @@ use crate::text::{Analyzer, doc_terms};
 
 use super::vector::BuiltVectors;
 
+use super::bulk::{BulkPhase, BulkProgress};
+
 mod csr;
 mod rows;
 
@@ -35,7 +37,10 @@ pub(crate) use rows::EdgeRows;
 
 /// Everything one segment holds.
 #[derive(Debug, Default)]
-pub(crate) struct SegmentContent {
+pub(crate) struct SegmentContent<'p> {
+    /// Where [`write_segment`] reports building the in-direction and writing (bulk load
+    /// only; see [`BulkPhase`]).
+    pub progress: Option<ProgressHook<'p>>,
     pub edges: EdgeRows,
     /// The out-direction CSR of `edges` when the caller has it already (bulk load gets it
     /// from its duplicate check); it must be exactly what `Csr::build` makes of the rows.
@@ -57,7 +62,23 @@ pub(crate) struct SegmentContent {
     pub embedding_dim: Option<u32>,
 }
 
-impl SegmentContent {
+/// A bulk load's progress callback, with a `Debug` for [`SegmentContent`].
+#[derive(Clone, Copy)]
+pub(crate) struct ProgressHook<'p>(pub BulkProgress<'p>);
+
+impl std::fmt::Debug for ProgressHook<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook")
+    }
+}
+
+impl ProgressHook<'_> {
+    pub(crate) fn report(&self, phase: BulkPhase, done: u64, total: u64) {
+        (self.0)(phase, done, total);
+    }
+}
+
+impl SegmentContent<'_> {
     /// Adds a node record.
     pub fn push_node(&mut self, node: &Node) {
         let mut w = ByteWriter::new();
@@ -135,8 +156,14 @@ pub(crate) fn write_segment(
     id: u64,
     db_id: u128,
     lsn: u64,
-    mut content: SegmentContent,
+    mut content: SegmentContent<'_>,
 ) -> Result<u64> {
+    let progress = content.progress;
+    let report = |phase: BulkPhase, done: u64, total: u64| {
+        if let Some(p) = progress {
+            p.report(phase, done, total);
+        }
+    };
     let rows = &mut content.edges;
     rows.sort_by_id();
     let m = rows.len();
@@ -192,11 +219,14 @@ pub(crate) fn write_segment(
     // When only the out-direction is ready, the in-direction is built on a second thread
     // while the sections before it are prepared and written.
     let (tx, rx) = mpsc::sync_channel(1);
+    let (m64, report) = (m as u64, &report);
     let in_side = move || {
+        report(BulkPhase::BuildIn, 0, m64);
         let inn = inn.map_or_else(in_csr, Ok).map(|inn| {
             let bitmaps = type_bitmaps(1, &inn, ntypes);
             (inn, bitmaps)
         });
+        report(BulkPhase::BuildIn, m64, m64);
         // The receiver is gone only when writing failed already.
         let _ = tx.send(inn);
     };
@@ -207,12 +237,22 @@ pub(crate) fn write_segment(
         let nodes = NodeSections::new(&content.nodes)?;
         let vectors = BuiltVectors::new(id, content.embedding_dim, &content.vectors)?;
         let weights_default = rows.weights_default();
+        // Write progress counts sections (of at most WRITE_STEPS), the in-direction's wait
+        // included; the file's fsync follows as its own phase.
+        let step = std::cell::Cell::new(0u64);
+        let wrote = || {
+            step.set(step.get() + 1);
+            report(BulkPhase::Write, step.get().min(WRITE_STEPS), WRITE_STEPS);
+        };
+        report(BulkPhase::Write, 0, WRITE_STEPS);
         segment_file::write_segment(io, dir, id, db_id, lsn, move |enc| {
             enc.section(K::Summary, &summary.encode())?;
             enc.array(K::OutOffsets, &out.offsets)?;
             enc.array(K::OutNeighbors, &out.neighbors)?;
+            wrote();
             enc.array(K::OutTypes, &out.types)?;
             enc.array(K::OutEdgePos, &out.pos)?;
+            wrote();
             // Format version 2: each row's out-CSR entry (the inverse permutation) replaces
             // copies of its source, target and type.
             let mut out_pos = vec![0u32; out.pos.len()];
@@ -222,6 +262,7 @@ pub(crate) fn write_segment(
                 }
             }
             enc.array(K::EdgeOutPos, &out_pos)?;
+            wrote();
             // Written: its memory can serve the in-direction being built.
             drop(out_pos);
             drop(out);
@@ -236,10 +277,13 @@ pub(crate) fn write_segment(
                 }
                 Err(e) => return Err(std::io::Error::other(e)),
             };
+            wrote();
             enc.array(K::InOffsets, &inn.offsets)?;
             enc.array(K::InNeighbors, &inn.neighbors)?;
+            wrote();
             enc.array(K::InTypes, &inn.types)?;
             enc.array(K::InEdgePos, &inn.pos)?;
+            wrote();
             drop(inn);
             if summary.dense_edge_base.is_none() {
                 enc.array(K::EdgeIds, &rows.ids())?;
@@ -267,12 +311,17 @@ pub(crate) fn write_segment(
             enc.section(K::TextPostings, &text.postings)?;
             enc.array(K::TextDocLens, &text.doc_lens)?;
             vectors.write(enc)?;
+            wrote();
+            report(BulkPhase::Sync, 0, 1);
             Ok(())
         })
     });
     // An error building the in-direction is reported as itself, not as the write it stopped.
     in_error.map_or(written, Err)
 }
+
+/// Progress steps of the write phase (the `wrote()` calls in [`write_segment`]).
+const WRITE_STEPS: u64 = 7;
 
 /// The node sections: record ids, record boundaries, records, the key order and the key
 /// hash index.

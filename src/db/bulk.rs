@@ -49,7 +49,48 @@ pub struct BulkLoad {
     /// `f32::to_bits` of every edge's weight; None while all are 1.0.
     weights: Option<Vec<u32>>,
     edge_props: Vec<(u32, String)>,
+    /// The time written for the load (node and edge timestamps, the manifest's checkpoint
+    /// time); None: now.
+    timestamp_ms: Option<u64>,
 }
+
+/// A phase of [`Database::bulk_load_with_progress`], in the order they run. Each is
+/// reported with (done, total) in its own unit, starting at 0 and ending at total.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BulkPhase {
+    /// Keys to node ids (unit: keys).
+    Ids,
+    /// The out-direction CSR of every input edge and the duplicate check (unit: edges).
+    BuildOut,
+    /// The in-direction CSR (unit: edges; runs on a second thread alongside `Write`).
+    BuildIn,
+    /// Writing the segment's sections (unit: steps).
+    Write,
+    /// fsync of the new file, its verification and the manifest switch (unit: steps).
+    Sync,
+}
+
+impl BulkPhase {
+    /// A short name for progress lines: `ids`, `build out-CSR`, `build in-CSR`, `write`,
+    /// `fsync`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BulkPhase::Ids => "ids",
+            BulkPhase::BuildOut => "build out-CSR",
+            BulkPhase::BuildIn => "build in-CSR",
+            BulkPhase::Write => "write",
+            BulkPhase::Sync => "fsync",
+        }
+    }
+}
+
+/// A progress callback: `(phase, done, total)`. Called from the loading thread and from
+/// the thread that builds the in-direction, often (keep it cheap: a few atomic stores).
+pub type BulkProgress<'a> = &'a (dyn Fn(BulkPhase, u64, u64) + Sync);
+
+/// Progress reports within a phase are at most this many items apart.
+const PROGRESS_EVERY: usize = 1 << 20;
 
 /// What a bulk load did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -73,6 +114,14 @@ impl BulkLoad {
     /// An empty load.
     pub fn new() -> BulkLoad {
         BulkLoad::default()
+    }
+
+    /// Writes `ms` (milliseconds since the Unix epoch) as the time of every node and edge
+    /// the load writes and of the manifest switch, instead of the clock: the same input
+    /// into a new database then gives the same bytes except for the random database id
+    /// (and the checksums that cover it).
+    pub fn set_timestamp(&mut self, ms: u64) {
+        self.timestamp_ms = Some(ms);
     }
 
     fn local(&mut self, key: &str) -> Result<u32> {
@@ -181,12 +230,29 @@ impl Database {
     /// `InvalidArgument` past a limit; I/O errors; `ReadOnly`; `WriterPoisoned`. On error
     /// nothing of the load is visible.
     pub fn bulk_load(&self, load: BulkLoad) -> Result<BulkReport> {
+        self.bulk_load_with_progress(load, &|_, _, _| {})
+    }
+
+    /// [`Database::bulk_load`], reporting each [`BulkPhase`] to `progress` as it goes.
+    ///
+    /// # Errors
+    /// As [`Database::bulk_load`].
+    pub fn bulk_load_with_progress(
+        &self,
+        load: BulkLoad,
+        progress: BulkProgress<'_>,
+    ) -> Result<BulkReport> {
         let mut w = self.shared.writer.lock();
-        let r = self.bulk_load_locked(&mut w, load);
+        let r = self.bulk_load_locked(&mut w, load, progress);
         w.poison_on_io("bulk load", r)
     }
 
-    fn bulk_load_locked(&self, w: &mut super::Writer, load: BulkLoad) -> Result<BulkReport> {
+    fn bulk_load_locked(
+        &self,
+        w: &mut super::Writer,
+        load: BulkLoad,
+        progress: BulkProgress<'_>,
+    ) -> Result<BulkReport> {
         self.checkpoint_locked(w)?;
         let lock = self.shared.lock.as_ref().ok_or(Error::ReadOnly)?;
         let _g = lock.lock()?;
@@ -203,7 +269,7 @@ impl Database {
             self.checkpoint_held(w)?;
         }
         let st = w.state.clone();
-        let now = now_ms();
+        let now = load.timestamp_ms.unwrap_or_else(now_ms);
         let mut report = BulkReport::default();
         let mut next = State::clone(&st);
         let BulkLoad {
@@ -220,8 +286,16 @@ impl Database {
 
         // Keys to ids: existing nodes keep theirs, new ones are numbered hubs first (see
         // `order`).
-        let existing: Vec<Option<NodeId>> =
-            (0..keys.len()).map(|i| st.node_id(keys.get(i))).collect();
+        let nkeys = keys.len() as u64;
+        progress(BulkPhase::Ids, 0, nkeys);
+        let existing: Vec<Option<NodeId>> = (0..keys.len())
+            .map(|i| {
+                if i > 0 && i.is_multiple_of(PROGRESS_EVERY) {
+                    progress(BulkPhase::Ids, i as u64 / 2, nkeys);
+                }
+                st.node_id(keys.get(i))
+            })
+            .collect();
         let mut degree = vec![0u32; keys.len()];
         for &x in sources.iter().chain(targets.iter()) {
             let d = degree.get_mut(x as usize).ok_or_else(bad_local)?;
@@ -246,6 +320,9 @@ impl Database {
             ..SegmentContent::default()
         };
         for (i, (&id, old)) in ids.iter().zip(&existing).enumerate() {
+            if i > 0 && i.is_multiple_of(PROGRESS_EVERY) {
+                progress(BulkPhase::Ids, (nkeys + i as u64) / 2, nkeys);
+            }
             let key = keys.get(i);
             let (id, old) = (NodeId(id), old.is_some());
             // Local indices fit in u32 (`local` checks).
@@ -307,12 +384,20 @@ impl Database {
         // Dedup: in the out-CSR of every input edge, equal triples are neighbors in input
         // order, so the first of each run of equals is the first occurrence; it is dropped
         // too when the triple is stored already.
+        progress(BulkPhase::Ids, nkeys, nkeys);
+        let nedges = sources.len() as u64;
+        progress(BulkPhase::BuildOut, 0, nedges);
         let mut out = Csr::build(next.node_bound, &sources, &targets, &edge_types)?;
+        // The sort is most of the phase; the duplicate check below is the rest.
+        progress(BulkPhase::BuildOut, nedges * 3 / 4, nedges);
         let stored = |g: u32| g < st.node_bound;
         let mut keep = vec![true; sources.len()];
         let mut dropped = 0u64;
         for (node, w) in (0u32..).zip(out.offsets.windows(2)) {
             let run = w[0] as usize..w[1] as usize;
+            if node > 0 && (node as usize).is_multiple_of(PROGRESS_EVERY) {
+                progress(BulkPhase::BuildOut, (nedges * 3 + w[0] as u64) / 4, nedges);
+            }
             for i in run.clone() {
                 let (t, n) = (out.types[i], out.neighbors[i]);
                 let first = i == run.start || (out.types[i - 1], out.neighbors[i - 1]) != (t, n);
@@ -328,6 +413,7 @@ impl Database {
                 }
             }
         }
+        progress(BulkPhase::BuildOut, nedges, nedges);
         if dropped > 0 {
             drop_rows(&mut out, &keep, &mut sources, &mut targets, &mut edge_types);
             if let Some(w) = &mut weights {
@@ -369,6 +455,7 @@ impl Database {
             &rows_props,
         )?;
         content.out_csr = Some(out);
+        content.progress = Some(super::build::ProgressHook(progress));
         content.summary = super::maintenance::summary_of(&next);
         let dir = &self.shared.dir;
         let seg_id = w.manifest.next_segment_id;
@@ -392,6 +479,7 @@ impl Database {
             State::from_segments(SegmentSet::new(segments), 0, st.lsn),
             None,
         )?;
+        progress(BulkPhase::Sync, 1, 1);
         Ok(report)
     }
 }

@@ -35,7 +35,7 @@ use crate::storage::wal::WalFile;
 use crate::sync::{Mutex, Published};
 
 pub use batch::{NodePatch, OpResult, WriteBatch};
-pub use bulk::{BulkLoad, BulkReport};
+pub use bulk::{BulkLoad, BulkPhase, BulkProgress, BulkReport};
 pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
 pub use open::RecoveryReport;
 pub use snapshot::{Neighbor, Snapshot};

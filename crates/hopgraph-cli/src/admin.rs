@@ -26,12 +26,12 @@ pub(crate) struct StatsArgs {
     json: bool,
 }
 
-/// Verify every file of a database (exit 1 when it is damaged).
+/// Verify every file of a database (exit 3 when it is damaged).
 #[derive(Debug, Args)]
 #[command(
     long_about = "Verifies every file completely, read-only: the manifest, each segment's \
                   checksums and ids, every WAL record. Exits 0 when the database is sound and \
-                  1 with the damaged file and byte offset when it is not.",
+                  3 with the damaged file and byte offset when it is not.",
     after_long_help = "Examples:\n  hopgraph check --db ./mem && echo sound"
 )]
 pub(crate) struct CheckArgs {
@@ -177,9 +177,9 @@ pub(crate) fn stats(args: StatsArgs) -> CliResult {
 }
 
 pub(crate) fn check(args: CheckArgs) -> CliResult {
-    let failed = |e: hopgraph::Error| CliError::new(format!("check failed: {}", CliError::from(e)));
-    let db =
-        open_read_only(&args.db.db).map_err(|e| CliError::new(format!("check failed: {e}")))?;
+    // The codes stay the engine's (3 damaged, 4 I/O), with the command's word in front.
+    let failed = |e: hopgraph::Error| CliError::from(e).context("check failed: ");
+    let db = open_read_only(&args.db.db).map_err(|e| e.context("check failed: "))?;
     let r = db.verify().map_err(failed)?;
     let mut out = io::stdout().lock();
     write!(

@@ -1,18 +1,22 @@
-//! `hopgraph export`: one snapshot written as JSONL (lossless), TSV/CSV edge lists, or the
-//! MCP reference memory server's JSONL.
+//! `hopgraph export`: one snapshot written as JSONL (lossless), TSV/CSV edge lists, the MCP
+//! reference memory server's JSONL, Graphviz DOT, GraphML, or node/edge CSV tables for
+//! Neo4j's and Kuzu's bulk importers; the whole graph or the neighborhood of seed nodes.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
 use super::input::csv_field;
+use super::query::TypeArgs;
 use super::records::{
     EdgeRecord, EntityOut, JSONL_VERSION, Line, NodeRecord, RelationOut, observations,
 };
 use super::{CliError, CliResult, DbArg, json_line as json, open_read_only};
-use hopgraph::{Direction, Node, Snapshot, TypeFilter};
+use hopgraph::{Direction, Node, NodeId, Snapshot, TypeFilter};
 
 const LONG_ABOUT: &str = "\
 Writes the whole database, as of one consistent snapshot, to a file or stdout.
@@ -29,8 +33,32 @@ Formats:
                  written: use jsonl.
   csv            the same with commas, quoting fields where needed
   server-memory  the MCP reference memory server's file: one entity per node (name = key,
-                 entityType = kind, observations = props.observations) and one relation per
-                 edge. Other node properties and edge weights are not kept.
+                 entityType = kind, observations = props.observations, preceded by the
+                 node's title when it differs from the key and its content, when they are
+                 not among the observations already) and one relation per edge. Other node
+                 properties and edge weights are not kept.
+  dot            Graphviz: a digraph, nodes labelled key and title, edges labelled by type
+                 (`dot -Tsvg`). Meant for a neighborhood: see --seed.
+  graphml        GraphML (Gephi, yEd, NetworkX, igraph): node data kind, title, content,
+                 status, importance; edge data type, weight.
+  csv-tables     --out DIR gets DIR/nodes.csv and DIR/edges.csv, with headers for
+                 `neo4j-admin database import full --nodes=Node=nodes.csv
+                 --relationships=edges.csv --multiline-fields=true`:
+                   key:ID,kind,title,content,importance:float,status,props
+                   :START_ID,:END_ID,:TYPE,weight:float,props
+                 Kuzu reads the same files by column position (header=true):
+                   CREATE NODE TABLE Node(key STRING PRIMARY KEY, kind STRING, title STRING,
+                     content STRING, importance FLOAT, status STRING, props STRING);
+                   CREATE REL TABLE Edge(FROM Node TO Node, type STRING, weight FLOAT,
+                     props STRING);
+                   COPY Node FROM 'DIR/nodes.csv' (header=true);
+                   COPY Edge FROM 'DIR/edges.csv' (header=true);
+                 props is a JSON object in one field; fields are quoted as RFC 4180 says
+                 (Kuzu needs parallel=false when a field holds a line break).
+
+--seed KEY (repeatable) with --max-hops N exports only the nodes within N hops of the seeds
+(edges walked either way, or as --direction and --type say) and the edges among them, in
+every format.
 
 Nodes come in id order, and each node's outgoing edges by (type, target).";
 
@@ -38,7 +66,10 @@ const EXAMPLES: &str = "\
 Examples:
   hopgraph export --db ./mem --out backup.jsonl
   hopgraph export --db ./mem --format tsv | sort > edges.tsv
-  hopgraph export --db ./mem --format server-memory --out memory.json";
+  hopgraph export --db ./mem --format server-memory --out memory.json
+  hopgraph export --db ./mem --format dot --seed m-17 --max-hops 2 | dot -Tsvg > m-17.svg
+  hopgraph export --db ./mem --format graphml --seed m-17 --max-hops 3 --out m-17.graphml
+  hopgraph export --db ./mem --format csv-tables --out ./tables";
 
 /// Export the database as JSONL, TSV/CSV or the memory server's format.
 #[derive(Debug, Args)]
@@ -49,9 +80,36 @@ pub(crate) struct ExportArgs {
     /// Output format (see --help).
     #[arg(long, value_enum, default_value_t = ExportFormat::Jsonl)]
     format: ExportFormat,
-    /// Write to FILE (replaced atomically when complete) instead of stdout.
+    /// Write to FILE (replaced atomically when complete) instead of stdout; a directory
+    /// for csv-tables.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Export only the neighborhood of this node (repeat for several seeds).
+    #[arg(long, value_name = "KEY")]
+    seed: Vec<String>,
+    /// With --seed: how many hops from the seeds to include.
+    #[arg(
+        long,
+        alias = "hops",
+        value_name = "N",
+        default_value_t = 1,
+        requires = "seed"
+    )]
+    max_hops: u32,
+    /// With --seed: which way edges are walked to find the neighborhood.
+    #[arg(long, value_enum, default_value_t = Dir::Both, requires = "seed")]
+    direction: Dir,
+    /// With --seed: walk only edges of these types.
+    #[command(flatten)]
+    types: TypeArgs,
+}
+
+/// Which way the neighborhood walk follows edges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Dir {
+    Both,
+    Out,
+    In,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -60,20 +118,86 @@ enum ExportFormat {
     Tsv,
     Csv,
     ServerMemory,
+    Dot,
+    Graphml,
+    CsvTables,
 }
 
 pub(crate) fn run(args: ExportArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
     let snap = db.snapshot();
+    let nodes = if args.seed.is_empty() {
+        nodes(&snap)?
+    } else {
+        neighborhood(&snap, &args)?
+    };
+    if args.format == ExportFormat::CsvTables {
+        let Some(dir) = &args.out else {
+            return Err(CliError::usage(
+                "--format csv-tables writes two files: give --out DIR",
+            ));
+        };
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::io(format!("cannot create {}: {e}", dir.display())))?;
+        write_file(&dir.join("nodes.csv"), |out| node_table(&nodes, out))?;
+        return write_file(&dir.join("edges.csv"), |out| {
+            write(&snap, &nodes, args.format, out)
+        });
+    }
     match &args.out {
         None => {
             let mut out = BufWriter::new(io::stdout().lock());
-            write(&snap, args.format, &mut out)?;
+            write(&snap, &nodes, args.format, &mut out)?;
             out.flush()?;
             Ok(())
         }
-        Some(path) => write_file(path, |out| write(&snap, args.format, out)),
+        Some(path) => write_file(path, |out| write(&snap, &nodes, args.format, out)),
     }
+}
+
+/// The nodes within `--max-hops` of the seeds (breadth-first), in id order.
+fn neighborhood(snap: &Snapshot, args: &ExportArgs) -> CliResult<Vec<Arc<Node>>> {
+    let direction = match args.direction {
+        Dir::Both => Direction::Both,
+        Dir::Out => Direction::Out,
+        Dir::In => Direction::In,
+    };
+    let types = if args.types.types.is_empty() {
+        TypeFilter::All
+    } else {
+        snap.type_filter(&args.types.types)
+    };
+    let mut seen: BTreeSet<NodeId> = BTreeSet::new();
+    let mut frontier = Vec::new();
+    for key in &args.seed {
+        let id = snap
+            .node_id(key)
+            .ok_or_else(|| CliError::not_found(format!("unknown node key: {key}")))?;
+        if seen.insert(id) {
+            frontier.push(id);
+        }
+    }
+    for _ in 0..args.max_hops {
+        let mut next = Vec::new();
+        for &id in &frontier {
+            snap.for_each_neighbor(id, direction, &types, |nb| {
+                if seen.insert(nb.node) {
+                    next.push(nb.node);
+                }
+            });
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    let mut v = Vec::with_capacity(seen.len());
+    for id in seen {
+        if let Some(n) = snap.node(id)? {
+            v.push(n);
+        }
+    }
+    Ok(v)
 }
 
 /// Writes `path` through a temporary file renamed into place, so that a failed export
@@ -82,14 +206,14 @@ fn write_file(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> CliResult)
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let io_err = |e: io::Error| CliError::new(format!("cannot write {}: {e}", tmp.display()));
+    let io_err = |e: io::Error| CliError::io(format!("cannot write {}: {e}", tmp.display()));
     let result = (|| {
         let mut out = BufWriter::new(File::create(&tmp).map_err(io_err)?);
         body(&mut out)?;
         let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
         file.sync_all().map_err(io_err)?;
         std::fs::rename(&tmp, path)
-            .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
+            .map_err(|e| CliError::io(format!("cannot write {}: {e}", path.display())))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -97,17 +221,34 @@ fn write_file(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> CliResult)
     result
 }
 
-fn write(snap: &Snapshot, format: ExportFormat, out: &mut impl Write) -> CliResult {
-    let nodes = nodes(snap)?;
+fn write(
+    snap: &Snapshot,
+    nodes: &[Arc<Node>],
+    format: ExportFormat,
+    out: &mut impl Write,
+) -> CliResult {
     let mut keys: Vec<Option<&str>> = vec![None; snap.node_bound() as usize];
-    for n in &nodes {
+    for n in nodes {
         keys[n.id.index()] = Some(&n.key);
     }
-    let key = |id: hopgraph::NodeId| {
-        keys.get(id.index()).copied().flatten().ok_or_else(|| {
-            CliError::new(format!("an edge refers to node {id}, which has no record"))
-        })
+    let whole = nodes.len() as u64 == snap.node_count();
+    // An edge to a node outside the exported set: an error for the whole graph (the node
+    // has no record), skipped for a neighborhood.
+    let key = |id: hopgraph::NodeId| match keys.get(id.index()).copied().flatten() {
+        Some(k) => Ok(Some(k)),
+        None if whole => Err(CliError::io(format!(
+            "an edge refers to node {id}, which has no record"
+        ))),
+        None => Ok(None),
     };
+    match format {
+        ExportFormat::Dot => writeln!(out, "digraph hopgraph {{\n  node [shape=box];")?,
+        ExportFormat::Graphml => out.write_all(GRAPHML_HEAD.as_bytes())?,
+        ExportFormat::CsvTables => {
+            writeln!(out, ":START_ID,:END_ID,:TYPE,weight:float,props")?;
+        }
+        _ => {}
+    }
     if format == ExportFormat::Jsonl {
         let header = Line {
             hopgraph: Some("export".into()),
@@ -116,7 +257,7 @@ fn write(snap: &Snapshot, format: ExportFormat, out: &mut impl Write) -> CliResu
         };
         json(out, &header)?;
     }
-    for n in &nodes {
+    for n in nodes {
         match format {
             ExportFormat::Jsonl => json(
                 out,
@@ -131,19 +272,48 @@ fn write(snap: &Snapshot, format: ExportFormat, out: &mut impl Write) -> CliResu
                     line_type: "entity",
                     name: &n.key,
                     entity_type: &n.props.kind,
-                    observations: observations(&n.props.props),
+                    observations: entity_observations(n),
                 },
             )?,
-            ExportFormat::Tsv | ExportFormat::Csv => {}
+            ExportFormat::Dot => {
+                let label = if n.props.title.is_empty() || n.props.title == n.key {
+                    n.key.clone()
+                } else {
+                    format!("{}\n{}", n.key, n.props.title)
+                };
+                writeln!(out, "  {} [label={}];", dot_id(&n.key), dot_id(&label))?;
+            }
+            ExportFormat::Graphml => {
+                let p = &n.props;
+                write!(out, "    <node id=\"{}\">", xml(&n.key))?;
+                for (k, v) in [
+                    ("kind", &p.kind),
+                    ("title", &p.title),
+                    ("content", &p.content),
+                    ("status", &p.status),
+                ] {
+                    if !v.is_empty() {
+                        write!(out, "<data key=\"{k}\">{}</data>", xml(v))?;
+                    }
+                }
+                if p.importance != 0.0 {
+                    write!(out, "<data key=\"importance\">{}</data>", p.importance)?;
+                }
+                writeln!(out, "</node>")?;
+            }
+            ExportFormat::Tsv | ExportFormat::Csv | ExportFormat::CsvTables => {}
         }
     }
     let mut edges = 0u64;
-    for n in &nodes {
+    for n in nodes {
         for nb in snap.neighbors(n.id, Direction::Out, &TypeFilter::All) {
             let Some(e) = snap.edge(nb.edge)? else {
                 continue;
             };
-            let (source, target) = (n.key.as_str(), key(nb.node)?);
+            let Some(target) = key(nb.node)? else {
+                continue;
+            };
+            let source = n.key.as_str();
             let edge_type = snap
                 .type_name(nb.edge_type)
                 .ok_or_else(|| CliError::new(format!("edge {} has an unknown type id", nb.edge)))?;
@@ -193,6 +363,38 @@ fn write(snap: &Snapshot, format: ExportFormat, out: &mut impl Write) -> CliResu
                     write!(out, "{s},{t},{ty}")?;
                     weight(out, e.weight, ',')?;
                 }
+                ExportFormat::Dot => {
+                    writeln!(
+                        out,
+                        "  {} -> {} [label={}];",
+                        dot_id(source),
+                        dot_id(target),
+                        dot_id(edge_type)
+                    )?;
+                }
+                ExportFormat::Graphml => {
+                    writeln!(
+                        out,
+                        "    <edge source=\"{}\" target=\"{}\"><data key=\"type\">{}</data>\
+                         <data key=\"weight\">{}</data></edge>",
+                        xml(source),
+                        xml(target),
+                        xml(edge_type),
+                        e.weight
+                    )?;
+                }
+                ExportFormat::CsvTables => {
+                    let props = serde_json::Value::Object(e.props.clone()).to_string();
+                    writeln!(
+                        out,
+                        "{},{},{},{},{}",
+                        table_field(source),
+                        table_field(target),
+                        table_field(edge_type),
+                        e.weight,
+                        table_field(&props)
+                    )?;
+                }
             }
         }
     }
@@ -205,7 +407,110 @@ fn write(snap: &Snapshot, format: ExportFormat, out: &mut impl Write) -> CliResu
         };
         json(out, &trailer)?;
     }
+    match format {
+        ExportFormat::Dot => writeln!(out, "}}")?,
+        ExportFormat::Graphml => out.write_all(b"  </graph>\n</graphml>\n")?,
+        _ => {}
+    }
     Ok(())
+}
+
+const GRAPHML_HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <key id="kind" for="node" attr.name="kind" attr.type="string"/>
+  <key id="title" for="node" attr.name="title" attr.type="string"/>
+  <key id="content" for="node" attr.name="content" attr.type="string"/>
+  <key id="status" for="node" attr.name="status" attr.type="string"/>
+  <key id="importance" for="node" attr.name="importance" attr.type="double"/>
+  <key id="type" for="edge" attr.name="type" attr.type="string"/>
+  <key id="weight" for="edge" attr.name="weight" attr.type="double"/>
+  <graph id="hopgraph" edgedefault="directed">
+"#;
+
+/// The node table of `csv-tables` (Neo4j header; Kuzu reads it by position).
+fn node_table(nodes: &[Arc<Node>], out: &mut impl Write) -> CliResult {
+    writeln!(
+        out,
+        "key:ID,kind,title,content,importance:float,status,props"
+    )?;
+    for n in nodes {
+        let p = &n.props;
+        let props = serde_json::Value::Object(p.props.clone()).to_string();
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{}",
+            table_field(&n.key),
+            table_field(&p.kind),
+            table_field(&p.title),
+            table_field(&p.content),
+            p.importance,
+            table_field(&p.status),
+            table_field(&props)
+        )?;
+    }
+    Ok(())
+}
+
+/// A CSV field for the bulk importers: quoted (quotes doubled) unless plainly safe. Unlike
+/// [`csv_field`] a leading `#` needs no quotes (the importers know no comments), but an
+/// empty field is quoted so that it reads as an empty string, not null.
+fn table_field(field: &str) -> std::borrow::Cow<'_, str> {
+    if field.is_empty() || field.contains([',', '"', '\r', '\n']) {
+        std::borrow::Cow::Owned(format!("\"{}\"", field.replace('"', "\"\"")))
+    } else {
+        std::borrow::Cow::Borrowed(field)
+    }
+}
+
+/// A DOT identifier: a double-quoted string with `"` and `\` escaped (line breaks kept as
+/// `\n`, which DOT draws as a centred line break).
+fn dot_id(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => {}
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// Text escaped for XML content and attribute values; characters XML 1.0 forbids (most
+/// control characters) are dropped.
+fn xml(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\t' | '\n' | '\r' => o.push(c),
+            c if (c as u32) < 0x20 => {}
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A node's observations for the memory server's file: the title (when it is not just the
+/// key) and the content, when not among the observations already, then `props.observations`.
+fn entity_observations(n: &Node) -> Vec<&str> {
+    let mut obs = observations(&n.props.props);
+    let mut first = Vec::new();
+    for extra in [&n.props.title, &n.props.content] {
+        if !extra.is_empty() && *extra != n.key && !obs.contains(&extra.as_str()) {
+            first.push(extra.as_str());
+        }
+    }
+    first.append(&mut obs);
+    first
 }
 
 /// Ends an edge line, with the weight when it is not the default 1.
@@ -218,7 +523,7 @@ fn weight(out: &mut impl Write, weight: f32, sep: char) -> io::Result<()> {
 }
 
 /// Every live node, in id order.
-fn nodes(snap: &Snapshot) -> CliResult<Vec<std::sync::Arc<Node>>> {
+fn nodes(snap: &Snapshot) -> CliResult<Vec<Arc<Node>>> {
     let mut v = Vec::with_capacity(usize::try_from(snap.node_count()).unwrap_or(0));
     for id in snap.node_ids() {
         if let Some(n) = snap.node(id)? {

@@ -39,7 +39,7 @@ impl LineReader {
         } else {
             Box::new(
                 File::open(path)
-                    .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?,
+                    .map_err(|e| CliError::io(format!("cannot open {}: {e}", path.display())))?,
             )
         };
         Ok(LineReader {
@@ -57,7 +57,7 @@ impl LineReader {
         let n = self
             .reader
             .read_until(b'\n', &mut self.buf)
-            .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
+            .map_err(|e| CliError::io(format!("cannot read {}: {e}", path.display())))?;
         if n == 0 {
             return Ok(None);
         }

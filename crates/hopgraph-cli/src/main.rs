@@ -4,13 +4,24 @@
 //! ([`Database`], [`BulkLoad`](hopgraph::BulkLoad), [`WriteBatch`](hopgraph::WriteBatch)) and
 //! their answers into text, JSON and exit codes. Graph logic lives in the engine.
 //!
-//! Exit codes: 0 success; 1 an error (bad input, I/O, a damaged database, `check` found a
-//! problem); 2 a usage error (unknown option, missing argument).
+//! Exit codes, one table for every command ([`Exit`], mapped from the engine's typed
+//! [`Error`] in [`exit_of`] and nowhere else):
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0 | success |
+//! | 1 | not found: unknown node key, no path, no database at `--db` |
+//! | 2 | usage: unknown command or option, missing or conflicting arguments |
+//! | 3 | corrupt database: `Corrupt`, `ForeignFile`, `UnsupportedVersion` |
+//! | 4 | I/O error: `Io`, `WriterPoisoned`, `ReadOnly`, failed output |
+//! | 5 | invalid input: `InvalidInput`, `NodeExists`, `LimitReached`, bad input lines |
 
 mod admin;
 mod export;
 mod import;
 mod input;
+mod node;
+mod progress;
 mod query;
 mod records;
 mod search;
@@ -24,12 +35,39 @@ use clap::{Args, Parser, Subcommand};
 use hopgraph::{Database, Error, Options};
 
 const EXIT_CODES: &str = "\
-Exit codes:
+Exit codes:  (the same for every command)
   0  success
-  1  error: bad input, I/O failure, damaged database, or `check` found a problem
-  2  usage error: unknown command or option, missing or malformed argument
+  1  not found: an unknown node key, no path between the nodes, no database at --db
+  2  usage: unknown command or option, missing or conflicting arguments
+  3  corrupt database: a damaged or foreign file, or a newer format (`check` failed)
+  4  I/O error: a file could not be read or written, the disk is full, output failed
+  5  invalid input: a bad line, key, value, JSON field or limit; a node that exists already
 
 Errors are printed as one line on stderr, starting with `error:`.";
+
+const LONG_ABOUT: &str = "\
+hopgraph: an embedded graph database for typed, directed edges (agent memory).
+
+A database is a directory. Every command takes it as --db DIR; only `import` creates a
+database that does not exist yet. The same options mean the same everywhere: --type T
+(repeat it or comma-separate: --type a,b) filters edge types, --max-hops N bounds a walk,
+--direction out|in|both, --json prints JSON, --limit N caps a list.
+
+A first session:
+  hopgraph import --db ./mem edges.tsv              load an edge list (or .csv, .jsonl)
+  hopgraph stats --db ./mem                         what is in it
+  hopgraph get --db ./mem m-17                      one node, its properties and edge counts
+  hopgraph neighbors --db ./mem m-17 --type caused_by
+  hopgraph path --db ./mem m-17 m-42 --max-hops 6   a shortest path
+  hopgraph traverse --db ./mem m-17 --max-hops 2    everything within two hops
+  hopgraph expand --db ./mem m-17 m-42 --max-hops 2 --json
+  hopgraph add --db ./mem node m-99 --title \"Cache misses\" --kind decision
+  hopgraph add --db ./mem edge m-99 caused_by m-17
+  hopgraph export --db ./mem --out backup.jsonl     everything, losslessly
+  hopgraph export --db ./mem --format dot --seed m-17 --max-hops 2 | dot -Tsvg > m17.svg
+  hopgraph check --db ./mem && hopgraph compact --db ./mem
+
+`hopgraph help COMMAND` (or COMMAND --help) explains each command with examples.";
 
 /// hopgraph: an embedded graph database for typed, directed edges.
 #[derive(Debug, Parser)]
@@ -37,12 +75,10 @@ Errors are printed as one line on stderr, starting with `error:`.";
     name = "hopgraph",
     version,
     about = "hopgraph: an embedded graph database for typed, directed edges",
-    long_about = "hopgraph: an embedded graph database for typed, directed edges (agent memory).\n\n\
-                  A database is a directory. Every command takes it as --db DIR; only `import` \
-                  creates a database that does not exist yet.",
+    long_about = LONG_ABOUT,
     after_long_help = EXIT_CODES,
-    after_help = "Exit codes: 0 ok, 1 error or check failed, 2 usage. `hopgraph help <COMMAND>` \
-                  shows examples."
+    after_help = "Exit codes: 0 ok, 1 not found, 2 usage, 3 corrupt database, 4 I/O error, \
+                  5 invalid input. `hopgraph help <COMMAND>` (or --help) shows examples."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -58,6 +94,8 @@ enum Command {
     Check(admin::CheckArgs),
     Checkpoint(admin::CheckpointArgs),
     Compact(admin::CompactArgs),
+    Get(node::GetArgs),
+    Add(node::AddArgs),
     Path(query::PathArgs),
     Neighbors(query::NeighborsArgs),
     Expand(query::ExpandArgs),
@@ -73,20 +111,77 @@ struct DbArg {
     db: PathBuf,
 }
 
+/// The exit codes of every command: the one table ([`EXIT_CODES`] is its text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// 0: success (an error with this code is a reader that went away: `| head`).
+    Ok = 0,
+    /// 1: the key, path or edge asked about does not exist (`get`, `neighbors`,
+    /// `traverse` of an unknown key; `path` that finds no path).
+    NotFound = 1,
+    /// 2: unknown command or option, missing or conflicting arguments.
+    Usage = 2,
+    /// 3: a database file is damaged, foreign or of a newer format (`check` failed).
+    Corrupt = 3,
+    /// 4: reading or writing a file failed (including a missing database directory).
+    Io = 4,
+    /// 5: the input was refused: a bad line, key, value or limit; a node that must be new.
+    Invalid = 5,
+}
+
 /// An error for the user: one line, no debug output.
 #[derive(Debug)]
 pub(crate) struct CliError {
     message: String,
-    /// The reader of our output went away (`| head`): not a failure, print nothing.
-    broken_pipe: bool,
+    code: Exit,
+    /// Print nothing: the answer said it already (`path` found no path), or the reader of
+    /// our output went away (`| head`, with code [`Exit::Ok`]).
+    silent: bool,
 }
 
 impl CliError {
+    /// Invalid input (exit 5): the default, since most errors the CLI raises itself are
+    /// about what it was given.
     pub(crate) fn new(message: impl Into<String>) -> CliError {
+        CliError::with(Exit::Invalid, message)
+    }
+
+    pub(crate) fn with(code: Exit, message: impl Into<String>) -> CliError {
         CliError {
             message: message.into(),
-            broken_pipe: false,
+            code,
+            silent: false,
         }
+    }
+
+    /// An exit code with no message: the output has said what there is to say.
+    pub(crate) fn silent(code: Exit) -> CliError {
+        CliError {
+            message: String::new(),
+            code,
+            silent: true,
+        }
+    }
+
+    /// An I/O failure on a file the CLI reads or writes itself (exit 4).
+    pub(crate) fn io(message: impl Into<String>) -> CliError {
+        CliError::with(Exit::Io, message)
+    }
+
+    /// What was asked about does not exist (exit 1).
+    pub(crate) fn not_found(message: impl Into<String>) -> CliError {
+        CliError::with(Exit::NotFound, message)
+    }
+
+    /// A usage error the argument parser cannot see (exit 2).
+    pub(crate) fn usage(message: impl Into<String>) -> CliError {
+        CliError::with(Exit::Usage, message)
+    }
+
+    /// The same error with `prefix` before its message.
+    pub(crate) fn context(mut self, prefix: &str) -> CliError {
+        self.message = format!("{prefix}{}", self.message);
+        self
     }
 }
 
@@ -96,9 +191,27 @@ impl fmt::Display for CliError {
     }
 }
 
+/// The exit code of an engine error: the one place where [`Error`] variants meet [`Exit`].
+pub(crate) fn exit_of(e: &Error) -> Exit {
+    match e {
+        Error::NodeNotFound { .. } => Exit::NotFound,
+        Error::Corrupt { .. } | Error::ForeignFile { .. } | Error::UnsupportedVersion { .. } => {
+            Exit::Corrupt
+        }
+        Error::Io { .. } | Error::WriterPoisoned(_) | Error::ReadOnly => Exit::Io,
+        Error::InvalidArgument { .. }
+        | Error::LimitExceeded { .. }
+        | Error::NodeExists { .. }
+        | Error::LimitReached { .. } => Exit::Invalid,
+        // `Error` is non-exhaustive: a variant added later is reported as bad input until
+        // it is given its own row here.
+        _ => Exit::Invalid,
+    }
+}
+
 impl From<Error> for CliError {
     fn from(e: Error) -> CliError {
-        CliError::new(e.to_string())
+        CliError::with(exit_of(&e), e.to_string())
     }
 }
 
@@ -106,12 +219,9 @@ impl From<io::Error> for CliError {
     fn from(e: io::Error) -> CliError {
         if e.kind() == io::ErrorKind::BrokenPipe {
             // `hopgraph export ... | head`: the reader has what it wanted.
-            return CliError {
-                message: String::new(),
-                broken_pipe: true,
-            };
+            return CliError::silent(Exit::Ok);
         }
-        CliError::new(format!("writing output: {e}"))
+        CliError::io(format!("writing output: {e}"))
     }
 }
 
@@ -143,6 +253,8 @@ where
         Command::Check(a) => admin::check(a),
         Command::Checkpoint(a) => admin::checkpoint(a),
         Command::Compact(a) => admin::compact(a),
+        Command::Get(a) => node::get(a),
+        Command::Add(a) => node::add(a),
         Command::Path(a) => query::path(a),
         Command::Neighbors(a) => query::neighbors(a),
         Command::Expand(a) => query::expand_cmd(a),
@@ -151,10 +263,10 @@ where
     };
     match result {
         Ok(()) => 0,
-        Err(e) if e.broken_pipe => 0,
+        Err(e) if e.silent => e.code as i32,
         Err(e) => {
             let _ = writeln!(io::stderr(), "error: {e}");
-            1
+            e.code as i32
         }
     }
 }
@@ -169,11 +281,20 @@ pub(crate) fn json_line(out: &mut impl Write, value: &impl serde::Serialize) -> 
 /// Opens an existing database for reading only (no lock, no recovery writes).
 pub(crate) fn open_read_only(dir: &Path) -> CliResult<Database> {
     let options = Options::default().read_only(true).create_if_missing(false);
-    Ok(Database::open_with(dir, options)?)
+    open_or_not_found(dir, options)
 }
 
 /// Opens an existing database for writing.
 pub(crate) fn open_existing(dir: &Path) -> CliResult<Database> {
     let options = Options::default().create_if_missing(false);
-    Ok(Database::open_with(dir, options)?)
+    open_or_not_found(dir, options)
+}
+
+/// Opens `dir`; a path with no database is "not found" (exit 1), not bad input.
+fn open_or_not_found(dir: &Path, options: Options) -> CliResult<Database> {
+    match Database::open_with(dir, options) {
+        Ok(db) => Ok(db),
+        Err(e @ Error::NotADatabase { .. }) => Err(CliError::not_found(e.to_string())),
+        Err(e) => Err(e.into()),
+    }
 }

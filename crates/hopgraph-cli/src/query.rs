@@ -43,6 +43,27 @@ impl From<Dir> for Direction {
     }
 }
 
+/// The edge-type filter, the same option in every command: `--type T` repeated or
+/// comma-separated (`--types` is the old spelling, kept hidden so scripts keep working).
+#[derive(Debug, Args)]
+pub(crate) struct TypeArgs {
+    /// Follow only edges of this type (repeat or comma-separate for several).
+    #[arg(
+        long = "type",
+        alias = "types",
+        value_name = "TYPE",
+        value_delimiter = ','
+    )]
+    pub types: Vec<String>,
+}
+
+impl TypeArgs {
+    /// None for "every type", as the memory requests take it.
+    pub fn get(&self) -> Option<Vec<String>> {
+        (!self.types.is_empty()).then(|| self.types.clone())
+    }
+}
+
 /// Work limit options shared by the searches.
 #[derive(Debug, Args)]
 struct BudgetArgs {
@@ -67,20 +88,22 @@ Finds a shortest path between two nodes (by key), treating edges as undirected u
 walked backwards), or with --json as one JSON object {found, hops, path[{id, title,
 edge_type_to_next, direction_to_next, edge_id}], message?, paths?, limit_reached?}, the same
 answer as the MCP tool memory_path. No path, or an unknown key, is an answer (found: false
-and a message), not an error.
+and a message) that exits with code 1, as grep does when nothing matches.
 
 With --pairs FILE (one `from<TAB>to` pair per line, # comments allowed; - reads standard
-input) it answers every pair on one opened database: one JSON line per pair on stdout, the
+input) it answers every pair on one opened database (exit 0 whatever was found): one JSON
+line per pair on stdout, the
 answer plus `from` and `to`, and a timing summary on stderr (count, found, p50/p90/p99
-latency, total). Each pair is timed once, so by default the first queries also pay the page
-faults of a freshly mapped database; --warm reads every page of the database once before the
-first query (the state a long-running server reaches after its first queries) and reports
-how long that took.";
+latency of the first query and p50/p90/p99/max, total). Each pair is timed once, so the
+first query also pays what a process does once: growing the search's scratch arrays to the
+node count (72 bytes per node, zeroed) and the page faults of a freshly mapped database.
+--warm reads every page of the database once before the first query (the state a
+long-running server reaches after its first queries) and reports how long that took.";
 
 const PATH_EXAMPLES: &str = "\
 Examples:
   hopgraph path --db ./mem m-17 m-42
-  hopgraph path --db ./mem m-17 m-42 --types caused_by,supersedes --direction out --json
+  hopgraph path --db ./mem m-17 m-42 --type caused_by,supersedes --direction out --json
   hopgraph path --db ./mem m-17 m-42 --all
   hopgraph path --db ./mem --pairs data/mem1m.pairs.tsv --max-hops 6 > answers.jsonl
   hopgraph path --db ./mem --pairs data/mem1m.pairs.tsv --warm > answers.jsonl";
@@ -104,12 +127,11 @@ pub(crate) struct PathArgs {
     #[arg(long)]
     warm: bool,
     /// Longest path to look for.
-    #[arg(long, value_name = "N", default_value_t = 10,
+    #[arg(long, alias = "hops", alias = "max-depth", value_name = "N", default_value_t = 10,
           value_parser = clap::value_parser!(u32).range(0..=1000))]
     max_hops: u32,
-    /// Follow only these edge types (comma-separated).
-    #[arg(long, value_name = "T1,T2", value_delimiter = ',')]
-    types: Option<Vec<String>>,
+    #[command(flatten)]
+    types: TypeArgs,
     /// Which way edges may be walked.
     #[arg(long, value_enum, default_value_t = Dir::Both)]
     direction: Dir,
@@ -133,7 +155,7 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
         from: String::new(),
         to: String::new(),
         max_hops: args.max_hops,
-        edge_types: args.types.clone(),
+        edge_types: args.types.get(),
         direction: args.direction.into(),
         all_shortest: args.all,
         budget: args.budget.budget(),
@@ -141,10 +163,10 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
     let mut out = BufWriter::new(io::stdout().lock());
     let Some(pairs_file) = &args.pairs else {
         let (Some(from), Some(to)) = (&args.from, &args.to) else {
-            return Err(CliError::new("give FROM and TO, or --pairs FILE"));
+            return Err(CliError::usage("give FROM and TO, or --pairs FILE"));
         };
         if args.warm {
-            return Err(CliError::new(
+            return Err(CliError::usage(
                 "--warm goes with --pairs (one query has nothing to warm up for)",
             ));
         }
@@ -157,7 +179,12 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
             writeln!(out, "{}", result.text())?;
         }
         out.flush()?;
-        return Ok(());
+        // Like grep: the answer is printed either way, the code says whether it was found.
+        return if result.found {
+            Ok(())
+        } else {
+            Err(CliError::silent(super::Exit::NotFound))
+        };
     };
 
     #[derive(Serialize)]
@@ -195,6 +222,7 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
     }
     out.flush()?;
     let total = started.elapsed();
+    let first = latencies.first().map_or("-".to_owned(), |d| micros(*d));
     latencies.sort_unstable();
     let pct = |p: usize| {
         let i = (latencies.len() * p).div_ceil(100).saturating_sub(1);
@@ -209,8 +237,8 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
     });
     // One write, so the line is not interleaved with stdout on a terminal.
     let summary = format!(
-        "pairs: {}, found: {found}, limit reached: {limited}, latency p50 {} p90 {} p99 {} \
-         max {}, total {:.3} s{warm}\n",
+        "pairs: {}, found: {found}, limit reached: {limited}, latency first {first} p50 {} \
+         p90 {} p99 {} max {}, total {:.3} s{warm}\n",
         pair_count,
         pct(50),
         pct(90),
@@ -281,9 +309,8 @@ pub(crate) struct NeighborsArgs {
     db: DbArg,
     /// The node's key.
     key: String,
-    /// Only edges of this type.
-    #[arg(long = "type", value_name = "TYPE")]
-    edge_type: Option<String>,
+    #[command(flatten)]
+    types: TypeArgs,
     /// Outgoing, incoming or both.
     #[arg(long, value_enum, default_value_t = Dir::Both)]
     direction: Dir,
@@ -298,13 +325,35 @@ pub(crate) struct NeighborsArgs {
 
 pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
-    let request = RelatedRequest {
+    let snap = db.snapshot();
+    let mut request = RelatedRequest {
         memory_id: args.key.clone(),
-        edge_type: args.edge_type,
+        edge_type: None,
         direction: args.direction.into(),
         limit: args.limit as usize,
     };
-    let result = related(&db.snapshot(), &request).map_err(|e| not_found(e, &args.key))?;
+    // Several types: the edges of each in turn, up to --limit in all (the memory tool
+    // takes one type).
+    let mut types: Vec<Option<String>> = args.types.types.iter().cloned().map(Some).collect();
+    types.dedup();
+    if types.is_empty() {
+        types.push(None);
+    }
+    let mut result = hopgraph_memory::walk::ListResult {
+        results: Vec::new(),
+        truncated: false,
+    };
+    for t in types {
+        request.edge_type = t;
+        request.limit = args.limit as usize - result.results.len();
+        if request.limit == 0 {
+            result.truncated = true;
+            break;
+        }
+        let part = related(&snap, &request).map_err(|e| not_found(e, &args.key))?;
+        result.results.extend(part.results);
+        result.truncated |= part.truncated;
+    }
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         json_line(&mut out, &result)?;
@@ -352,14 +401,14 @@ impl From<ExpandDir> for ExpandDirection {
 
 const EXPAND_EXAMPLES: &str = "\
 Examples:
-  hopgraph expand --db ./mem m-17 --hops 2
-  hopgraph expand --db ./mem m-17 m-42 --hops 3 --direction any --types caused_by --route --json
+  hopgraph expand --db ./mem m-17 --max-hops 2
+  hopgraph expand --db ./mem m-17 m-42 --max-hops 3 --direction any --type caused_by --route --json
   hopgraph expand --db ./mem m-17 --filter '{\"type\":\"decision\"}' --include-superseded";
 
 /// The nodes within a few hops of one or more seeds.
 #[derive(Debug, Args)]
 #[command(
-    long_about = "Expands from seed nodes: every node within --hops hops, once, with the seed, \
+    long_about = "Expands from seed nodes: every node within --max-hops hops, once, with the seed, \
                   hop count, edge type and direction that reached it first (fewest hops, then \
                   lower seed key, then lower edge type, then forward before backward). Seeds \
                   are never results. --filter and --include-superseded filter results, not the \
@@ -374,15 +423,14 @@ pub(crate) struct ExpandArgs {
     #[arg(required = true, value_name = "SEED")]
     seeds: Vec<String>,
     /// Most hops from a seed.
-    #[arg(long, value_name = "N", default_value_t = 1,
+    #[arg(long, alias = "hops", alias = "max-depth", value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=100))]
-    hops: u32,
+    max_hops: u32,
     /// Which way edges are walked.
     #[arg(long, value_enum, default_value_t = ExpandDir::Both)]
     direction: ExpandDir,
-    /// Follow only these edge types (comma-separated).
-    #[arg(long, value_name = "T1,T2", value_delimiter = ',')]
-    types: Option<Vec<String>>,
+    #[command(flatten)]
+    types: TypeArgs,
     /// Keep only nodes whose properties equal these (a JSON object).
     #[arg(long, value_name = "JSON", value_parser = parse_json_object)]
     filter: Option<serde_json::Map<String, serde_json::Value>>,
@@ -403,7 +451,9 @@ pub(crate) struct ExpandArgs {
     budget: BudgetArgs,
 }
 
-fn parse_json_object(s: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+pub(crate) fn parse_json_object(
+    s: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
     match serde_json::from_str(s) {
         Ok(serde_json::Value::Object(m)) => Ok(m),
         Ok(_) => Err("expected a JSON object such as {\"type\":\"decision\"}".into()),
@@ -415,16 +465,17 @@ pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
     let request = ExpandRequest {
         seed_doc_ids: args.seeds,
-        hops: args.hops,
+        hops: args.max_hops,
         direction: args.direction.into(),
-        edge_types: args.types,
+        edge_types: args.types.get(),
         filter_properties: args.filter,
         include_superseded: args.include_superseded,
         include_route: args.route,
         limit: args.limit as usize,
         budget: args.budget.budget(),
     };
-    let result = expand(&db.snapshot(), &mut Scratch::new(), &request).map_err(tool)?;
+    let snap = db.snapshot();
+    let result = expand(&snap, &mut Scratch::new(), &request).map_err(tool)?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         json_line(&mut out, &result)?;
@@ -479,7 +530,7 @@ pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
 const TRAVERSE_EXAMPLES: &str = "\
 Examples:
   hopgraph traverse --db ./mem m-17
-  hopgraph traverse --db ./mem m-17 --max-depth 5 --types caused_by --direction out --json";
+  hopgraph traverse --db ./mem m-17 --max-hops 5 --type caused_by --type supersedes --direction out --json";
 
 /// A breadth-first walk from one node.
 #[derive(Debug, Args)]
@@ -496,13 +547,12 @@ pub(crate) struct TraverseArgs {
     db: DbArg,
     /// Start key.
     key: String,
-    /// Follow only these edge types (comma-separated).
-    #[arg(long, value_name = "T1,T2", value_delimiter = ',')]
-    types: Option<Vec<String>>,
+    #[command(flatten)]
+    types: TypeArgs,
     /// Most hops from the start.
-    #[arg(long, value_name = "N", default_value_t = 3,
+    #[arg(long, alias = "max-depth", alias = "hops", value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=100))]
-    max_depth: u32,
+    max_hops: u32,
     /// Which way edges are walked.
     #[arg(long, value_enum, default_value_t = Dir::Both)]
     direction: Dir,
@@ -521,8 +571,8 @@ pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
     let request = TraverseRequest {
         memory_id: args.key.clone(),
-        edge_types: args.types,
-        max_depth: args.max_depth,
+        edge_types: args.types.get(),
+        max_depth: args.max_hops,
         limit: args.limit as usize,
         direction: args.direction.into(),
         budget: args.budget.budget(),
@@ -573,10 +623,10 @@ fn tool(e: ToolError) -> CliError {
     CliError::new(e.0)
 }
 
-/// The contract's "Memory not found." with the key it is about.
-fn not_found(e: ToolError, key: &str) -> CliError {
+/// The contract's "Memory not found." with the key it is about (exit 1).
+pub(crate) fn not_found(e: ToolError, key: &str) -> CliError {
     if e.0 == MEMORY_NOT_FOUND {
-        CliError::new(format!("unknown node key: {key}"))
+        CliError::not_found(format!("unknown node key: {key}"))
     } else {
         tool(e)
     }

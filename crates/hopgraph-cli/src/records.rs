@@ -21,8 +21,11 @@ use hopgraph::model::{Edge, Node, NodeProps, Props};
 /// The export format version this build writes and reads.
 pub(crate) const JSONL_VERSION: u32 = 1;
 
-/// A line of hopgraph JSONL: exactly one of the three parts is present.
+/// A line of hopgraph JSONL: exactly one of the three parts is present. Unknown fields are
+/// refused (a misspelt `titel` would otherwise vanish silently); `import --lenient` strips
+/// them first with [`strip_unknown`].
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Line {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hopgraph: Option<String>,
@@ -40,6 +43,7 @@ pub(crate) struct Line {
 
 /// A node with all its properties.
 #[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct NodeRecord {
     pub key: String,
     #[serde(default)]
@@ -99,6 +103,7 @@ fn weight_default() -> f32 {
 
 /// An edge with its weight and properties, endpoints by key.
 #[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct EdgeRecord {
     pub source: String,
     pub target: String,
@@ -128,8 +133,10 @@ impl EdgeRecord {
     }
 }
 
-/// A line of the reference memory server's file (an entity, a relation, or AIM's marker).
+/// A line of the reference memory server's file (an entity or a relation; AIM's marker
+/// line is recognised before this is parsed).
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct MemoryLine {
     #[serde(rename = "type")]
     pub line_type: String,
@@ -142,6 +149,62 @@ pub(crate) struct MemoryLine {
     pub to: Option<String>,
     #[serde(rename = "relationType")]
     pub relation_type: Option<String>,
+}
+
+/// The fields of each JSON line object, for [`strip_unknown`]: the line's own, and those of
+/// its `node` / `edge` object.
+pub(crate) const LINE_FIELDS: &[&str] = &["hopgraph", "version", "nodes", "edges", "node", "edge"];
+const NODE_FIELDS: &[&str] = &[
+    "key",
+    "kind",
+    "title",
+    "content",
+    "importance",
+    "status",
+    "props",
+    "embedding",
+    "created_at",
+    "updated_at",
+];
+const EDGE_FIELDS: &[&str] = &[
+    "source",
+    "target",
+    "type",
+    "weight",
+    "props",
+    "id",
+    "created_at",
+];
+/// The fields of a memory server line.
+pub(crate) const MEMORY_FIELDS: &[&str] = &[
+    "type",
+    "name",
+    "entityType",
+    "observations",
+    "from",
+    "to",
+    "relationType",
+];
+
+/// Removes the fields of `line` that `known` does not list (and, for hopgraph lines, those
+/// of its `node`/`edge` object; free-form `props` are kept whole). Returns how many went.
+pub(crate) fn strip_unknown(line: &mut serde_json::Value, known: &[&str]) -> u64 {
+    fn strip(obj: &mut serde_json::Map<String, serde_json::Value>, known: &[&str]) -> u64 {
+        let before = obj.len();
+        obj.retain(|k, _| known.contains(&k.as_str()));
+        (before - obj.len()) as u64
+    }
+    let serde_json::Value::Object(obj) = line else {
+        return 0;
+    };
+    let mut n = strip(obj, known);
+    if let Some(serde_json::Value::Object(node)) = obj.get_mut("node") {
+        n += strip(node, NODE_FIELDS);
+    }
+    if let Some(serde_json::Value::Object(edge)) = obj.get_mut("edge") {
+        n += strip(edge, EDGE_FIELDS);
+    }
+    n
 }
 
 /// An entity as the reference server writes it.

@@ -49,14 +49,10 @@ fn run_hopgraph<S: AsRef<std::ffi::OsStr>>(
         .spawn()
         .expect("run hopgraph");
     if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-        // A child that rejects its arguments exits without reading: a broken pipe then is
-        // its answer, not the test's failure.
-        if let Err(e) = stdin.write_all(input.as_bytes()) {
-            assert_eq!(
-                e.kind(),
-                std::io::ErrorKind::BrokenPipe,
-                "writing stdin: {e}"
-            );
+        // A command that fails before reading its input closes the pipe first.
+        match stdin.write_all(input.as_bytes()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            r => r.unwrap(),
         }
     }
     let Output {
@@ -80,13 +76,21 @@ fn ok<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     out
 }
 
-/// Runs the binary and expects exit code 1 with one `error:` line; returns that line.
-fn fails<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+/// Runs the binary and expects exit code `want` with one `error:` line; returns that line.
+fn fails<S: AsRef<std::ffi::OsStr>>(want: i32, args: &[S]) -> String {
     let (code, out, err) = hopgraph(args);
-    assert_eq!(code, 1, "stdout: {out}\nstderr: {err}");
+    assert_eq!(code, want, "stdout: {out}\nstderr: {err}");
     assert!(err.starts_with("error: "), "{err}");
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     err
+}
+
+/// Runs `path` and expects its "not found" answer: exit 1, the answer on stdout, nothing
+/// on stderr; returns stdout.
+fn no_path<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    let (code, out, err) = hopgraph(args);
+    assert_eq!((code, err.as_str()), (1, ""), "stdout: {out}");
+    out
 }
 
 fn db_arg(dir: &Path) -> String {
@@ -172,13 +176,16 @@ fn bad_line_fails_the_whole_import_and_commits_nothing() {
     let other = tmp.path().join("other.tsv");
     std::fs::write(&other, "p\tq\trelated_to\n").unwrap();
     let bad = fixture("bad.tsv");
-    let err = fails(&[
-        "import",
-        "--db",
-        &db_arg(&db),
-        other.to_str().unwrap(),
-        bad.to_str().unwrap(),
-    ]);
+    let err = fails(
+        5,
+        &[
+            "import",
+            "--db",
+            &db_arg(&db),
+            other.to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ],
+    );
     assert!(err.contains("bad.tsv:4:"), "{err}");
     assert!(
         err.contains("expected 3 or 4 tab-separated fields"),
@@ -189,7 +196,10 @@ fn bad_line_fails_the_whole_import_and_commits_nothing() {
 
     // A failed import does not create a database either.
     let fresh = tmp.path().join("fresh");
-    fails(&["import", "--db", &db_arg(&fresh), bad.to_str().unwrap()]);
+    fails(
+        5,
+        &["import", "--db", &db_arg(&fresh), bad.to_str().unwrap()],
+    );
     assert!(!fresh.exists());
 }
 
@@ -266,7 +276,7 @@ fn import_server_memory_and_aim() {
         "{\"type\":\"relation\",\"from\":\"a\",\"to\":\"b\"}\n",
     )
     .unwrap();
-    let err = fails(&["import", "--db", &db_arg(&db), bad.to_str().unwrap()]);
+    let err = fails(5, &["import", "--db", &db_arg(&db), bad.to_str().unwrap()]);
     assert!(
         err.contains("bad.json:1: a relation line needs \"relationType\""),
         "{err}"
@@ -391,7 +401,7 @@ fn truncated_jsonl_export_is_refused() {
     let file = tmp.path().join("cut.jsonl");
     std::fs::write(&file, cut[..cut.len() - 2].join("\n")).unwrap();
     let b = tmp.path().join("b");
-    let err = fails(&["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
+    let err = fails(5, &["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
     assert!(err.contains("truncated"), "{err}");
     assert!(!b.exists());
 }
@@ -468,7 +478,7 @@ fn unlink_removes_listed_edges_atomically_and_reports_missing() {
     // A malformed line removes nothing.
     let bad = tmp.path().join("bad.tsv");
     std::fs::write(&bad, "m3\tm1\tsupersedes\nm3\tm1\n").unwrap();
-    let err = fails(&["unlink", "--db", &db_arg(&a), bad.to_str().unwrap()]);
+    let err = fails(5, &["unlink", "--db", &db_arg(&a), bad.to_str().unwrap()]);
     assert!(err.contains("bad.tsv:2:"), "{err}");
     assert!(err.contains("nothing was removed"), "{err}");
     assert_eq!(edges_of(&a), vec![triple("m3", "supersedes", "m1")]);
@@ -573,7 +583,7 @@ fn check_reports_a_damaged_segment_or_manifest() {
             continue;
         }
         detected += 1;
-        assert_eq!(code, 1, "offset {offset}: {err}");
+        assert_eq!(code, 3, "offset {offset}: {err}");
         assert!(err.starts_with("error: check failed: "), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
@@ -588,7 +598,7 @@ fn check_reports_a_damaged_segment_or_manifest() {
     for offset in [0, 9, 20, len / 2, len - 1] {
         copy_files(&pristine, &a);
         flip_byte(&manifest, offset);
-        let err = fails(&["check", "--db", &db_arg(&a)]);
+        let err = fails(3, &["check", "--db", &db_arg(&a)]);
         assert!(err.contains("MANIFEST"), "offset {offset}: {err}");
     }
     copy_files(&pristine, &a);
@@ -599,27 +609,33 @@ fn check_reports_a_damaged_segment_or_manifest() {
 fn exit_codes_and_one_line_errors() {
     let tmp = tempdir();
     let missing = tmp.path().join("missing");
-    let err = fails(&["stats", "--db", &db_arg(&missing)]);
+    let err = fails(1, &["stats", "--db", &db_arg(&missing)]);
     assert!(
         err.contains("no hopgraph database here") && err.contains("missing"),
         "{err}"
     );
     assert!(!missing.exists());
-    fails(&["check", "--db", &db_arg(&missing)]);
-    fails(&["export", "--db", &db_arg(&missing)]);
-    let err = fails(&["import", "--db", &db_arg(&missing), "no-such-file.tsv"]);
+    fails(1, &["check", "--db", &db_arg(&missing)]);
+    fails(1, &["export", "--db", &db_arg(&missing)]);
+    let err = fails(
+        4,
+        &["import", "--db", &db_arg(&missing), "no-such-file.tsv"],
+    );
     assert!(err.contains("cannot open no-such-file.tsv"), "{err}");
 
     // A directory that holds something else is not taken over.
     let other = tmp.path().join("other");
     std::fs::create_dir(&other).unwrap();
     std::fs::write(other.join("notes.txt"), "mine").unwrap();
-    let err = fails(&[
-        "import",
-        "--db",
-        &db_arg(&other),
-        fixture("edges.csv").to_str().unwrap(),
-    ]);
+    let err = fails(
+        5,
+        &[
+            "import",
+            "--db",
+            &db_arg(&other),
+            fixture("edges.csv").to_str().unwrap(),
+        ],
+    );
     assert!(err.contains("holds no hopgraph database"), "{err}");
 
     // Usage errors exit 2; help exits 0 and teaches with examples.
@@ -714,7 +730,7 @@ fn path_answers_on_a_known_graph() {
     let r = json(&ok(&["path", "--db", &db, "a", "c", "--all", "--json"]));
     assert_eq!(r["paths"].as_array().unwrap().len(), 2);
 
-    let r = json(&ok(&[
+    let r = json(&no_path(&[
         "path",
         "--db",
         &db,
@@ -727,11 +743,11 @@ fn path_answers_on_a_known_graph() {
     assert_eq!(r["found"], false);
     assert_eq!(r["message"], "No path from c to a within 10 hops");
     assert_eq!(
-        ok(&["path", "--db", &db, "zz", "a"]),
+        no_path(&["path", "--db", &db, "zz", "a"]),
         "Unknown memory id: zz\n"
     );
 
-    let r = json(&ok(&[
+    let r = json(&no_path(&[
         "path",
         "--db",
         &db,
@@ -774,7 +790,7 @@ fn path_pairs_batch() {
     assert_eq!(lines[2]["found"], false);
     assert_eq!(lines[2]["message"], "Unknown memory id: zz");
     assert!(
-        err.starts_with("pairs: 3, found: 1, limit reached: 0, latency p50 "),
+        err.starts_with("pairs: 3, found: 1, limit reached: 0, latency first "),
         "{err}"
     );
     assert!(err.contains(" p99 ") && err.contains("total "), "{err}");
@@ -795,13 +811,13 @@ fn path_pairs_batch() {
     assert_eq!((code, stdin_out.as_str()), (0, out.as_str()), "{err}");
     // It only means something with --pairs.
     let (code, out, err) = hopgraph(&["path", "--db", &db, "a", "c", "--warm"]);
-    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(err.contains("--warm goes with --pairs"), "{err}");
 
     // A malformed pair fails before any answer is printed.
     std::fs::write(&pairs, "a\tc\na\tb\tc\n").unwrap();
     let (code, out, err) = batch(&[]);
-    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert_eq!((code, out.as_str()), (5, ""), "{err}");
     assert!(
         err.contains("pairs.tsv:2: expected two non-empty tab-separated keys"),
         "{err}"
@@ -830,7 +846,7 @@ fn neighbors_expand_traverse_on_a_known_graph() {
     assert_eq!(r["results"].as_array().unwrap().len(), 1);
     assert_eq!(r["results"][0]["memory_id"], "d");
     assert_eq!(r["results"][0]["direction"], "incoming");
-    let err = fails(&["neighbors", "--db", &db, "zz"]);
+    let err = fails(1, &["neighbors", "--db", &db, "zz"]);
     assert!(err.contains("unknown node key: zz"), "{err}");
 
     let r = json(&ok(&[
@@ -986,6 +1002,605 @@ fn search_finds_imported_observations() {
         "project",
     ]);
     assert!(none.trim().is_empty(), "{none}");
-    let err = fails(&["search", "--db", &db_arg(&db), "   "]);
+    let err = fails(5, &["search", "--db", &db_arg(&db), "   "]);
     assert!(err.contains("query"), "{err}");
+}
+
+/// One table of exit codes, the same kind of failure giving the same code in every command.
+#[test]
+fn every_exit_code_of_the_table() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(&edges, "a\tb\tcauses\nb\tc\tcauses\nc\td\trel\n").unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    // 0 and 1: found and not found.
+    ok(&["get", "--db", &db, "a"]);
+    let err = fails(1, &["get", "--db", &db, "zz"]);
+    assert!(err.contains("unknown node key: zz"), "{err}");
+    fails(1, &["neighbors", "--db", &db, "zz"]);
+    fails(1, &["traverse", "--db", &db, "zz"]);
+    fails(1, &["add", "--db", &db, "edge", "a", "causes", "nobody"]);
+    no_path(&["path", "--db", &db, "d", "a", "--direction", "out"]);
+    fails(1, &["stats", "--db", &db_arg(&tmp.path().join("none"))]);
+    // 2: usage, from the parser and from checks it cannot make.
+    assert_eq!(hopgraph(&["get", "--db", &db]).0, 2);
+    assert_eq!(hopgraph(&["neighbors", "--db", &db, "a", "--bogus"]).0, 2);
+    assert_eq!(hopgraph(&["path", "--db", &db, "a", "b", "--warm"]).0, 2);
+    // 4: a file that cannot be read or written.
+    fails(4, &["import", "--db", &db, "no-such-file.tsv"]);
+    let out = tmp.path().join("no-dir/x.jsonl");
+    fails(4, &["export", "--db", &db, "--out", out.to_str().unwrap()]);
+    // 5: input refused.
+    ok(&["add", "--db", &db, "node", "x", "--title", "X"]);
+    fails(5, &["add", "--db", &db, "node", "x"]);
+    let bad = tmp.path().join("bad.tsv");
+    std::fs::write(&bad, "a\tb\n").unwrap();
+    fails(5, &["import", "--db", &db, bad.to_str().unwrap()]);
+    // 3: a damaged file, for a query as for `check`.
+    let manifest = a.join("MANIFEST");
+    let mut bytes = std::fs::read(&manifest).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&manifest, bytes).unwrap();
+    fails(3, &["get", "--db", &db, "a"]);
+    fails(3, &["check", "--db", &db]);
+    // The help states the table.
+    let help = ok(&["--help"]);
+    for line in [
+        "1  not found",
+        "2  usage",
+        "3  corrupt database",
+        "4  I/O error",
+        "5  invalid input",
+    ] {
+        assert!(help.contains(line), "{line}: {help}");
+    }
+}
+
+/// `--type` (repeated or comma-separated) and `--max-hops` in every command; the old
+/// spellings still work and mean the same.
+#[test]
+fn one_vocabulary_with_old_spellings_as_aliases() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(
+        &edges,
+        "a\tb\tcauses\nb\tc\tcauses\nc\td\trel\na\te\tother\n",
+    )
+    .unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    let same = |new: &[&str], old: &[&str]| {
+        let (n, o) = (ok(new), ok(old));
+        assert_eq!(n, o, "{new:?} vs {old:?}");
+        n
+    };
+    let t = same(
+        &[
+            "traverse",
+            "--db",
+            &db,
+            "a",
+            "--max-hops",
+            "5",
+            "--type",
+            "causes",
+            "--type",
+            "rel",
+            "--json",
+        ],
+        &[
+            "traverse",
+            "--db",
+            &db,
+            "a",
+            "--max-depth",
+            "5",
+            "--types",
+            "causes,rel",
+            "--json",
+        ],
+    );
+    let t = json(&t);
+    let reached: Vec<&str> = t["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["memory_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(reached, ["b", "c", "d"]);
+    let e = same(
+        &[
+            "expand",
+            "--db",
+            &db,
+            "a",
+            "--max-hops",
+            "2",
+            "--type",
+            "causes",
+            "--json",
+        ],
+        &[
+            "expand", "--db", &db, "a", "--hops", "2", "--types", "causes", "--json",
+        ],
+    );
+    assert_eq!(json(&e)["documents"].as_array().unwrap().len(), 2);
+    same(
+        &[
+            "path",
+            "--db",
+            &db,
+            "a",
+            "d",
+            "--max-hops",
+            "3",
+            "--type",
+            "causes,rel",
+        ],
+        &[
+            "path",
+            "--db",
+            &db,
+            "a",
+            "d",
+            "--max-hops",
+            "3",
+            "--types",
+            "causes",
+            "--types",
+            "rel",
+        ],
+    );
+    let n = json(&ok(&[
+        "neighbors",
+        "--db",
+        &db,
+        "a",
+        "--type",
+        "causes,other",
+        "--json",
+    ]));
+    let mut got: Vec<&str> = n["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["memory_id"].as_str().unwrap())
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, ["b", "e"]);
+}
+
+/// `get` shows a node with its properties and edge counts; `add` writes one node or edge.
+#[test]
+fn get_and_add() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(&edges, "a\tb\tcauses\n").unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    let out = ok(&[
+        "add",
+        "--db",
+        &db,
+        "node",
+        "m",
+        "--title",
+        "T",
+        "--kind",
+        "decision",
+        "--content",
+        "body text",
+        "--props",
+        "{\"x\":1}",
+    ]);
+    assert_eq!(out, "created node m\n");
+    let out = ok(&["add", "--db", &db, "edge", "m", "causes", "a"]);
+    assert_eq!(out, "created edge m -causes-> a\n");
+    let out = ok(&["add", "--db", &db, "edge", "m", "causes", "a"]);
+    assert!(out.starts_with("exists already"), "{out}");
+    let r = json(&ok(&[
+        "add",
+        "--db",
+        &db,
+        "edge",
+        "n1",
+        "rel",
+        "n2",
+        "--create-missing",
+        "--json",
+    ]));
+    assert_eq!(r["created"], true);
+    let g = json(&ok(&["get", "--db", &db, "m", "--json"]));
+    assert_eq!(g["key"], "m");
+    assert_eq!(g["title"], "T");
+    assert_eq!(g["kind"], "decision");
+    assert_eq!(g["content"], "body text");
+    assert_eq!(g["props"]["x"], 1);
+    assert_eq!(g["edges"]["out"], 1);
+    assert_eq!(g["edges"]["in"], 0);
+    let g = json(&ok(&["get", "--db", &db, "a", "--json"]));
+    assert_eq!(
+        (g["edges"]["out"].clone(), g["edges"]["in"].clone()),
+        (1.into(), 1.into())
+    );
+    assert_eq!(g["edges"]["by_type"][0]["type"], "causes");
+    let text = ok(&["get", "--db", &db, "m"]);
+    assert!(
+        text.contains("title       T") && text.contains("body text"),
+        "{text}"
+    );
+    ok(&[
+        "add",
+        "--db",
+        &db,
+        "node",
+        "m",
+        "--title",
+        "T2",
+        "--replace",
+    ]);
+    assert_eq!(
+        json(&ok(&["get", "--db", &db, "m", "--json"]))["title"],
+        "T2"
+    );
+    ok(&["get", "--db", &db, "n2"]);
+}
+
+/// Unknown JSON fields are refused with line and column, or skipped and counted with
+/// `--lenient`; a header without its end line says what is wrong.
+#[test]
+fn unknown_jsonl_fields_and_a_header_without_end() {
+    let tmp = tempdir();
+    let db = db_arg(&tmp.path().join("a"));
+    let file = tmp.path().join("x.jsonl");
+    std::fs::write(
+        &file,
+        "{\"node\":{\"key\":\"a\",\"title\":\"A\"}}\n\
+         {\"node\":{\"key\":\"b\",\"titel\":\"B\"}}\n\
+         {\"edge\":{\"source\":\"a\",\"target\":\"b\",\"type\":\"t\",\"colour\":\"red\"},\"extra\":1}\n",
+    )
+    .unwrap();
+    let err = fails(5, &["import", "--db", &db, file.to_str().unwrap()]);
+    assert!(err.contains("x.jsonl:2: column "), "{err}");
+    assert!(err.contains("unknown field `titel`"), "{err}");
+    assert!(err.contains("--lenient"), "{err}");
+    let out = ok(&["import", "--db", &db, "--lenient", file.to_str().unwrap()]);
+    assert!(out.contains("unknown fields skipped: 3"), "{out}");
+    assert!(out.contains("edges created: 1"), "{out}");
+
+    let mem = tmp.path().join("m.json");
+    std::fs::write(
+        &mem,
+        "{\"type\":\"entity\",\"name\":\"n\",\"entityType\":\"p\",\"observations\":[],\"mood\":1}\n",
+    )
+    .unwrap();
+    let err = fails(
+        5,
+        &[
+            "import",
+            "--db",
+            &db,
+            "--format",
+            "server-memory",
+            mem.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        err.contains("m.json:1: column ") && err.contains("`mood`"),
+        "{err}"
+    );
+
+    let headed = tmp.path().join("h.jsonl");
+    std::fs::write(
+        &headed,
+        "{\"hopgraph\":\"export\",\"version\":1}\n{\"node\":{\"key\":\"z\"}}\n",
+    )
+    .unwrap();
+    let err = fails(5, &["import", "--db", &db, headed.to_str().unwrap()]);
+    assert!(err.contains("line 1 is an export header"), "{err}");
+    assert!(err.contains("ends at line 2 without one"), "{err}");
+    assert!(err.contains("{\"hopgraph\":\"end\"}"), "{err}");
+}
+
+/// Every format import reads comes back out of export and imports to the same graph;
+/// server-memory keeps node content (as an observation).
+#[test]
+fn export_import_round_trips_per_format() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    rich_database(&a);
+    let db = db_arg(&a);
+    for (format, ext) in [
+        ("jsonl", "jsonl"),
+        ("tsv", "tsv"),
+        ("csv", "csv"),
+        ("server-memory", "json"),
+    ] {
+        let file = tmp.path().join(format!("out.{ext}"));
+        let b = tmp.path().join(format!("b-{format}"));
+        ok(&[
+            "export",
+            "--db",
+            &db,
+            "--format",
+            format,
+            "--out",
+            file.to_str().unwrap(),
+        ]);
+        ok(&[
+            "import",
+            "--db",
+            &db_arg(&b),
+            "--format",
+            format,
+            file.to_str().unwrap(),
+        ]);
+        // Every format keeps the edges (TSV/CSV drop nodes without edges).
+        assert_eq!(edges_of(&b), edges_of(&a), "{format}");
+        // A second round gives the same file.
+        let again = ok(&["export", "--db", &db_arg(&b), "--format", format]);
+        if format != "jsonl" {
+            let mut x: Vec<String> = std::fs::read_to_string(&file)
+                .unwrap()
+                .lines()
+                .map(String::from)
+                .collect();
+            let mut y: Vec<String> = again.lines().map(String::from).collect();
+            if format == "server-memory" {
+                // The title and content of m1 become observations once, then stay.
+                let b2 = tmp.path().join("b2");
+                let f2 = tmp.path().join("again.json");
+                std::fs::write(&f2, &again).unwrap();
+                ok(&[
+                    "import",
+                    "--db",
+                    &db_arg(&b2),
+                    "--format",
+                    format,
+                    f2.to_str().unwrap(),
+                ]);
+                y = ok(&["export", "--db", &db_arg(&b2), "--format", format])
+                    .lines()
+                    .map(String::from)
+                    .collect();
+                x = again.lines().map(String::from).collect();
+            }
+            x.sort();
+            y.sort();
+            assert_eq!(x, y, "{format}");
+        }
+    }
+    let mem = ok(&["export", "--db", &db, "--format", "server-memory"]);
+    let m1 = mem.lines().map(json).find(|l| l["name"] == "m1").unwrap();
+    assert_eq!(m1["observations"][0], "Use CSR");
+    assert_eq!(m1["observations"][1], "Because\tof \"locality\"\nand mmap.");
+    // jsonl is lossless: node content, props and embeddings come back.
+    let b = tmp.path().join("b-jsonl");
+    let g = json(&ok(&["get", "--db", &db_arg(&b), "m1", "--json"]));
+    assert_eq!(g["content"], "Because\tof \"locality\"\nand mmap.");
+    assert_eq!(g["props"]["source"]["n"][1], 2);
+}
+
+/// A neighborhood as DOT, GraphML and importer CSV tables.
+#[test]
+fn export_neighborhood_as_dot_graphml_and_tables() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(
+        &edges,
+        "a\tb\tcauses\nb\tc\tcauses\nc\td\trel\nx\ty\t\"q\"\n",
+    )
+    .unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    let dot = ok(&[
+        "export",
+        "--db",
+        &db,
+        "--format",
+        "dot",
+        "--seed",
+        "b",
+        "--max-hops",
+        "1",
+    ]);
+    assert!(dot.starts_with("digraph hopgraph {"), "{dot}");
+    assert!(dot.contains("\"a\" -> \"b\" [label=\"causes\"];"), "{dot}");
+    assert!(dot.contains("\"b\" -> \"c\" [label=\"causes\"];"), "{dot}");
+    assert!(!dot.contains("\"d\""), "d is two hops away: {dot}");
+    assert!(dot.trim_end().ends_with('}'), "{dot}");
+    let dot = ok(&["export", "--db", &db, "--format", "dot", "--seed", "x"]);
+    assert!(
+        dot.contains("[label=\"\\\"q\\\"\"]"),
+        "quotes escaped: {dot}"
+    );
+    let g = ok(&[
+        "export",
+        "--db",
+        &db,
+        "--format",
+        "graphml",
+        "--seed",
+        "a",
+        "--max-hops",
+        "5",
+        "--type",
+        "causes",
+    ]);
+    assert!(g.contains("<edge source=\"a\" target=\"b\">"), "{g}");
+    assert_eq!(g.matches("<node ").count(), 3, "{g}");
+    assert!(g.trim_end().ends_with("</graphml>"), "{g}");
+    let g = ok(&["export", "--db", &db, "--format", "graphml", "--seed", "x"]);
+    assert!(g.contains("<data key=\"type\">&quot;q&quot;</data>"), "{g}");
+    fails(
+        1,
+        &["export", "--db", &db, "--format", "dot", "--seed", "nobody"],
+    );
+
+    let dir = tmp.path().join("tables");
+    ok(&[
+        "export",
+        "--db",
+        &db,
+        "--format",
+        "csv-tables",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let nodes = std::fs::read_to_string(dir.join("nodes.csv")).unwrap();
+    let edges = std::fs::read_to_string(dir.join("edges.csv")).unwrap();
+    assert_eq!(
+        nodes.lines().next(),
+        Some("key:ID,kind,title,content,importance:float,status,props")
+    );
+    assert_eq!(nodes.lines().count(), 1 + 6);
+    assert_eq!(
+        edges.lines().next(),
+        Some(":START_ID,:END_ID,:TYPE,weight:float,props")
+    );
+    assert!(
+        edges.lines().any(|l| l == "x,y,\"\"\"q\"\"\",1,{}"),
+        "{edges}"
+    );
+    assert_eq!(
+        hopgraph(&["export", "--db", &db, "--format", "csv-tables"]).0,
+        2
+    );
+}
+
+/// With stderr not a terminal, import prints plain progress lines (every phase, at most 80
+/// columns) and a summary; --quiet prints nothing there.
+#[test]
+fn import_progress_lines_when_not_a_terminal() {
+    let tmp = tempdir();
+    let edges = tmp.path().join("e.tsv");
+    let mut text = String::new();
+    for i in 0..60_000u32 {
+        text.push_str(&format!(
+            "n{}\tn{}\tt{}\n",
+            i % 5000,
+            (i * 7 + 1) % 5000,
+            i % 3
+        ));
+    }
+    std::fs::write(&edges, text).unwrap();
+    let a = tmp.path().join("a");
+    let (code, out, err) = hopgraph(&[
+        "import",
+        "--db",
+        &db_arg(&a),
+        "--progress-every-ms",
+        "1",
+        edges.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("edges created: "), "{out}");
+    for line in err.lines() {
+        assert!(line.chars().count() <= 80, "{line}");
+        assert!(
+            line.starts_with("import: ") || line.starts_with("  "),
+            "{line}"
+        );
+    }
+    assert!(err.lines().any(|l| l.starts_with("import: read ")), "{err}");
+    let summary = err
+        .lines()
+        .position(|l| l.starts_with("import: done in "))
+        .expect(&err);
+    let summary: String = err.lines().skip(summary).collect();
+    for phase in [
+        "read",
+        "ids",
+        "build out-CSR",
+        "build in-CSR",
+        "write",
+        "fsync",
+    ] {
+        assert!(summary.contains(&format!("{phase} ")), "{phase}: {summary}");
+    }
+    let b = tmp.path().join("b");
+    let (code, _, err) = hopgraph(&[
+        "import",
+        "--db",
+        &db_arg(&b),
+        "--quiet",
+        edges.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+}
+
+/// Two imports of the same input with a fixed time give the same files, but for the
+/// random database id (bytes 16..32 of every file) and the one checksum covering it.
+#[test]
+fn same_input_same_bytes_but_the_database_id() {
+    let tmp = tempdir();
+    let edges = tmp.path().join("e.tsv");
+    let mut text = String::new();
+    for i in 0..20_000u32 {
+        let w = if i % 7 == 0 { "\t0.5" } else { "" };
+        text.push_str(&format!(
+            "k{}\tk{}\tt{}{w}\n",
+            i % 3001,
+            (i * 13 + 5) % 2999,
+            i % 5
+        ));
+    }
+    std::fs::write(&edges, text).unwrap();
+    let mem = fixture("server-memory.json");
+    let import = |name: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        let mut args = vec!["import", "--db", dir.to_str().unwrap(), "-q"];
+        args.extend_from_slice(extra);
+        args.extend([edges.to_str().unwrap(), mem.to_str().unwrap()]);
+        ok(&args);
+        dir
+    };
+    let a = import("a", &["--timestamp", "1700000000000"]);
+    let b = import("b", &["--timestamp", "1700000000000"]);
+    let mut names: Vec<_> = std::fs::read_dir(&a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "LOCK")
+        .collect();
+    names.sort();
+    assert!(names.len() >= 3, "{names:?}");
+    for name in &names {
+        let x = std::fs::read(a.join(name)).unwrap();
+        let mut y = std::fs::read(b.join(name)).unwrap();
+        assert_eq!(x.len(), y.len(), "{name:?}");
+        assert_ne!(x[16..32], y[16..32], "{name:?}: two databases, two ids");
+        y[16..32].copy_from_slice(&x[16..32]);
+        let diff: Vec<usize> = (0..x.len()).filter(|&i| x[i] != y[i]).collect();
+        // What is left is one checksum: at most 4 bytes, within one 4-byte window.
+        assert!(
+            diff.is_empty() || (diff.len() <= 4 && diff[diff.len() - 1] - diff[0] < 4),
+            "{name:?}: {diff:?}"
+        );
+    }
+    // Timestamps are the given time, so exports agree to the byte.
+    let ea = ok(&["export", "--db", &db_arg(&a)]);
+    assert_eq!(ea, ok(&["export", "--db", &db_arg(&b)]));
+    assert!(ea.contains("\"created_at\":1700000000000"), "{ea}");
+    // SOURCE_DATE_EPOCH (seconds) does the same.
+    let c = tmp.path().join("c");
+    let out = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
+        .args([
+            "import",
+            "-q",
+            "--db",
+            c.to_str().unwrap(),
+            edges.to_str().unwrap(),
+            mem.to_str().unwrap(),
+        ])
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(ok(&["export", "--db", &db_arg(&c)]), ea);
 }

@@ -340,8 +340,18 @@ fn search_ranks_text_then_embedding() {
         r.results[0].id, "b",
         "the embedding decides between equal text matches"
     );
-    let r3 = q("cache", Some(vec![1.0, 0.0, 0.0]));
-    assert_eq!(r3, q("cache", None), "other dimensions are not compared");
+    // An embedding of another dimension than the store's is an error naming both.
+    let wrong = search::memory_search(
+        &snap,
+        &SearchRequest {
+            query: "cache".into(),
+            embedding: Some(vec![1.0, 0.0, 0.0]),
+            ..SearchRequest::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(wrong.contains('3') && wrong.contains('2'), "{wrong}");
     // An embedding alone ranks by cosine.
     let r = q("", Some(vec![1.0, 0.1]));
     assert_eq!(r.results[0].id, "a");
@@ -1273,4 +1283,42 @@ fn prefault_flag_is_checked() {
             "{bad}: {err}"
         );
     }
+}
+
+/// With a query and an embedding, the two rankings are fused (reciprocal rank fusion): a
+/// memory found only by meaning and one found only by words both come back, and one found
+/// by both ranks first.
+#[test]
+fn hybrid_search_keeps_keyword_only_and_vector_only_hits() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let mut both = memory("both", "release rollback after the failed deploy");
+    both.embedding = Some(vec![1.0, 0.0]);
+    let mut words = memory("words", "deploy checklist");
+    words.embedding = Some(vec![0.0, 1.0]);
+    let mut meaning = memory("meaning", "we shipped version two on friday");
+    meaning.embedding = Some(vec![0.9, 0.1]);
+    for r in [&both, &words, &meaning] {
+        nodes::create_memory(&db, r).unwrap();
+    }
+    let r = search::memory_search(
+        &db.snapshot(),
+        &SearchRequest {
+            query: "deploy".into(),
+            embedding: Some(vec![1.0, 0.05]),
+            ..SearchRequest::default()
+        },
+    )
+    .unwrap();
+    let ids: Vec<&str> = r.results.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids[0], "both", "{ids:?}");
+    assert!(
+        ids.contains(&"words") && ids.contains(&"meaning"),
+        "{ids:?}"
+    );
+    let meaning_hit = r.results.iter().find(|h| h.id == "meaning").unwrap();
+    assert_eq!(
+        meaning_hit.field, None,
+        "a vector-only hit has no text match"
+    );
 }

@@ -17,14 +17,18 @@ use serde::Serialize;
 use super::nodes::check_embedding;
 use super::{ToolError, check_range, engine_error, non_empty};
 use hopgraph::{NodeFilter, Snapshot};
-use hopgraph::{NodeId, TextField, TextQuery};
+use hopgraph::{NodeId, TextField, TextQuery, VectorQuery};
 
 /// Longest query accepted, in bytes.
 pub const QUERY_BYTES_MAX: usize = hopgraph::text::QUERY_BYTES_MAX;
 /// Largest `offset`.
 pub const OFFSET_MAX: u64 = 1000;
-/// Most memories examined by an embedding-only search; the result says `truncated` beyond.
-pub const SEARCH_SCAN_MAX: u64 = 1_000_000;
+/// Reciprocal rank fusion's constant (Cormack, Clarke and Büttcher 2009): a hit at rank
+/// *r* (from 1) of a list adds `1 / (RRF_K + r)`.
+pub const RRF_K: f64 = 60.0;
+/// Fewest candidates taken from each ranked list before fusion, so that a memory ranked
+/// low by one list but high by the other still reaches the fused top.
+pub const FUSION_DEPTH_MIN: usize = 50;
 
 /// A `memory_search` request.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,8 +58,9 @@ pub struct SearchHit {
     pub id: String,
     /// Title (`null` when unset).
     pub title: Option<String>,
-    /// Score: text score (0–1, the best text hit 1) plus cosine similarity when an
-    /// embedding was given.
+    /// Score: with a query only, the text score (0–1, the best text hit 1); with an
+    /// embedding only, cosine similarity; with both, the reciprocal-rank-fusion score
+    /// (k = 60) of the two rankings.
     pub score: f64,
     /// Memory type or AIM entityType (`null` when unset).
     #[serde(rename = "type")]
@@ -195,10 +200,21 @@ fn filter_of(req: &SearchRequest) -> Result<NodeFilter, ToolError> {
     Ok(f.created_between(after, before))
 }
 
-/// Combines the ranked lists into hits, best first (at most `want`). The text list's
-/// scores are normalized to 0–1 and each hit's cosine with `embedding` is added; with no
-/// text list, memories with a comparable embedding rank by cosine alone (a scan, capped
-/// at [`SEARCH_SCAN_MAX`]). A vector index's list would be fused in here.
+/// A candidate during fusion: its score, its cosine similarity (0 when the vector list
+/// did not find it) and its text match.
+type Fused<'a> = (f64, f64, Option<&'a Matched>);
+
+/// Combines the ranked lists into hits, best first (at most `want`).
+///
+/// - Text only: BM25 scores normalized so that the best hit scores 1.
+/// - Embedding only: the vector index's cosine similarity (exact for small stores, HNSW
+///   for large segments; see the engine's `Snapshot::search_vector`).
+/// - Both: reciprocal rank fusion over the union of the two lists, each taken to a depth of
+///   at least [`FUSION_DEPTH_MIN`]: a memory found by words only, or by meaning only,
+///   still ranks; one found by both ranks above either. Ties go to the higher cosine, then
+///   the key.
+///
+/// An embedding of another dimension than the store's is an error naming both.
 fn fuse(
     snap: &Snapshot,
     text: &[Ranked],
@@ -207,37 +223,59 @@ fn fuse(
     want: usize,
     truncated: &mut bool,
 ) -> Result<Vec<SearchHit>, ToolError> {
-    let mut scored: HashMap<NodeId, (f64, Option<&Matched>)> = HashMap::new();
-    let top = text.first().map_or(1.0, |h| h.score).max(f64::MIN_POSITIVE);
-    for h in text {
-        scored.insert(h.node, (h.score / top, h.matched.as_ref()));
-    }
-    if text.is_empty()
-        && let Some(q) = embedding
-    {
-        for (scanned, id) in snap.node_ids().enumerate() {
-            if scanned as u64 >= SEARCH_SCAN_MAX {
-                *truncated = true;
-                break;
-            }
-            let Some(node) = snap.node(id).map_err(|e| engine_error(&e))? else {
-                continue;
-            };
-            if matches!(&node.props.embedding, Some(e) if e.len() == q.len())
-                && filter.matches(&node)
-            {
-                scored.insert(id, (0.0, None));
-            }
+    let vector: Vec<(NodeId, f64)> = match embedding {
+        Some(q) if snap.embedding_dimension().is_some() => {
+            let depth = want.max(FUSION_DEPTH_MIN);
+            let query = VectorQuery::new(q.to_vec())
+                .limit(depth)
+                .filter(filter.clone());
+            snap.search_vector(&query)
+                .map_err(|e| engine_error(&e))?
+                .into_iter()
+                .map(|h| (h.node, f64::from(h.similarity)))
+                .collect()
+        }
+        // A store without embeddings has nothing to compare with.
+        _ => Vec::new(),
+    };
+    let mut scored: HashMap<NodeId, Fused<'_>> = HashMap::new();
+    let fused = !text.is_empty() && !vector.is_empty();
+    if fused {
+        for (rank, h) in text.iter().enumerate() {
+            let e = scored.entry(h.node).or_insert((0.0, 0.0, None));
+            e.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+            e.2 = h.matched.as_ref();
+        }
+        for (rank, &(node, sim)) in vector.iter().enumerate() {
+            let e = scored.entry(node).or_insert((0.0, 0.0, None));
+            e.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+            e.1 = sim;
+        }
+    } else if !text.is_empty() {
+        let top = text.first().map_or(1.0, |h| h.score).max(f64::MIN_POSITIVE);
+        for h in text {
+            scored.insert(h.node, (h.score / top, 0.0, h.matched.as_ref()));
+        }
+    } else {
+        for &(node, sim) in &vector {
+            scored.insert(node, (sim, sim, None));
         }
     }
-    let mut hits = Vec::with_capacity(scored.len());
-    for (id, (score, matched)) in scored {
+    if scored.len() > want {
+        *truncated = true;
+    }
+    let mut ranked: Vec<(NodeId, Fused<'_>)> = scored.into_iter().collect();
+    ranked.sort_by(|a, b| {
+        b.1.0
+            .total_cmp(&a.1.0)
+            .then_with(|| b.1.1.total_cmp(&a.1.1))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    ranked.truncate(want);
+    let mut hits = Vec::with_capacity(ranked.len());
+    for (id, (score, _, matched)) in ranked {
         let Some(node) = snap.node(id).map_err(|e| engine_error(&e))? else {
             continue;
-        };
-        let sim = match (embedding, &node.props.embedding) {
-            (Some(q), Some(e)) if q.len() == e.len() => cosine(q, e),
-            _ => 0.0,
         };
         let field = matched.map(|(f, _)| match f {
             TextField::Title => "title",
@@ -247,14 +285,13 @@ fn fuse(
         hits.push(SearchHit {
             id: node.key.clone(),
             title: non_empty(&node.props.title),
-            score: round4(score + sim),
+            score: if fused { round6(score) } else { round4(score) },
             memory_type: non_empty(&node.props.kind),
             field,
             snippet: matched.map(|(_, s)| s.clone()),
         });
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    hits.truncate(want);
+    // Equal rounded scores keep the fused order (cosine, then node id).
     Ok(hits)
 }
 
@@ -322,23 +359,13 @@ fn parse_time(name: &str, s: &str) -> Result<u64, ToolError> {
     u64::try_from(ms).map_err(|_| bad())
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
-    for (&x, &y) in a.iter().zip(b) {
-        let (x, y) = (f64::from(x), f64::from(y));
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na.sqrt() * nb.sqrt())
-    }
-}
-
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+/// Fused scores are small (at most 2/61); six decimals keep their order readable.
+fn round6(x: f64) -> f64 {
+    (x * 1_000_000.0).round() / 1_000_000.0
 }
 
 #[cfg(test)]

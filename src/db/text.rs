@@ -25,7 +25,7 @@ use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
     Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, TextHit, TextQuery, check_query, doc_terms,
-    field_texts, has_phrase_in, idf, snippet,
+    field_texts, idf, snippet, text_has_phrase,
 };
 
 /// One node's entry in the delta index.
@@ -315,6 +315,17 @@ impl State {
         };
         let mut top: Vec<(f64, u32, Option<Arc<Node>>, Accumulator)> = Vec::new();
         let all_words = |a: &Accumulator| a.words.count_ones() as usize == parsed.words;
+        // Phrase answers per field text: real collections repeat texts (licenses,
+        // boilerplate), and the walk may reach many copies.
+        let mut phrase_memo: HashMap<String, bool> = HashMap::new();
+        let mut in_field = |text: &str| -> bool {
+            if let Some(&known) = phrase_memo.get(text) {
+                return known;
+            }
+            let found = text_has_phrase(&analyzer, text, &parsed.phrase);
+            phrase_memo.insert(text.to_owned(), found);
+            found
+        };
         while let Some(c) = cands.pop() {
             if top.len() >= need && c.base * boost_max < top[need - 1].0 {
                 break;
@@ -342,7 +353,10 @@ impl State {
             let score = match &node {
                 Some(n)
                     if phrase_possible
-                        && has_phrase_in(&analyzer, n, &parsed.phrase, phrase_fields) =>
+                        && field_texts(n)
+                            .iter()
+                            .zip(phrase_fields)
+                            .any(|(text, on)| on && in_field(text)) =>
                 {
                     c.base * PHRASE_BOOST
                 }

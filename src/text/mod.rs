@@ -385,16 +385,21 @@ pub fn has_phrase_in(
     field_texts(node)
         .iter()
         .zip(fields)
-        .filter(|(_, on)| *on)
-        .any(|(text, _)| {
-            let tokens = analyzer.tokens(text);
-            let units: Vec<&str> = tokens
-                .iter()
-                .filter(|t| t.kind != TermKind::Whole)
-                .map(|t| t.text.as_str())
-                .collect();
-            units.windows(phrase.len()).any(|w| w == phrase)
-        })
+        .any(|(text, on)| on && text_has_phrase(analyzer, text, phrase))
+}
+
+/// Whether `text` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
+pub fn text_has_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bool {
+    if phrase.len() < 2 {
+        return false;
+    }
+    let tokens = analyzer.tokens(text);
+    let units: Vec<&str> = tokens
+        .iter()
+        .filter(|t| t.kind != TermKind::Whole)
+        .map(|t| t.text.as_str())
+        .collect();
+    units.windows(phrase.len()).any(|w| w == phrase)
 }
 
 /// Up to [`SNIPPET_CHARS_MAX`] characters of `text` starting a little before the first

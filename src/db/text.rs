@@ -11,7 +11,9 @@
 //! statistics (document count, field length totals, document frequencies) include
 //! superseded documents until compaction drops them, as Lucene's do.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
 use imbl::HashMap as PMap;
@@ -23,7 +25,7 @@ use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
     Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, TextHit, TextQuery, check_query, doc_terms,
-    field_texts, has_phrase, idf, snippet,
+    field_texts, idf, snippet, text_has_phrase,
 };
 
 /// One node's entry in the delta index.
@@ -98,16 +100,96 @@ impl TextDelta {
     }
 }
 
-/// A candidate before the phrase check.
+/// A candidate before the phrase check, ordered by base score (higher first), then node id
+/// (lower first): the order a max-heap pops them in.
 struct Candidate {
     node: u32,
     base: f64,
     acc: Accumulator,
+    /// The segment whose version scored it (checked for supersession when popped); `None`
+    /// for the delta, which holds live nodes only.
+    seg: Option<usize>,
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Candidate {}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.base
+            .total_cmp(&other.base)
+            .then(other.node.cmp(&self.node))
+    }
+}
+
+/// Per-thread scratch of the segment scorer: a dense accumulator indexed by record index,
+/// with a generation stamp per slot so a query never clears it (O(postings touched), not
+/// O(records)), and the list of slots touched.
+#[derive(Default)]
+struct ScoreScratch {
+    acc: Vec<Accumulator>,
+    stamp: Vec<u32>,
+    generation: u32,
+    touched: Vec<u32>,
+}
+
+impl ScoreScratch {
+    /// Starts a pass over a segment of `records` records.
+    fn begin(&mut self, records: usize) {
+        if self.acc.len() < records {
+            self.acc.resize(records, Accumulator::default());
+            self.stamp.resize(records, 0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Wrapped: old stamps could collide with new generations.
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.generation = 1;
+        }
+        self.touched.clear();
+    }
+
+    /// The accumulator of record `i` (fresh on its first touch in this pass).
+    #[inline]
+    fn slot(&mut self, i: usize) -> Option<&mut Accumulator> {
+        let stamp = self.stamp.get_mut(i)?;
+        let acc = self.acc.get_mut(i)?;
+        if *stamp != self.generation {
+            *stamp = self.generation;
+            *acc = Accumulator::default();
+            // `i` < records ≤ u32 records per segment.
+            self.touched.push(u32::try_from(i).ok()?);
+        }
+        Some(acc)
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<ScoreScratch> = RefCell::new(ScoreScratch::default());
 }
 
 impl State {
     /// Ranked text search (see `Snapshot::search_text`).
     pub fn search_text(&self, q: &TextQuery) -> Result<Vec<TextHit>> {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => self.search_text_with(q, &mut scratch),
+            // Re-entered on this thread (not done today): a scratch of its own.
+            Err(_) => self.search_text_with(q, &mut ScoreScratch::default()),
+        })
+    }
+
+    fn search_text_with(&self, q: &TextQuery, scratch: &mut ScoreScratch) -> Result<Vec<TextHit>> {
         check_query(q)?;
         let analyzer = Analyzer::new();
         let parsed = ParsedQuery::parse(&analyzer, &q.query)?;
@@ -156,47 +238,72 @@ impl State {
             }
             idfs.push(idf(docs, df));
         }
-        // Scores, from the postings touched only.
-        let mut acc: HashMap<u32, Accumulator> = HashMap::new();
+        // Scores, from the postings touched only: each segment into the dense scratch
+        // accumulator by record index. Every node counts from one version only, so each
+        // candidate's sums come from one source, in query-term order. Supersession is
+        // checked lazily, for the candidates the ranking walk reaches.
+        let mut cands: Vec<Candidate> = Vec::new();
         for (i, v) in &views {
             let seg = &segments[*i];
+            let records = usize::try_from(v.stats.docs).unwrap_or(usize::MAX);
+            scratch.begin(records);
             for (t, &idf) in parsed.terms.iter().zip(&idfs) {
                 let Some(mut r) = v.postings(&t.term).map_err(|e| corrupt(*i, e))? else {
                     continue;
                 };
                 while let Some(p) = r.next_posting().map_err(|e| corrupt(*i, e))? {
-                    if !self.text_version_current(*i, p.node) {
-                        continue;
-                    }
-                    let lens = seg
+                    let Some(acc) = seg
                         .record_of(NodeId(p.node))
-                        .map_or([0; TEXT_FIELDS], |r| v.doc_len(r));
-                    acc.entry(p.node)
-                        .or_default()
-                        .add(t, idf, &q.weights, &p.tf, &lens, &avg);
+                        .and_then(|rec| Some((scratch.slot(rec)?, v.doc_len(rec))))
+                    else {
+                        return Err(corrupt(
+                            *i,
+                            crate::format::codec::DecodeError::new(
+                                r.pos(),
+                                format!("postings name node {}, which has no record", p.node),
+                            ),
+                        ));
+                    };
+                    let (acc, lens) = acc;
+                    acc.add(t, idf, &q.weights, &p.tf, &lens, &avg);
                 }
             }
+            cands.reserve(scratch.touched.len());
+            for &rec in &scratch.touched {
+                let rec = rec as usize;
+                let (Some(&node), Some(acc)) = (seg.node_ids().get(rec), scratch.acc.get(rec))
+                else {
+                    continue;
+                };
+                cands.push(Candidate {
+                    node,
+                    base: acc.base(parsed.words),
+                    acc: *acc,
+                    seg: Some(*i),
+                });
+            }
         }
+        let mut delta_acc: HashMap<u32, Accumulator> = HashMap::new();
         for (t, &idf) in parsed.terms.iter().zip(&idfs) {
             let Some(list) = delta.postings.get(&*t.term) else {
                 continue;
             };
             for (&node, tf) in list {
                 let lens = delta.docs.get(&node).map_or([0; TEXT_FIELDS], |d| d.lens);
-                acc.entry(node)
+                delta_acc
+                    .entry(node)
                     .or_default()
                     .add(t, idf, &q.weights, tf, &lens, &avg);
             }
         }
-        let mut cands: Vec<Candidate> = acc
-            .into_iter()
-            .map(|(node, acc)| Candidate {
-                node,
-                base: acc.base(parsed.words),
-                acc,
-            })
-            .collect();
-        cands.sort_unstable_by(|a, b| b.base.total_cmp(&a.base).then(a.node.cmp(&b.node)));
+        cands.extend(delta_acc.into_iter().map(|(node, acc)| Candidate {
+            node,
+            base: acc.base(parsed.words),
+            acc,
+            seg: None,
+        }));
+        // O(candidates) heapify, then O(log n) per candidate the walk takes.
+        let mut cands = BinaryHeap::from(cands);
         // Walk in base-score order; the phrase bonus raises a score by at most PHRASE_BOOST,
         // so once the `need`-th best final score beats a candidate's base times that, no
         // later candidate can enter.
@@ -208,13 +315,30 @@ impl State {
         };
         let mut top: Vec<(f64, u32, Option<Arc<Node>>, Accumulator)> = Vec::new();
         let all_words = |a: &Accumulator| a.words.count_ones() as usize == parsed.words;
-        for c in cands {
+        // Phrase answers per field text: real collections repeat texts (licenses,
+        // boilerplate), and the walk may reach many copies.
+        let mut phrase_memo: HashMap<String, bool> = HashMap::new();
+        let mut in_field = |text: &str| -> bool {
+            if let Some(&known) = phrase_memo.get(text) {
+                return known;
+            }
+            let found = text_has_phrase(&analyzer, text, &parsed.phrase);
+            phrase_memo.insert(text.to_owned(), found);
+            found
+        };
+        while let Some(c) = cands.pop() {
             if top.len() >= need && c.base * boost_max < top[need - 1].0 {
                 break;
             }
-            // Only a document holding every significant word can hold the phrase; other
-            // candidates need their record only for the filter.
-            let phrase_possible = boost_max > 1.0 && all_words(&c.acc);
+            if c.seg.is_some_and(|i| !self.text_version_current(i, c.node)) {
+                continue;
+            }
+            // Only a document holding every significant word can hold the phrase, and only
+            // in a field holding every one in its exact form; other candidates need their
+            // record only for the filter.
+            let phrase_fields = c.acc.phrase_fields(parsed.words);
+            let phrase_possible =
+                boost_max > 1.0 && all_words(&c.acc) && phrase_fields.contains(&true);
             let node = if phrase_possible || !q.filter.is_empty() {
                 let Some(node) = self.node(NodeId(c.node))? else {
                     continue;
@@ -227,7 +351,13 @@ impl State {
                 None
             };
             let score = match &node {
-                Some(n) if phrase_possible && has_phrase(&analyzer, n, &parsed.phrase) => {
+                Some(n)
+                    if phrase_possible
+                        && field_texts(n)
+                            .iter()
+                            .zip(phrase_fields)
+                            .any(|(text, on)| on && in_field(text)) =>
+                {
                     c.base * PHRASE_BOOST
                 }
                 _ => c.base,

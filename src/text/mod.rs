@@ -303,6 +303,9 @@ pub struct Accumulator {
     pub fields: [f64; TEXT_FIELDS],
     /// Bit `w`: query word `w` matched.
     pub words: u64,
+    /// Per field, bit `w`: query word `w` occurs in the field in its exact form (a field
+    /// can hold the query's phrase only when it holds every word exactly).
+    pub exact_fields: [u64; TEXT_FIELDS],
 }
 
 impl Accumulator {
@@ -321,7 +324,25 @@ impl Accumulator {
         }
         if let Some(w) = term.word {
             self.words |= 1 << w;
+            if term.term.first() == Some(&analyze::EXACT) {
+                for (mask, &tf) in self.exact_fields.iter_mut().zip(tf) {
+                    if tf > 0 {
+                        *mask |= 1 << w;
+                    }
+                }
+            }
         }
+    }
+
+    /// Which fields hold every one of the query's `words` significant words exactly: only
+    /// those can hold its phrase.
+    pub fn phrase_fields(&self, words: usize) -> [bool; TEXT_FIELDS] {
+        let all = if words >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << words) - 1
+        };
+        self.exact_fields.map(|m| m & all == all)
     }
 
     /// The score before the phrase bonus.
@@ -348,30 +369,57 @@ impl Accumulator {
 
 /// Whether some field of `node` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
 pub fn has_phrase(analyzer: &Analyzer, node: &Node, phrase: &[String]) -> bool {
+    has_phrase_in(analyzer, node, phrase, [true; TEXT_FIELDS])
+}
+
+/// [`has_phrase`] over the fields `fields` selects only (the others are not analyzed).
+pub fn has_phrase_in(
+    analyzer: &Analyzer,
+    node: &Node,
+    phrase: &[String],
+    fields: [bool; TEXT_FIELDS],
+) -> bool {
+    if phrase.len() < 2 || !fields.contains(&true) {
+        return false;
+    }
+    field_texts(node)
+        .iter()
+        .zip(fields)
+        .any(|(text, on)| on && text_has_phrase(analyzer, text, phrase))
+}
+
+/// Whether `text` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
+pub fn text_has_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bool {
     if phrase.len() < 2 {
         return false;
     }
-    field_texts(node).iter().any(|text| {
-        let units: Vec<String> = analyzer
-            .tokens(text)
-            .into_iter()
-            .filter(|t| t.kind != TermKind::Whole)
-            .map(|t| t.text)
-            .collect();
-        units.windows(phrase.len()).any(|w| w == phrase)
-    })
+    let tokens = analyzer.tokens(text);
+    let units: Vec<&str> = tokens
+        .iter()
+        .filter(|t| t.kind != TermKind::Whole)
+        .map(|t| t.text.as_str())
+        .collect();
+    units.windows(phrase.len()).any(|w| w == phrase)
 }
 
 /// Up to [`SNIPPET_CHARS_MAX`] characters of `text` starting a little before the first
 /// token that matches a query word exactly or by stem (the start of `text` when none).
 pub fn snippet(analyzer: &Analyzer, text: &str, query: &ParsedQuery) -> String {
     let stems: Vec<String> = query.word_texts.iter().map(|w| analyzer.stem(w)).collect();
+    // The English stemmer changes a word's end only (and drops a leading apostrophe), so a
+    // token can share a stem only with a stem starting with its first character: the
+    // others need no stemming.
+    let firsts: Vec<Option<char>> = stems.iter().map(|s| s.chars().next()).collect();
     let at = analyzer
         .tokens(text)
         .into_iter()
         .find(|t| {
             t.kind != TermKind::Whole
-                && (query.word_texts.contains(&t.text) || stems.contains(&analyzer.stem(&t.text)))
+                && (query.word_texts.contains(&t.text) || {
+                    let first = t.text.chars().next();
+                    (first == Some('\'') || firsts.contains(&first))
+                        && stems.contains(&analyzer.stem(&t.text))
+                })
         })
         .map_or(0, |t| t.start);
     // Back off a few characters (on char boundaries) for context.

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""hopgraph vs SQLite FTS5 on the corpus of corpus.py (see RESULTS.md).
+
+FTS5: one table fts5(title, content, tokenize='porter unicode61'), ranked by bm25() with
+the same field weights as hopgraph's default (title 2, content 1); a query's words are
+quoted and OR-ed (hopgraph ranks any-word matches too), punctuation dropped since FTS5's
+query syntax would reject it. hopgraph: examples/text_bench.rs (release build), in-process.
+Both: a warm-up pass over every query, then each query timed once; top 10 compared
+with the query's target document (success@10).
+Usage: run.py DATA_DIR TEXT_BENCH_BINARY
+"""
+import json, os, re, sqlite3, statistics, subprocess, sys, time
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
+
+
+def du(path):
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def report(name, qs, ms, keys, build_s, size):
+    fams = {}
+    for q, k in zip(qs, keys):
+        fams.setdefault(q["family"], []).append(q["target"] in k)
+    succ = ", ".join(f"{f} {sum(v)/len(v):.3f} (n={len(v)})" for f, v in sorted(fams.items()))
+    print(f"{name}: build {build_s:.1f} s, size {size/1e6:.1f} MB, "
+          f"p50 {pct(ms,50):.3f} ms, p99 {pct(ms,99):.3f} ms, mean {statistics.mean(ms):.3f} ms; "
+          f"success@10: {succ}")
+
+
+def main():
+    data, binary = sys.argv[1], sys.argv[2]
+    qs = [json.loads(l) for l in open(os.path.join(data, "queries.jsonl"))]
+    # FTS5
+    path = os.path.join(data, "fts5.db")
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    t = time.perf_counter()
+    con.execute("create virtual table docs using fts5(key unindexed, title, content, "
+                "tokenize='porter unicode61')")
+    with open(os.path.join(data, "docs.jsonl")) as f:
+        con.executemany("insert into docs values (?, ?, ?)",
+                        ((d["key"], d["title"], d["content"]) for d in map(json.loads, f)))
+    con.commit()
+    fts_build = time.perf_counter() - t
+    sql = "select key from docs where docs match ? order by bm25(docs, 0, 2, 1) limit 10"
+
+    def fts(q):
+        words = re.findall(r"\w+", q)
+        return [r[0] for r in con.execute(sql, (" OR ".join(f'"{w}"' for w in words),))]
+
+    for q in qs:
+        fts(q["q"])
+    ms, keys = [], []
+    for q in qs:
+        t = time.perf_counter()
+        k = fts(q["q"])
+        ms.append((time.perf_counter() - t) * 1e3)
+        keys.append(k)
+    report("sqlite fts5 " + sqlite3.sqlite_version, qs, ms, keys, fts_build, du(path))
+    # hopgraph
+    dbdir = os.path.join(data, "hopgraph.db")
+    subprocess.run(["rm", "-rf", dbdir], check=True)
+    out = subprocess.run([binary, "build", dbdir, os.path.join(data, "docs.jsonl")],
+                         check=True, capture_output=True, text=True).stdout
+    hg_build = json.loads(out)["build_s"]
+    out = subprocess.run([binary, "query", dbdir, os.path.join(data, "queries.jsonl")],
+                         check=True, capture_output=True, text=True).stdout
+    rows = [json.loads(l) for l in out.splitlines()]
+    report("hopgraph", qs, [r["ms"] for r in rows], [r["keys"] for r in rows], hg_build, du(dbdir))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+//! Text search harness for `benches/compare/text` (hopgraph vs SQLite FTS5): builds a
+//! database from a JSON-lines corpus and times queries in-process.
+//!
+//! ```text
+//! text_bench build DB_DIR docs.jsonl        # {"key","title","content"} per line
+//! text_bench query DB_DIR queries.jsonl     # {"q", ...} per line; prints one JSON line
+//!                                           # per query: {"ms": .., "keys": [top 10]}
+//! ```
+//! `build` prints `{"build_s": ..}` (commits of 5,000 nodes with buffered durability, then a
+//! checkpoint so the text index is in a segment). `query` runs every query once to warm
+//! up, then times each query (search plus reading the hits' keys).
+
+use std::io::{BufRead, BufReader, Write};
+use std::time::Instant;
+
+use hopgraph::{Database, Durability, NodeProps, Options, TextQuery, WriteBatch};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn lines(path: &str) -> Res<Vec<serde_json::Value>> {
+    let f = BufReader::new(std::fs::File::open(path)?);
+    let mut out = Vec::new();
+    for l in f.lines() {
+        out.push(serde_json::from_str(&l?)?);
+    }
+    Ok(out)
+}
+
+fn field<'a>(v: &'a serde_json::Value, k: &str) -> &'a str {
+    v.get(k).and_then(|x| x.as_str()).unwrap_or("")
+}
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, mode, dir, file] = args.as_slice() else {
+        return Err("usage: text_bench build|query DB_DIR FILE".into());
+    };
+    let db = Database::open_with(dir, Options::default().durability(Durability::Buffered))?;
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    match mode.as_str() {
+        "build" => {
+            let docs = lines(file)?;
+            let t = Instant::now();
+            let mut b = WriteBatch::new();
+            for (i, d) in docs.iter().enumerate() {
+                b.upsert_node(
+                    field(d, "key"),
+                    NodeProps {
+                        kind: "doc".into(),
+                        title: field(d, "title").into(),
+                        content: field(d, "content").into(),
+                        ..NodeProps::default()
+                    },
+                );
+                if (i + 1) % 5_000 == 0 {
+                    db.commit(std::mem::take(&mut b))?;
+                }
+            }
+            db.commit(b)?;
+            db.checkpoint()?;
+            writeln!(out, "{{\"build_s\": {}}}", t.elapsed().as_secs_f64())?;
+        }
+        "query" => {
+            let qs = lines(file)?;
+            let snap = db.snapshot();
+            let run = |q: &str| -> Res<Vec<String>> {
+                let hits = snap.search_text(&TextQuery::new(q).limit(10))?;
+                let mut keys = Vec::with_capacity(hits.len());
+                for h in hits {
+                    if let Some(n) = snap.node(h.node)? {
+                        keys.push(n.key.clone());
+                    }
+                }
+                Ok(keys)
+            };
+            for q in &qs {
+                run(field(q, "q"))?;
+            }
+            for q in &qs {
+                let t = Instant::now();
+                let keys = run(field(q, "q"))?;
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                writeln!(out, "{}", serde_json::json!({"ms": ms, "keys": keys}))?;
+            }
+        }
+        _ => return Err(format!("unknown mode {mode}").into()),
+    }
+    Ok(())
+}

@@ -4,6 +4,8 @@
 //! Everything here is synchronous and may block on disk; the server runs it on tokio's
 //! blocking pool.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -376,9 +378,12 @@ pub fn call(
             // store), before any lock; then set the embeddings of those actually created.
             let snap = handle.snapshot();
             embed::check_dimension(&snap, e)?;
+            // The first entity of each new name (the store skips repeats), by name.
             let mut todo: Vec<&Entity> = Vec::new();
+            let mut index: HashMap<&str, usize> = HashMap::new();
             for ent in &entities {
-                if snap.node_id(&ent.name).is_none() && !todo.iter().any(|t| t.name == ent.name) {
+                if snap.node_id(&ent.name).is_none() && !index.contains_key(ent.name.as_str()) {
+                    index.insert(&ent.name, todo.len());
                     todo.push(ent);
                 }
             }
@@ -392,10 +397,11 @@ pub fn call(
             let created = aim::store_entities(&handle, &entities)?;
             let mut batch = WriteBatch::new();
             for ent in &created {
-                let Some(i) = todo.iter().position(|t| t.name == ent.name) else {
+                // A name created by a concurrent writer between our snapshot and the store
+                // has no vector here and keeps none.
+                let Some(v) = index.get(ent.name.as_str()).and_then(|&i| vectors.get(i)) else {
                     continue;
                 };
-                let Some(v) = vectors.get(i) else { continue };
                 let v = hopgraph_memory::nodes::check_embedding("embedding", v)?;
                 batch.update_node(
                     ent.name.clone(),

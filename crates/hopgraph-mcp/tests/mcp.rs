@@ -1279,6 +1279,10 @@ fn prefault_flag_is_checked() {
     let (status, help, _) = run(&["--help"]);
     assert!(status.success());
     assert!(help.contains("--prefault-mb N"), "{help}");
+    assert!(
+        help.contains("--embed-model DIR") && help.contains("$HOPGRAPH_EMBED_MODEL"),
+        "{help}"
+    );
     for bad in ["-1", "1.5", "lots", "99999999999999"] {
         let (status, _, err) = run(&["--prefault-mb", bad]);
         assert!(!status.success(), "{bad}");

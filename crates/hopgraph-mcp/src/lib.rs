@@ -3,6 +3,7 @@
 //! - `limits`: request limits checked on the raw line before any value is built;
 //! - `args`: reading tool arguments from raw JSON with messages that name the argument;
 //! - `schema`: the tool list (names, descriptions, input and output schemas, annotations);
+//! - `embed`: the server's own text embedding (`--embed-model`), filled in before dispatch;
 //! - `tools`: dispatch from a tool name and its arguments to `memory` functions;
 //! - `store`: data directory, contexts, the bounded cache of open databases and their
 //!   automatic checkpoints and compaction;
@@ -12,6 +13,7 @@
 //! `memory`, storage in `db`.
 
 pub mod args;
+pub mod embed;
 pub mod limits;
 pub mod schema;
 pub mod server;

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N] [--max-open-contexts N]
+//!              [--embed-model DIR]
 //! ```
 //! The data directory comes from `--data-dir`, else `HOPGRAPH_DATA_DIR`, else the platform
 //! data directory (`$XDG_DATA_HOME/hopgraph` or `~/.local/share/hopgraph`). Each context is
@@ -13,6 +14,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hopgraph_embed::Embedder;
 use hopgraph_mcp::server::log;
 use hopgraph_mcp::store::{OPEN_MAX_LIMIT, check_data_dir, platform_data_dir, start_maintenance};
 use hopgraph_mcp::{HopgraphServer, StoreConfig, Stores, serve};
@@ -22,7 +24,7 @@ const USAGE: &str = "\
 hopgraph-mcp: serve a hopgraph memory graph to MCP clients over stdio
 
 Usage: hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
-                    [--max-open-contexts N]
+                    [--max-open-contexts N] [--embed-model DIR]
 
 Options:
   --data-dir DIR    where the databases live (default: $HOPGRAPH_DATA_DIR, else
@@ -37,6 +39,10 @@ Options:
                     most context databases kept open; the least recently used idle
                     ones beyond N are closed and reopen on their next call (default: 64,
                     1 to 4096); any number of contexts can be used
+  --embed-model DIR a sentence-transformers model directory (default:
+                    $HOPGRAPH_EMBED_MODEL; none: text search only); the server then
+                    embeds create_memory and aim_memory_store text and memory_search
+                    queries itself when a call gives no `embedding` (hybrid search)
   -h, --help        print this help
   -V, --version     print the version
 
@@ -73,6 +79,7 @@ struct Cli {
     context: Option<String>,
     prefault_mb: Option<u64>,
     open_max: Option<usize>,
+    embed_model: Option<PathBuf>,
 }
 
 enum Parsed {
@@ -86,6 +93,7 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
         context: None,
         prefault_mb: None,
         open_max: None,
+        embed_model: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -112,6 +120,7 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
                 return Ok(Parsed::Exit(ExitCode::SUCCESS));
             }
             "--data-dir" => cli.data_dir = Some(PathBuf::from(value("--data-dir")?)),
+            "--embed-model" => cli.embed_model = Some(PathBuf::from(value("--embed-model")?)),
             "--context" => {
                 let v = value("--context")?
                     .into_string()
@@ -171,6 +180,31 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut config = StoreConfig::new(data_dir);
+    let model_dir = cli.embed_model.or_else(|| {
+        std::env::var_os("HOPGRAPH_EMBED_MODEL")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+    });
+    if let Some(dir) = model_dir {
+        match Embedder::load(&dir) {
+            Ok(e) => {
+                log(&format!(
+                    "embedding model {} ({} dimensions, from {}): hybrid search",
+                    e.model_id(),
+                    e.dimension(),
+                    dir.display()
+                ));
+                config.embedder = Some(Arc::new(e));
+            }
+            Err(e) => {
+                eprintln!(
+                    "hopgraph-mcp: cannot load the embedding model: {}",
+                    hopgraph_memory::one_line(&e.to_string())
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     if let Some(n) = cli.open_max {
         config.open_max = n;
     }

@@ -142,7 +142,7 @@ pub fn tool_defs() -> Vec<ToolDef> {
                 json!({
                     "type": {"type": "string", "enum": ["episodic", "semantic", "procedural", "strategic"], "description": "Type of memory to create"},
                     "content": {"type": "string", "description": "The main content/text of the memory"},
-                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Vector embedding for the memory content (optional)"},
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Vector embedding for the memory content (optional; a server started with an embedding model computes it from title and content when omitted)"},
                     "importance": {"type": "number", "minimum": 0.0, "maximum": 1.0, "default": 0.0, "description": "Importance score (0.0 to 1.0)"},
                     "metadata": {"type": "object", "default": {}, "description": "Type-specific metadata (action_taken, context, confidence, status, etc.), at most 64 KB serialized"},
                     "id": id("Optional caller-chosen memory id; an existing id is an error."),
@@ -185,7 +185,7 @@ pub fn tool_defs() -> Vec<ToolDef> {
                     "min_importance": {"type": "number", "description": "Only memories with at least this importance."},
                     "created_after": {"type": "string", "description": "Only memories created at or after this RFC 3339 time."},
                     "created_before": {"type": "string", "description": "Only memories created before this RFC 3339 time."},
-                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Optional query embedding."}
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Optional query embedding (a server started with an embedding model computes it from `query` when omitted)."}
                 }),
                 &[],
             ),
@@ -438,7 +438,7 @@ pub fn tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "graph_stats",
             title: "Graph statistics",
-            description: "Counts of memories and edges, the number of edges per edge type, the storage state (segments, log size, last checkpoint) and what recovery did when the database was opened. Read-only.",
+            description: "Counts of memories and edges, the number of edges per edge type, the storage state (segments, log size, last checkpoint) what recovery did when the database was opened, and the search mode (text, or hybrid with the server's embedding model). Read-only.",
             input: input(json!({}), &[]),
             output: object(
                 json!({
@@ -446,7 +446,16 @@ pub fn tool_defs() -> Vec<ToolDef> {
                     "edges": {"type": "integer", "minimum": 0},
                     "edge_types": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
                     "storage": {"type": "object"},
-                    "recovery": {"type": "object"}
+                    "recovery": {"type": "object"},
+                    "search_mode": {"type": "string", "enum": ["text", "hybrid"], "description": "hybrid: the server embeds text with its model (embed_model) and memory_search fuses text and vector ranking; text: no model loaded, text ranking (plus any embedding a caller passes)"},
+                    "embed_model": {
+                        "type": ["object", "null"],
+                        "properties": {
+                            "id": {"type": "string"},
+                            "dimension": {"type": "integer", "minimum": 1}
+                        },
+                        "required": ["id", "dimension"]
+                    }
                 }),
                 &[],
             ),

@@ -35,6 +35,7 @@ use parking_lot::Mutex;
 
 use hopgraph::traverse::{PooledScratch, ScratchPool};
 use hopgraph::{Database, Options};
+use hopgraph_embed::Embedder;
 use hopgraph_memory::{ToolError, check_context_name, one_line, quote_short};
 
 /// The context used when a call names none.
@@ -91,6 +92,9 @@ pub struct StoreConfig {
     pub idle_checkpoint: Duration,
     /// Compact a context with more segments than this even when it is busy.
     pub segments_max: usize,
+    /// The text-embedding model, when one was loaded (`--embed-model`): calls without an
+    /// `embedding` get one computed from their text (see [`crate::embed`]).
+    pub embedder: Option<Arc<Embedder>>,
 }
 
 impl StoreConfig {
@@ -110,6 +114,7 @@ impl StoreConfig {
             checkpoint_wal_bytes: CHECKPOINT_WAL_BYTES_DEFAULT,
             idle_checkpoint: IDLE_CHECKPOINT_DEFAULT,
             segments_max: SEGMENTS_MAX_DEFAULT,
+            embedder: None,
         }
     }
 }

@@ -4,12 +4,16 @@
 //! Everything here is synchronous and may block on disk; the server runs it on tokio's
 //! blocking pool.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::args::{Args, check_id, in_item, item_obj};
+use super::embed;
 use super::store::{Access, DbHandle, Location, Stores};
 use hopgraph::Direction;
+use hopgraph::db::{NodePatch, WriteBatch};
 use hopgraph::traverse::{Budget, ExpandDirection};
 use hopgraph_memory::aim::{self, Entity, Relation};
 use hopgraph_memory::edges::{self, LinkRequest};
@@ -171,6 +175,7 @@ pub fn call(
         Access::Existing
     };
     let db = |location: Option<Location>| stores.database(ctx, location, access);
+    let embedder = stores.config().embedder.as_deref();
     // A write call: noted for maintenance (even when it fails: cheap and harmless).
     let written = |location: Option<Location>| -> Result<DbHandle, ToolError> {
         let h = db(location)?;
@@ -183,7 +188,7 @@ pub fn call(
             if let Some(id) = &id {
                 check_id("id", id)?;
             }
-            let req = CreateMemoryRequest {
+            let mut req = CreateMemoryRequest {
                 memory_type: args.req_str("type")?,
                 content: args.req_str("content")?,
                 embedding: args.opt_num_list("embedding")?,
@@ -193,7 +198,17 @@ pub fn call(
                 title: args.opt_str("title")?,
                 echo_embedding: args.opt_bool("echo_embedding")?.unwrap_or(false),
             };
-            ToolOutput::json(&nodes::create_memory(&*written(None)?, &req)?)
+            let handle = written(None)?;
+            // The caller's embedding wins; otherwise the server's model embeds the text,
+            // before `create_memory` takes the write lock.
+            if let Some(e) = embedder
+                && req.embedding.is_none()
+            {
+                embed::check_dimension(&handle.snapshot(), e)?;
+                let text = embed::memory_text(req.title.as_deref(), &req.content);
+                req.embedding = Some(embed::embed_one(e, text)?);
+            }
+            ToolOutput::json(&nodes::create_memory(&handle, &req)?)
         }
         "get_memory" => {
             let id = args.req_id("memory_id")?;
@@ -204,7 +219,7 @@ pub fn call(
             ToolOutput::json(&nodes::delete_memory(&*written(None)?, &id)?)
         }
         "memory_search" => {
-            let req = SearchRequest {
+            let mut req = SearchRequest {
                 query: args.opt_str("query")?.unwrap_or_default(),
                 limit: args
                     .opt_int("limit", 1, 50)?
@@ -218,7 +233,17 @@ pub fn call(
                 created_before: args.opt_str("created_before")?,
                 embedding: args.opt_num_list("embedding")?,
             };
-            ToolOutput::json(&search::memory_search(&db(None)?.snapshot(), &req)?)
+            let snap = db(None)?.snapshot();
+            // A query without an embedding gets the model's embedding of the query, so the
+            // memory layer fuses text and vector ranking.
+            if let Some(e) = embedder
+                && req.embedding.is_none()
+                && !req.query.trim().is_empty()
+            {
+                embed::check_dimension(&snap, e)?;
+                req.embedding = Some(embed::embed_one(e, req.query.clone())?);
+            }
+            ToolOutput::json(&search::memory_search(&snap, &req)?)
         }
         "link" => {
             let req = LinkRequest {
@@ -314,7 +339,16 @@ pub fn call(
             let snap = db(None)?.snapshot();
             ToolOutput::json(&walk::expand(&snap, &mut stores.scratch(), &req)?)
         }
-        "graph_stats" => ToolOutput::json(&stats::graph_stats(&*db(None)?)?),
+        "graph_stats" => {
+            let mut out = ToolOutput::json(&stats::graph_stats(&*db(None)?)?)?;
+            let (mode, model) = embed::stats_fields(embedder);
+            if let Value::Object(m) = &mut out.structured {
+                m.insert("search_mode".into(), mode);
+                m.insert("embed_model".into(), model);
+            }
+            out.text = out.structured.to_string();
+            Ok(out)
+        }
         "aim_memory_store" => {
             let location = location(&args)?;
             let entities = args
@@ -336,7 +370,55 @@ pub fn call(
                     read().map_err(|e| in_item(&p, e))
                 })
                 .collect::<Result<Vec<_>, ToolError>>()?;
-            ToolOutput::list(&aim::store_entities(&*written(location)?, &entities)?)
+            let handle = written(location)?;
+            let Some(e) = embedder else {
+                return ToolOutput::list(&aim::store_entities(&handle, &entities)?);
+            };
+            // Embed the entities that do not exist yet (the others are skipped by the
+            // store), before any lock; then set the embeddings of those actually created.
+            let snap = handle.snapshot();
+            embed::check_dimension(&snap, e)?;
+            // The first entity of each new name (the store skips repeats), by name.
+            let mut todo: Vec<&Entity> = Vec::new();
+            let mut index: HashMap<&str, usize> = HashMap::new();
+            for ent in &entities {
+                if snap.node_id(&ent.name).is_none() && !index.contains_key(ent.name.as_str()) {
+                    index.insert(&ent.name, todo.len());
+                    todo.push(ent);
+                }
+            }
+            drop(snap);
+            let texts: Vec<String> = todo.iter().map(|t| embed::entity_text(t)).collect();
+            let vectors = if texts.is_empty() {
+                Vec::new()
+            } else {
+                embed::embed_all(e, &texts)?
+            };
+            let created = aim::store_entities(&handle, &entities)?;
+            let mut batch = WriteBatch::new();
+            for ent in &created {
+                // A name created by a concurrent writer between our snapshot and the store
+                // has no vector here and keeps none.
+                let Some(v) = index.get(ent.name.as_str()).and_then(|&i| vectors.get(i)) else {
+                    continue;
+                };
+                let v = hopgraph_memory::nodes::check_embedding("embedding", v)?;
+                batch.update_node(
+                    ent.name.clone(),
+                    NodePatch {
+                        embedding: Some(Some(v)),
+                        ..NodePatch::default()
+                    },
+                );
+            }
+            if !batch.is_empty()
+                && let Err(err) = handle.commit(batch)
+            {
+                return Err(ToolError(hopgraph_memory::one_line(&format!(
+                    "Storage error: the entities were stored but their embeddings were not: {err}"
+                ))));
+            }
+            ToolOutput::list(&created)
         }
         "aim_memory_link" => {
             let location = location(&args)?;

@@ -621,10 +621,24 @@ impl Server {
     }
 
     fn spawn_args(data_dir: &std::path::Path, args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hopgraph-mcp"))
-            .arg("--data-dir")
-            .arg(data_dir)
-            .args(args)
+        Server::spawn_env(data_dir, args, None)
+    }
+
+    /// A server with `HOPGRAPH_EMBED_MODEL` set to `embed_model`, or unset.
+    fn spawn_env(
+        data_dir: &std::path::Path,
+        args: &[&str],
+        embed_model: Option<&std::path::Path>,
+    ) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hopgraph-mcp"));
+        cmd.arg("--data-dir").arg(data_dir).args(args);
+        // A model in the developer's environment must not switch these tests to hybrid
+        // mode; the embedding tests pass the flag or set the variable.
+        match embed_model {
+            Some(m) => cmd.env("HOPGRAPH_EMBED_MODEL", m),
+            None => cmd.env_remove("HOPGRAPH_EMBED_MODEL"),
+        };
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -1275,6 +1289,10 @@ fn prefault_flag_is_checked() {
     let (status, help, _) = run(&["--help"]);
     assert!(status.success());
     assert!(help.contains("--prefault-mb N"), "{help}");
+    assert!(
+        help.contains("--embed-model DIR") && help.contains("$HOPGRAPH_EMBED_MODEL"),
+        "{help}"
+    );
     for bad in ["-1", "1.5", "lots", "99999999999999"] {
         let (status, _, err) = run(&["--prefault-mb", bad]);
         assert!(!status.success(), "{bad}");
@@ -1321,4 +1339,293 @@ fn hybrid_search_keeps_keyword_only_and_vector_only_hits() {
         meaning_hit.field, None,
         "a vector-only hit has no text match"
     );
+}
+
+mod embedding {
+    //! The server embeds text itself when started with a model (`--embed-model` or
+    //! `HOPGRAPH_EMBED_MODEL`), on a tiny random-weight model: these tests check the code
+    //! path (which calls get vectors, of which dimension, from which text), not similarity.
+
+    use super::*;
+    use hopgraph_embed::Embedder;
+    use hopgraph_embed::tiny_model::TinyModel;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    fn tiny_model(dir: &Path) -> std::path::PathBuf {
+        let m = dir.join("tiny-model");
+        TinyModel::default().write(&m).expect("tiny model written");
+        m
+    }
+
+    fn stores_with(data: &Path, embedder: Option<Arc<Embedder>>) -> Stores {
+        let mut config = StoreConfig::new(data);
+        config.embedder = embedder;
+        Stores::new(config)
+    }
+
+    fn call(stores: &Stores, name: &str, args: Value) -> Result<Value, String> {
+        tools::call(stores, name, args.as_object())
+            .map(|o| o.structured)
+            .map_err(|e| e.0)
+    }
+
+    fn close(a: &[f64], b: &[f32]) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| (x - f64::from(*y)).abs() < 1e-5)
+    }
+
+    fn floats(v: &Value) -> Vec<f64> {
+        v.as_array()
+            .expect("an embedding")
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn dispatch_fills_in_embeddings_and_the_callers_win() {
+        let tmp = tempfile::tempdir().unwrap();
+        let model = tiny_model(tmp.path());
+        let e = Arc::new(Embedder::load(&model).unwrap());
+        let dim = e.dimension();
+        let stores = stores_with(&tmp.path().join("data"), Some(e.clone()));
+
+        // create_memory: the embedding of title + content.
+        let m = call(
+            &stores,
+            "create_memory",
+            json!({"type": "semantic", "id": "m1", "title": "cat",
+                   "content": "the cat sat on the mat", "echo_embedding": true}),
+        )
+        .unwrap();
+        let want = e.embed_one("cat\nthe cat sat on the mat").unwrap();
+        assert!(close(&floats(&m["embedding"]), &want), "{m}");
+        // Without a title: the content alone.
+        let m = call(
+            &stores,
+            "create_memory",
+            json!({"type": "semantic", "id": "m2", "content": "hello world",
+                   "echo_embedding": true}),
+        )
+        .unwrap();
+        assert!(close(
+            &floats(&m["embedding"]),
+            &e.embed_one("hello world").unwrap()
+        ));
+        // A caller-supplied embedding wins.
+        let mine: Vec<f64> = (0..dim).map(|i| if i == 3 { 1.0 } else { 0.0 }).collect();
+        let m = call(
+            &stores,
+            "create_memory",
+            json!({"type": "semantic", "id": "m3", "content": "dog", "embedding": mine,
+                   "echo_embedding": true}),
+        )
+        .unwrap();
+        assert_eq!(floats(&m["embedding"]), mine);
+
+        // aim_memory_store: name + entityType + observations, for the new entities only.
+        let r = call(
+            &stores,
+            "aim_memory_store",
+            json!({"entities": [
+                {"name": "alice", "entityType": "person", "observations": ["likes graphs"]},
+                {"name": "alice", "entityType": "person", "observations": ["repeat"]},
+                {"name": "bob", "entityType": "person", "observations": []}
+            ]}),
+        )
+        .unwrap();
+        assert_eq!(r["results"].as_array().unwrap().len(), 2, "{r}");
+        let db = stores
+            .database(None, None, hopgraph_mcp::Access::Existing)
+            .unwrap();
+        let snap = db.snapshot();
+        for (name, text) in [
+            ("alice", "alice\nperson\nlikes graphs"),
+            ("bob", "bob\nperson"),
+        ] {
+            let id = snap.node_id(name).unwrap();
+            let node = snap.node(id).unwrap().expect("live node");
+            let got = node.props.embedding.clone().expect("entity embedded");
+            let got: Vec<f64> = got.into_iter().map(f64::from).collect();
+            // Embedded in one batch: equal to the single embedding up to float rounding.
+            assert!(close(&got, &e.embed_one(text).unwrap()), "{name}");
+        }
+        assert_eq!(snap.embedding_dimension(), Some(dim));
+        drop(snap);
+        drop(db);
+
+        // memory_search with a query only: the query is embedded and results come back.
+        let r = call(&stores, "memory_search", json!({"query": "cat"})).unwrap();
+        let hits = r["results"].as_array().unwrap();
+        assert!(hits.iter().any(|h| h["id"] == "m1"), "{r}");
+
+        let g = call(&stores, "graph_stats", json!({})).unwrap();
+        assert_eq!(g["search_mode"], "hybrid");
+        assert_eq!(g["embed_model"]["id"], e.model_id());
+        assert_eq!(g["embed_model"]["dimension"], json!(dim));
+    }
+
+    #[test]
+    fn a_store_of_another_dimension_is_refused_by_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let model = tiny_model(tmp.path());
+        let e = Arc::new(Embedder::load(&model).unwrap());
+        let data = tmp.path().join("data");
+        // A context whose first embedding had 3 dimensions (written without a model).
+        let plain = stores_with(&data, None);
+        call(
+            &plain,
+            "create_memory",
+            json!({"type": "semantic", "id": "old", "content": "cat", "embedding": [1, 0, 0]}),
+        )
+        .unwrap();
+        plain.shutdown();
+        let stores = stores_with(&data, Some(e.clone()));
+        let want = format!(
+            "Embedding model mismatch: this context's embeddings have 3 dimensions, the \
+             server's model {} makes {}",
+            e.model_id(),
+            e.dimension()
+        );
+        for (tool, args) in [
+            (
+                "create_memory",
+                json!({"type": "semantic", "content": "new", "id": "n"}),
+            ),
+            ("memory_search", json!({"query": "cat"})),
+            (
+                "aim_memory_store",
+                json!({"entities": [{"name": "x", "entityType": "t", "observations": []}]}),
+            ),
+        ] {
+            let msg = call(&stores, tool, args).unwrap_err();
+            assert!(msg.starts_with(&want), "{tool}: {msg}");
+        }
+        // Nothing was written by the refused calls; a caller's own 3-d embedding still works.
+        let db = stores
+            .database(None, None, hopgraph_mcp::Access::Existing)
+            .unwrap();
+        assert!(db.snapshot().node_id("n").is_none());
+        assert!(db.snapshot().node_id("x").is_none());
+        drop(db);
+        call(
+            &stores,
+            "create_memory",
+            json!({"type": "semantic", "id": "n3", "content": "x", "embedding": [0, 1, 0]}),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn e2e_server_with_a_model_runs_hybrid() {
+        let tmp = tempfile::tempdir().unwrap();
+        let model = tiny_model(tmp.path());
+        let e = Embedder::load(&model).unwrap();
+        let data = tmp.path().join("data");
+        let flag = model.to_str().unwrap();
+        let mut s = Server::spawn_with(&data, &["--embed-model", flag]);
+        let tools = tool_list(&mut s);
+        let m = s.call_ok(
+            "create_memory",
+            json!({"type": "semantic", "id": "m1", "title": "graph",
+                   "content": "hello memory world", "echo_embedding": true}),
+        );
+        check_output(&tools, "create_memory", &m);
+        let got = floats(&m["structuredContent"]["embedding"]);
+        assert!(close(
+            &got,
+            &e.embed_one("graph\nhello memory world").unwrap()
+        ));
+        s.call_ok(
+            "create_memory",
+            json!({"type": "semantic", "id": "m2", "content": "the dog sat"}),
+        );
+        let r = s.call_ok("memory_search", json!({"query": "memory"}));
+        check_output(&tools, "memory_search", &r);
+        let hits = r["structuredContent"]["results"].as_array().unwrap();
+        assert!(hits.iter().any(|h| h["id"] == "m1"), "{r}");
+        let g = s.call_ok("graph_stats", json!({}));
+        check_output(&tools, "graph_stats", &g);
+        assert_eq!(g["structuredContent"]["search_mode"], "hybrid");
+        assert_eq!(g["structuredContent"]["embed_model"]["id"], e.model_id());
+        assert_eq!(
+            g["structuredContent"]["embed_model"]["dimension"],
+            json!(e.dimension())
+        );
+        assert!(s.close().success());
+
+        // The environment variable works too, and the flag wins over it.
+        let mut s = Server::spawn_env(&data, &[], Some(&model));
+        s.initialize();
+        let g = s.call_ok("graph_stats", json!({}));
+        assert_eq!(g["structuredContent"]["search_mode"], "hybrid");
+        assert!(s.close().success());
+        let bogus = tmp.path().join("no-model-here");
+        let mut s = Server::spawn_env(&data, &["--embed-model", flag], Some(&bogus));
+        s.initialize();
+        let g = s.call_ok("graph_stats", json!({}));
+        assert_eq!(g["structuredContent"]["embed_model"]["id"], e.model_id());
+        assert!(s.close().success());
+    }
+
+    #[test]
+    fn e2e_without_a_model_search_is_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut s = Server::spawn_initialized(tmp.path());
+        let tools = tool_list(&mut s);
+        let m = s.call_ok(
+            "create_memory",
+            json!({"type": "semantic", "id": "m1", "content": "hello", "echo_embedding": true}),
+        );
+        assert!(
+            m["structuredContent"].get("embedding").is_none(),
+            "no model, no embedding: {m}"
+        );
+        let g = s.call_ok("graph_stats", json!({}));
+        check_output(&tools, "graph_stats", &g);
+        assert_eq!(g["structuredContent"]["search_mode"], "text");
+        assert_eq!(g["structuredContent"]["embed_model"], Value::Null);
+        assert!(s.close().success());
+    }
+
+    #[test]
+    fn a_bad_model_directory_fails_at_start_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = |args: &[&str], env: Option<&Path>| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_hopgraph-mcp"));
+            cmd.arg("--data-dir")
+                .arg(tmp.path().join("data"))
+                .args(args);
+            match env {
+                Some(m) => cmd.env("HOPGRAPH_EMBED_MODEL", m),
+                None => cmd.env_remove("HOPGRAPH_EMBED_MODEL"),
+            };
+            let out = cmd.stdin(Stdio::null()).output().expect("run hopgraph-mcp");
+            (
+                out.status,
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        // An empty directory: the first missing file is named.
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let (status, err) = run(&["--embed-model", empty.to_str().unwrap()], None);
+        assert!(!status.success());
+        assert!(
+            err.starts_with("hopgraph-mcp: cannot load the embedding model:")
+                && err.contains("config.json is missing")
+                && err.trim_end().lines().count() == 1,
+            "{err}"
+        );
+        // A model with a broken file, through the environment variable.
+        let model = tiny_model(tmp.path());
+        std::fs::write(model.join("tokenizer.json"), b"not json").unwrap();
+        let (status, err) = run(&[], Some(&model));
+        assert!(!status.success());
+        assert!(err.contains("tokenizer.json"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
 }

@@ -8,16 +8,19 @@ use std::fmt;
 
 /// Dense node identifier assigned by the engine. Ids are never reused, so a database holds at
 /// most `u32::MAX` nodes over its whole life (deleted ones included).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, bytemuck::Zeroable)]
+#[repr(transparent)]
 pub struct NodeId(pub u32);
 
 /// Stable edge identifier, assigned in commit order and never reused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, bytemuck::Zeroable)]
+#[repr(transparent)]
 pub struct EdgeId(pub u64);
 
 /// Interned edge-type identifier. Ids are assigned in the order types first appear and never
 /// change, so they order ties independently of the physical layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, bytemuck::Zeroable)]
+#[repr(transparent)]
 pub struct TypeId(pub u16);
 
 /// Log sequence number: the number of the commit that produced a state. LSN 0 is the empty
@@ -189,7 +192,8 @@ pub struct EdgeRef {
 /// chooses the encoding, and promises that the entries of a run it hands out with handle
 /// `h` are `h.nth(0)`, `h.nth(1)`, … (none of them `NONE`). Kernels store it per reached
 /// node (4 bytes) and never look inside.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Zeroable)]
+#[repr(transparent)]
 pub struct RunEntry(pub u32);
 
 impl Default for RunEntry {

@@ -28,7 +28,7 @@ use crate::sync::{Mutex, MutexGuard};
 /// How a node was reached: the previous node on the way from the side's origin, the edge,
 /// whether the edge was walked from its source to its target, and the seed (expansions) the
 /// chain started from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Zeroable)]
 pub(crate) struct Link {
     pub(crate) parent: NodeId,
     pub(crate) seed: u32,
@@ -41,7 +41,7 @@ pub(crate) struct Link {
 /// previous node's neighbor runs that named it ([`RunEntry::NONE`] when the graph hands
 /// out none, or when a probe rather than a scan joined the two), from which the path's
 /// hop is read without a search (see [`Adjacency::run_entry_edge`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Zeroable)]
 pub(crate) struct Parent {
     pub(crate) node: NodeId,
     pub(crate) via: RunEntry,
@@ -65,8 +65,18 @@ pub(crate) struct Side {
 }
 
 impl Side {
+    /// Covers node ids below `bound`. The first allocation asks the allocator for zeroed
+    /// memory, which the operating system hands out as untouched pages: a query then pays
+    /// only for the pages of the nodes it reaches, not 36 bytes per node of the whole
+    /// graph (the first query of a process on a large graph was hundreds of times slower
+    /// than the next). `link` and `parent` are read only for nodes reached in the current
+    /// query, after `reach` wrote them, so their initial values never matter.
     fn grow(&mut self, bound: usize) {
-        if self.seen.len() < bound {
+        if self.seen.is_empty() {
+            self.seen = bytemuck::zeroed_vec(bound);
+            self.link = bytemuck::zeroed_vec(bound);
+            self.parent = bytemuck::zeroed_vec(bound);
+        } else if self.seen.len() < bound {
             self.seen.resize(bound, 0);
             self.link.resize(bound, Link::default());
             self.parent.resize(bound, Parent::default());
@@ -135,7 +145,10 @@ impl Scratch {
             side.next.clear();
         }
         self.bound = bound;
-        if self.next_base == 0 || u64::from(self.next_base) + cap >= u64::from(u32::MAX) {
+        // Fresh and grown stamps are 0, below every base: only a wrap needs clearing.
+        if self.next_base == 0 {
+            self.next_base = 1;
+        } else if u64::from(self.next_base) + cap >= u64::from(u32::MAX) {
             for side in &mut self.sides {
                 side.seen.fill(0);
             }

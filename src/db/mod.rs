@@ -104,7 +104,7 @@ impl Options {
     }
 
     /// Open without ever taking the writer lock (default false); writes then fail with
-    /// [`Error::ReadOnly`](crate::Error::ReadOnly) and nothing on disk is created or changed.
+    /// [`Error::ReadOnly`] and nothing on disk is created or changed.
     #[must_use]
     pub fn read_only(mut self, read_only: bool) -> Options {
         self.read_only = read_only;

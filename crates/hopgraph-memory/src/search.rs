@@ -3,11 +3,11 @@
 //! The query text is ranked by the engine's full-text index (`Snapshot::search_text`:
 //! BM25 over title, content and the string values of metadata such as AIM observations;
 //! case-, punctuation- and inflection-insensitive; any word may match, all words and the
-//! phrase rank higher). Each ranked list is turned into scores here and combined in
-//! [`fuse`]: today the text score is normalized to 0–1 (the best hit 1) and, with an
-//! `embedding`, the cosine similarity with a memory's embedding of the same dimension is
-//! added, so it decides between equal text matches; with an embedding and no query text,
-//! memories rank by cosine alone. Ties: lower id first. Filters (`type`,
+//! phrase rank higher); an `embedding` is ranked by the engine's vector index
+//! (`Snapshot::search_vector`, cosine). The lists are combined in `fuse`: text alone
+//! scores 0–1 (the best hit 1), an embedding alone scores its cosine similarity, and both
+//! are fused by reciprocal rank fusion (k = [`RRF_K`]) over their union, so a memory found
+//! only by its words or only by its meaning still ranks. Filters (`type`,
 //! `min_importance`, `created_after`/`created_before`) apply during the search.
 
 use std::collections::HashMap;

@@ -134,8 +134,15 @@ pub fn memory_search(snap: &Snapshot, req: &SearchRequest) -> Result<SearchResul
     let want = offset + limit + 1;
     let mut truncated = false;
     let text = if has_text {
+        // Fusion needs both lists deeper than the page: a memory ranked low by words but
+        // high by meaning must still be in the text list to be counted twice.
+        let depth = if query_embedding.is_some() {
+            want.max(FUSION_DEPTH_MIN)
+        } else {
+            want
+        };
         let q = TextQuery::new(req.query.clone())
-            .limit(want)
+            .limit(depth)
             .filter(filter.clone());
         snap.search_text(&q)
             .map_err(|e| engine_error(&e))?

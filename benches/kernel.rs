@@ -49,7 +49,7 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hopgraph::traverse::{
+use hopgraph::kernel::{
     Adjacency, Budget, PathOutcome, PathQuery, RunEntry, Scratch, bfs_levels, shortest_path,
 };
 use hopgraph::{

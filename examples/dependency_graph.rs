@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo run --example dependency_graph [DB_DIR]`
 
-use hopgraph::traverse::{ExpandDirection, ExpandQuery, Scratch, expand};
+use hopgraph::kernel::{ExpandDirection, ExpandQuery, Scratch, expand};
 use hopgraph::{Database, Direction, EdgeProps, PathSpec, WriteBatch};
 
 const DEPENDS: &[(&str, &str)] = &[

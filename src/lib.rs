@@ -40,46 +40,87 @@
 //! # }
 //! ```
 //!
-//! Hot loops use the id-level kernels in [`traverse`] with a reusable [`traverse::Scratch`]
+//! Hot loops use the id-level kernels in [`kernel`] with a reusable [`kernel::Scratch`]
 //! instead of the key-level calls.
 //!
-//! The layers depend downward only:
-//! `format` (bytes) < `storage` (files, mmap) < `db` (catalog, delta, snapshots) <
-//! `traverse` (BFS kernels) < `query` (key-level calls joining the two). The agent-memory
+//! Inside, the layers depend downward only: `format` (bytes, checksums) < `storage` (files,
+//! mmap, fsync) < the kernels (`traverse`, `text`, `vector`: pure compute over narrow traits)
+//! < `db` (catalog, delta, snapshots, checkpoint, compaction) < `query` (key-level calls);
+//! `tests/it/layers.rs` fails on an upward import. Only the curated items below are public. The agent-memory
 //! semantics (`hopgraph-memory`), the CLI (`hopgraph-cli`) and the MCP server
 //! (`hopgraph-mcp`) are crates of their own beside this one.
 
-#![cfg_attr(not(test), warn(missing_docs))]
+#![deny(missing_docs)]
+#![warn(unnameable_types)]
 
 #[cfg(not(target_endian = "little"))]
 compile_error!(
     "hopgraph's on-disk formats are little-endian; big-endian targets are not supported"
 );
 
-pub mod error;
-pub mod filter;
-pub mod graph;
+// Layer 0: shared vocabulary (ids, directions, limits, the error type, the data model).
+mod error;
+mod filter;
+mod graph;
+mod model;
 pub(crate) mod sync;
 
-pub mod format;
-pub mod model;
-pub mod storage;
-
+// The engine's internal layers are private: what a user needs is re-exported below, so a
+// refactor inside a layer is not a breaking change. The `internals` feature (off by
+// default, `#[doc(hidden)]`, no stability promise) opens them to this repository's own
+// fuzz targets, white-box tests and benches, which enable it as a dev-dependency.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod db;
-
+#[cfg(not(feature = "internals"))]
+mod db;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod format;
+#[cfg(not(feature = "internals"))]
+mod format;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod storage;
+#[cfg(not(feature = "internals"))]
+mod storage;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod text;
+#[cfg(not(feature = "internals"))]
+mod text;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod traverse;
+#[cfg(not(feature = "internals"))]
+mod traverse;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod vector;
+#[cfg(not(feature = "internals"))]
+mod vector;
 
 mod query;
 
+pub mod kernel;
+
 pub use db::{
-    BulkLoad, BulkPhase, BulkProgress, CommitInfo, Database, Durability, Neighbor, NodePatch,
-    OpResult, Options, Snapshot, WriteBatch,
+    BulkLoad, BulkPhase, BulkProgress, BulkReport, CheckpointReport, CommitInfo, CompactReport,
+    Database, Durability, Neighbor, NodePatch, OpResult, Options, RecoveryReport, Snapshot, Stats,
+    VerifyReport, WriteBatch,
 };
 pub use db::{VectorHit, VectorQuery};
 pub use error::{Error, Result};
 pub use filter::NodeFilter;
+/// Documented size limits, checked before any work or allocation; exceeding one is
+/// [`Error::LimitExceeded`] or [`Error::InvalidArgument`], never a panic.
+pub mod limits {
+    pub use crate::graph::limits::*;
+    pub use crate::text::{
+        QUERY_BYTES_MAX as TEXT_QUERY_BYTES_MAX, QUERY_TERMS_MAX as TEXT_QUERY_TERMS_MAX,
+        SNIPPET_CHARS_MAX as TEXT_SNIPPET_CHARS_MAX, TEXT_LIMIT_MAX, TEXT_OFFSET_MAX,
+    };
+}
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};
 pub use model::{Edge, EdgeProps, Node, NodeProps, Props};
 pub use query::{FoundPath, NeighborOf, PathSpec, PathStep};

@@ -202,8 +202,9 @@ impl Snapshot {
     }
 
     /// A shortest path from `from` to `to` (by key) within `spec`; `None` when no path of at
-    /// most `spec.max_hops` hops exists. Ties are broken deterministically (see
-    /// [`traverse::path`]).
+    /// most `spec.max_hops` hops exists. Ties are broken deterministically (least
+    /// parent, least (type, edge) hop, least meeting node; the rules are stated in DESIGN.md,
+    /// "Traversal kernel"), so the same graph always gives the same path.
     ///
     /// # Errors
     /// `NodeNotFound` for an unknown key; `LimitReached` when the search ran out of its

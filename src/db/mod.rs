@@ -76,13 +76,15 @@ pub struct Options {
     /// Compact automatically once there are more segments than this (default 8).
     pub compaction_segments_max: usize,
     /// The file system every file operation goes through (default: the operating
-    /// system's, [`RealIo`](crate::storage::io::RealIo)). Tests put a fault injector
-    /// here ([`FaultIo`](crate::storage::fault::FaultIo)); see [`Options::with_io`].
-    pub io: Arc<dyn Io>,
+    /// system's). This repository's fault tests put an injector here through
+    /// `with_io` (behind the `internals` feature).
+    pub(crate) io: Arc<dyn Io>,
 }
 
 impl Options {
     /// These options with file operations going through `io` (e.g. a fault injector).
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
     #[must_use]
     pub fn with_io(mut self, io: Arc<dyn Io>) -> Options {
         self.io = io;
@@ -219,6 +221,12 @@ impl Database {
     /// I/O errors, corruption, or a directory that is not a hopgraph database.
     pub fn open(dir: impl AsRef<Path>) -> crate::Result<Database> {
         Database::open_with(dir, Options::default())
+    }
+
+    /// Whether `dir` holds a hopgraph database (its `MANIFEST` file is there). Cheap: one
+    /// `stat`; it neither opens nor validates the database.
+    pub fn exists(dir: impl AsRef<Path>) -> bool {
+        dir.as_ref().join(crate::storage::MANIFEST_FILE).is_file()
     }
 
     /// Opens (or creates) the database in `dir`. Cost: O(segments + WAL tail); the graph

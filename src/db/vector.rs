@@ -92,7 +92,7 @@ impl VectorQuery {
         self
     }
 
-    /// The HNSW search breadth (default [`hnsw::EF_SEARCH_DEFAULT`], at least `limit`, at
+    /// The HNSW search breadth (default 128, at least `limit`, at
     /// most 100,000): larger finds more of the true nearest neighbours, slower.
     #[must_use]
     pub fn ef(mut self, ef: usize) -> VectorQuery {

@@ -277,6 +277,7 @@ pub struct TextIndexWriter {
 
 impl TextIndexWriter {
     /// An empty writer.
+    #[cfg(any(test, feature = "internals"))]
     pub fn new() -> TextIndexWriter {
         TextIndexWriter::default()
     }
@@ -299,6 +300,7 @@ impl TextIndexWriter {
     }
 
     /// Documents added so far.
+    #[cfg(any(test, feature = "internals"))]
     pub fn docs(&self) -> usize {
         self.docs.len()
     }

@@ -51,11 +51,6 @@ impl WriterLock {
         Ok(WriterLock { file, path })
     }
 
-    /// The lock file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Blocks until this handle holds the exclusive lock.
     ///
     /// # Errors

@@ -8,6 +8,7 @@
 //! - [`segment_file`]: writing a segment file and mapping it read-only.
 //! - [`lock`]: the inter-process writer lock.
 
+#[cfg(any(test, feature = "internals"))]
 pub mod fault;
 pub mod fs;
 pub mod io;

@@ -13,6 +13,7 @@ pub mod analyze;
 
 use std::borrow::Cow;
 
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))] // the fuzz target uses `Token`
 pub use analyze::{Analyzer, TermKind, Token};
 
 use crate::error::{Error, Result};
@@ -207,7 +208,7 @@ pub struct TextHit {
     pub score: f64,
     /// The field that contributed most to the score.
     pub field: TextField,
-    /// Up to [`SNIPPET_CHARS_MAX`] characters of that field around its first match.
+    /// Up to 200 characters ([`SNIPPET_CHARS_MAX`](crate::limits::TEXT_SNIPPET_CHARS_MAX)) of that field around its first match.
     pub snippet: String,
 }
 
@@ -373,11 +374,13 @@ impl Accumulator {
 }
 
 /// Whether some field of `node` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
+#[cfg(any(test, feature = "internals"))]
 pub fn has_phrase(analyzer: &Analyzer, node: &Node, phrase: &[String]) -> bool {
     has_phrase_in(analyzer, node, phrase, [true; TEXT_FIELDS])
 }
 
 /// [`has_phrase`] over the fields `fields` selects only (the others are not analyzed).
+#[cfg(any(test, feature = "internals"))]
 pub fn has_phrase_in(
     analyzer: &Analyzer,
     node: &Node,

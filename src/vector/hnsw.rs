@@ -504,6 +504,7 @@ fn flatten(g: &Building, n: usize) -> Flat {
 
 impl Flat {
     /// The view a search reads.
+    #[cfg(any(test, feature = "internals"))]
     pub fn view(&self) -> FlatView<'_> {
         FlatView::new(
             self.entry,

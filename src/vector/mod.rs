@@ -45,6 +45,7 @@ impl<'a> Vectors<'a> {
 
     /// Whether there are no rows.
     #[inline]
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the pair of `len`; benches use it
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -166,16 +167,6 @@ impl TopK {
         (self.heap.len() >= self.k)
             .then(|| self.heap.peek().map(|r| r.0))
             .flatten()
-    }
-
-    /// Rows kept.
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    /// Whether no row is kept.
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
     }
 
     /// The rows kept, best first.

@@ -16,7 +16,8 @@ fn layer(module: &str) -> Option<u32> {
         // Pure compute kernels: they see data through narrow traits and plain slices.
         "traverse" | "text" | "vector" => 3,
         "db" => 4,
-        "query" => 5,
+        // The public facades: key-level calls, and the kernels re-exported for hot loops.
+        "query" | "kernel" => 5,
         _ => return None,
     })
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::input::{Invalid, InvalidLines, LineReader};
 use super::{CliError, CliResult, DbArg, json_line, open_read_only};
-use hopgraph::traverse::{Budget, ExpandDirection, Scratch};
+use hopgraph::kernel::{Budget, ExpandDirection, Scratch};
 use hopgraph::{Direction, Snapshot};
 use hopgraph_memory::ToolError;
 use hopgraph_memory::path::{PathRequest, PathResult, memory_path};

@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use hopgraph::model::{Edge, Node, NodeProps, Props};
+use hopgraph::{Edge, Node, NodeProps, Props};
 
 /// The export format version this build writes and reads.
 pub(crate) const JSONL_VERSION: u32 = 1;

@@ -6,11 +6,11 @@
 
 use serde_json::{Map, Value};
 
-use hopgraph::model::Props;
+use hopgraph::Props;
 use hopgraph_memory::ToolError;
 
 /// Longest string accepted for an id-like argument (a node key or an edge id), in bytes.
-pub const ID_BYTES_MAX: usize = hopgraph::graph::limits::NODE_KEY_BYTES_MAX;
+pub const ID_BYTES_MAX: usize = hopgraph::limits::NODE_KEY_BYTES_MAX;
 /// Most items in a string list argument (`edge_types`, `seed_doc_ids`).
 pub const LIST_ITEMS_MAX: usize = 1000;
 
@@ -235,7 +235,7 @@ impl<'a> Args<'a> {
         let Value::Array(a) = v else {
             return Err(wrong(name, "an array of numbers", v));
         };
-        let max = hopgraph::graph::limits::EMBEDDING_DIMS_MAX;
+        let max = hopgraph::limits::EMBEDDING_DIMS_MAX;
         if a.len() > max {
             return Err(ToolError::invalid_arg(
                 name,

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::args::{ID_BYTES_MAX, LIST_ITEMS_MAX};
 use crate::tools::{ARGUMENTS_BYTES_MAX, ARGUMENTS_DEPTH_MAX};
-use hopgraph::graph::limits;
+use hopgraph::limits;
 
 /// Longest input line accepted, in bytes (without the newline): the arguments limit plus
 /// 64 KiB for the envelope. A longer line is answered `-32600` (with its id when the id

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use hopgraph::traverse::{PooledScratch, ScratchPool};
+use hopgraph::kernel::{PooledScratch, ScratchPool};
 use hopgraph::{Database, Options};
 use hopgraph_embed::Embedder;
 use hopgraph_memory::{ToolError, check_context_name, one_line, quote_short};
@@ -53,8 +53,6 @@ pub const IDLE_CHECKPOINT_DEFAULT: Duration = Duration::from_secs(2);
 pub const SEGMENTS_MAX_DEFAULT: usize = 16;
 /// How often the maintenance thread looks at the open contexts.
 pub const MAINTENANCE_PERIOD: Duration = Duration::from_millis(250);
-/// The file every database directory holds (the engine's manifest).
-const MANIFEST_FILE: &str = hopgraph::storage::MANIFEST_FILE;
 /// Files whose presence marks a project root for `location: project`.
 pub const PROJECT_MARKERS: [&str; 5] = [
     ".git",
@@ -276,7 +274,7 @@ impl Stores {
         if let Some(h) = self.cached(&dir) {
             return Ok(h);
         }
-        if access == Access::Existing && !dir.join(MANIFEST_FILE).is_file() {
+        if access == Access::Existing && !Database::exists(&dir) {
             let name = context.unwrap_or(&self.config.default_context);
             return Err(ToolError(one_line(&format!(
                 "No such context: {} has no database yet (in {}); write to it first \
@@ -345,7 +343,7 @@ impl Stores {
                 continue;
             };
             let path = entry.path();
-            if check_context_name(&name).is_err() || !path.join(MANIFEST_FILE).is_file() {
+            if check_context_name(&name).is_err() || !Database::exists(&path) {
                 continue;
             }
             out.push(ContextInfo {

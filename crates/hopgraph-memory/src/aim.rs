@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use super::{ToolError, check_edge_type, check_key, engine_error};
 use hopgraph::Database;
-use hopgraph::db::{OpResult, WriteBatch};
-use hopgraph::error::Error;
-use hopgraph::graph::limits;
-use hopgraph::model::{EdgeProps, NodeProps, Props};
+use hopgraph::Error;
+use hopgraph::limits;
+use hopgraph::{EdgeProps, NodeProps, Props};
+use hopgraph::{OpResult, WriteBatch};
 
 /// Most entities or relations in one call.
 pub const AIM_BATCH_MAX: usize = 1000;

@@ -5,10 +5,10 @@ use serde_json::Value;
 
 use super::{ToolError, check_edge_type, check_metadata, engine_error, number_f32, rfc3339};
 use hopgraph::Database;
-use hopgraph::db::{OpResult, Snapshot, WriteBatch};
-use hopgraph::error::Error;
-use hopgraph::graph::{EdgeId, limits};
-use hopgraph::model::{Edge, EdgeProps, Props};
+use hopgraph::Error;
+use hopgraph::{Edge, EdgeProps, Props};
+use hopgraph::{EdgeId, limits};
+use hopgraph::{OpResult, Snapshot, WriteBatch};
 
 /// A `link` request.
 #[derive(Clone, Debug, Default, PartialEq)]

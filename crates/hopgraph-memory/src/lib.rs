@@ -30,8 +30,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use hopgraph::error::Error;
-use hopgraph::model::{Node, Props};
+use hopgraph::Error;
+use hopgraph::{Node, Props};
 
 /// A tool call that failed in a way the caller can correct: the message is the exact
 /// one-line text of the tool contract (e.g. `Memory not found.`).
@@ -254,7 +254,7 @@ pub fn check_metadata(name: &str, m: &Props, bytes_max: usize) -> Result<(), Too
 /// # Errors
 /// ``Invalid argument `name`: ...``.
 pub fn check_key(name: &str, key: &str) -> Result<(), ToolError> {
-    let max = hopgraph::graph::limits::NODE_KEY_BYTES_MAX;
+    let max = hopgraph::limits::NODE_KEY_BYTES_MAX;
     if key.is_empty() || key.len() > max {
         return Err(ToolError::invalid_arg(
             name,
@@ -269,7 +269,7 @@ pub fn check_key(name: &str, key: &str) -> Result<(), ToolError> {
 /// # Errors
 /// ``Invalid argument `name`: ...``.
 pub fn check_edge_type(name: &str, t: &str) -> Result<(), ToolError> {
-    let max = hopgraph::graph::limits::EDGE_TYPE_BYTES_MAX;
+    let max = hopgraph::limits::EDGE_TYPE_BYTES_MAX;
     if t.is_empty() || t.len() > max {
         return Err(ToolError::invalid_arg(
             name,

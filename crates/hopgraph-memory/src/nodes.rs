@@ -8,10 +8,10 @@ use super::{
     new_uuid_v4, node_status, non_empty, number_f32, rfc3339,
 };
 use hopgraph::Database;
-use hopgraph::db::{OpResult, Snapshot, WriteBatch};
-use hopgraph::error::Error;
-use hopgraph::graph::{Direction, TypeFilter, limits};
-use hopgraph::model::{Node, NodeProps, Props};
+use hopgraph::Error;
+use hopgraph::{Direction, TypeFilter, limits};
+use hopgraph::{Node, NodeProps, Props};
+use hopgraph::{OpResult, Snapshot, WriteBatch};
 
 /// The `Memory not found.` error of every tool that takes a `memory_id`.
 pub fn memory_not_found() -> ToolError {

@@ -13,8 +13,8 @@ use serde::{Serialize, Serializer};
 
 use crate::ToolError;
 use hopgraph::Snapshot;
-use hopgraph::graph::{Direction, EdgeId, NodeId};
-use hopgraph::traverse::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
+use hopgraph::kernel::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
+use hopgraph::{Direction, EdgeId, NodeId};
 
 /// Most paths returned with `all_shortest`.
 pub const ALL_SHORTEST_MAX: usize = 16;
@@ -224,7 +224,7 @@ pub fn memory_path<'s>(
         r
     };
     if req.all_shortest {
-        let out = traverse::all_shortest_paths(snap, scratch, from, to, &query, ALL_SHORTEST_MAX);
+        let out = kernel::all_shortest_paths(snap, scratch, from, to, &query, ALL_SHORTEST_MAX);
         if let Completion::LimitReached { visited } = out.completion
             && out.paths.is_empty()
         {
@@ -248,7 +248,7 @@ pub fn memory_path<'s>(
             limit_reached: false,
         });
     }
-    match traverse::shortest_path(snap, scratch, from, to, &query) {
+    match kernel::shortest_path(snap, scratch, from, to, &query) {
         PathOutcome::Found(p) => Ok(PathResult {
             found: true,
             hops: u32::try_from(p.hops.len()).unwrap_or(u32::MAX),

@@ -20,7 +20,7 @@ use hopgraph::{NodeFilter, Snapshot};
 use hopgraph::{NodeId, TextField, TextQuery, VectorQuery};
 
 /// Longest query accepted, in bytes.
-pub const QUERY_BYTES_MAX: usize = hopgraph::text::QUERY_BYTES_MAX;
+pub const QUERY_BYTES_MAX: usize = hopgraph::limits::TEXT_QUERY_BYTES_MAX;
 /// Largest `offset`.
 pub const OFFSET_MAX: u64 = 1000;
 /// Reciprocal rank fusion's constant (Cormack, Clarke and Büttcher 2009): a hit at rank

@@ -8,10 +8,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::{ToolError, node_properties, node_status, non_empty, rfc3339, summary};
+use hopgraph::Node;
 use hopgraph::Snapshot;
-use hopgraph::graph::{Direction, NodeId, TypeFilter};
-use hopgraph::model::Node;
-use hopgraph::traverse::{self, Budget, Completion, ExpandDirection, ExpandQuery, Scratch};
+use hopgraph::kernel::{self, Budget, Completion, ExpandDirection, ExpandQuery, Scratch};
+use hopgraph::{Direction, NodeId, TypeFilter};
 
 /// Error text for an unknown `memory_id` (HUSK).
 pub const MEMORY_NOT_FOUND: &str = "Memory not found.";
@@ -220,7 +220,7 @@ pub fn expand(
         include_route: req.include_route,
         budget: req.budget,
     };
-    let out = traverse::expand(snap, scratch, &query);
+    let out = kernel::expand(snap, scratch, &query);
     let mut documents = Vec::with_capacity(out.results.len());
     let dir_word = |f: bool| if f { "forward" } else { "backward" };
     for r in &out.results {
@@ -318,7 +318,7 @@ pub fn related(
         .node_id(&req.memory_id)
         .ok_or_else(|| ToolError(MEMORY_NOT_FOUND.into()))?;
     let types = filter_of(snap, &req.edge_type.clone().map(|t| vec![t]));
-    let (steps, truncated) = traverse::neighbors(snap, id, req.direction, &types, req.limit);
+    let (steps, truncated) = kernel::neighbors(snap, id, req.direction, &types, req.limit);
     let mut results = Vec::with_capacity(steps.len());
     for (n, e, t, fwd) in steps {
         let node = node_of(snap, n)?;
@@ -390,7 +390,7 @@ pub fn traverse(
         .node_id(&req.memory_id)
         .ok_or_else(|| ToolError(MEMORY_NOT_FOUND.into()))?;
     let types = filter_of(snap, &req.edge_types);
-    let out = traverse::traverse(
+    let out = kernel::traverse(
         snap,
         scratch,
         id,

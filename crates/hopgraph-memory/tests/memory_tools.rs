@@ -6,7 +6,7 @@
     reason = "tests fail loudly by design"
 )]
 
-use hopgraph::traverse::{Budget, ExpandDirection, Scratch};
+use hopgraph::kernel::{Budget, ExpandDirection, Scratch};
 use hopgraph::{Database, Direction, EdgeProps, NodeProps, WriteBatch};
 use hopgraph_memory::path::{PathRequest, memory_path};
 use hopgraph_memory::walk::{self, ExpandRequest, RelatedRequest, TraverseRequest};

@@ -4,13 +4,21 @@
 //! thread the call already runs on.
 //!
 //! A store keeps one embedding dimension, fixed by its first embedding (the engine refuses
-//! others). Before the server embeds anything for a context it compares that dimension with
-//! the model's, so a store made with another model is refused with a message naming both,
-//! not half-filled. Only the dimension is recorded (by the engine); the model's fingerprint
-//! is not stored, so two different models of the same dimension can share a store
-//! unnoticed (see SERVER.md).
+//! others), and the server records which model made its embeddings in
+//! [`MODEL_RECORD_FILE`] in the context's directory (`{id, fingerprint, dimension}`,
+//! written durably before the first embedding the server computes for that context).
+//! Before the server embeds anything for a context it checks both: a store whose
+//! embeddings have another dimension, or were made by another model (another fingerprint,
+//! even of the same dimension), is refused with a message naming both models, never
+//! half-filled with vectors of two models. A store without a record (made before records
+//! existed, or only with caller-supplied embeddings) is adopted by the first model whose
+//! dimension agrees. Embeddings a caller passes are not checked against the record: the
+//! caller's embedding always wins, and the server cannot know its model.
 
-use hopgraph::Snapshot;
+use std::io::Write;
+use std::path::Path;
+
+use hopgraph::{Database, Snapshot};
 use hopgraph_embed::Embedder;
 use hopgraph_memory::ToolError;
 use hopgraph_memory::aim::Entity;
@@ -34,6 +42,100 @@ pub fn entity_text(e: &Entity) -> String {
         s.push_str(o);
     }
     s
+}
+
+/// The file in a context's directory that records which model made its embeddings.
+pub const MODEL_RECORD_FILE: &str = "embedding-model.json";
+
+/// What [`MODEL_RECORD_FILE`] holds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ModelRecord {
+    /// The model's id (its directory name, as `graph_stats` shows it).
+    pub id: String,
+    /// The model's fingerprint (weights, tokenizer, pooling, window).
+    pub fingerprint: String,
+    /// Its output dimension.
+    pub dimension: usize,
+}
+
+impl ModelRecord {
+    fn of(embedder: &Embedder) -> ModelRecord {
+        ModelRecord {
+            id: embedder.model_id().to_owned(),
+            fingerprint: embedder.fingerprint().to_owned(),
+            dimension: embedder.dimension(),
+        }
+    }
+}
+
+/// The model record of the store in `dir`, if it has one.
+///
+/// # Errors
+/// A record that cannot be read or parsed, naming the file.
+pub fn read_model_record(dir: &Path) -> Result<Option<ModelRecord>, ToolError> {
+    let path = dir.join(MODEL_RECORD_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(ToolError(hopgraph_memory::one_line(&format!(
+                "Storage error: cannot read {}: {e}",
+                path.display()
+            ))));
+        }
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        ToolError(hopgraph_memory::one_line(&format!(
+            "Damaged embedding model record {}: {e}; delete it to let the server's model \
+             adopt this context",
+            path.display()
+        )))
+    })
+}
+
+/// Writes `record` as the store's model record, durably: a temporary file, fsynced,
+/// renamed over the record, then the directory fsynced.
+fn write_model_record(dir: &Path, record: &ModelRecord) -> std::io::Result<()> {
+    // Not `.tmp`: the engine removes `*.tmp` files it finds in its directory.
+    let tmp = dir.join(format!("{MODEL_RECORD_FILE}.new"));
+    let mut bytes = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, dir.join(MODEL_RECORD_FILE))?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Checks that the server's model may add its vectors to (`writing`) or search the store
+/// `db`: the store's embeddings have the model's dimension (or there are none), and its
+/// model record names this model (or there is none). Before the first write, a store
+/// without a record gets this model's.
+///
+/// # Errors
+/// `Embedding model mismatch: ...` naming both models; storage errors writing the record.
+pub fn check_model(db: &Database, embedder: &Embedder, writing: bool) -> Result<(), ToolError> {
+    check_dimension(&db.snapshot(), embedder)?;
+    let ours = ModelRecord::of(embedder);
+    match read_model_record(db.path())? {
+        Some(rec) if rec.fingerprint != ours.fingerprint => Err(ToolError(format!(
+            "Embedding model mismatch: this context's embeddings were made by model {} \
+             (fingerprint {}, {} dimensions), the server's model is {} (fingerprint {}, {} \
+             dimensions); start the server with that model for this context (or use another \
+             context), or pass `embedding` yourself",
+            rec.id, rec.fingerprint, rec.dimension, ours.id, ours.fingerprint, ours.dimension
+        ))),
+        Some(_) => Ok(()),
+        None if writing => write_model_record(db.path(), &ours).map_err(|e| {
+            ToolError(hopgraph_memory::one_line(&format!(
+                "Storage error: cannot record the embedding model in {}: {e}",
+                db.path().display()
+            )))
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Checks that the store behind `snap` can take the model's vectors: it has none yet, or

@@ -204,7 +204,7 @@ pub fn call(
             if let Some(e) = embedder
                 && req.embedding.is_none()
             {
-                embed::check_dimension(&handle.snapshot(), e)?;
+                embed::check_model(&handle, e, true)?;
                 let text = embed::memory_text(req.title.as_deref(), &req.content);
                 req.embedding = Some(embed::embed_one(e, text)?);
             }
@@ -233,14 +233,15 @@ pub fn call(
                 created_before: args.opt_str("created_before")?,
                 embedding: args.opt_num_list("embedding")?,
             };
-            let snap = db(None)?.snapshot();
+            let handle = db(None)?;
+            let snap = handle.snapshot();
             // A query without an embedding gets the model's embedding of the query, so the
             // memory layer fuses text and vector ranking.
             if let Some(e) = embedder
                 && req.embedding.is_none()
                 && !req.query.trim().is_empty()
             {
-                embed::check_dimension(&snap, e)?;
+                embed::check_model(&handle, e, false)?;
                 req.embedding = Some(embed::embed_one(e, req.query.clone())?);
             }
             ToolOutput::json(&search::memory_search(&snap, &req)?)
@@ -376,8 +377,8 @@ pub fn call(
             };
             // Embed the entities that do not exist yet (the others are skipped by the
             // store), before any lock; then set the embeddings of those actually created.
+            embed::check_model(&handle, e, true)?;
             let snap = handle.snapshot();
-            embed::check_dimension(&snap, e)?;
             // The first entity of each new name (the store skips repeats), by name.
             let mut todo: Vec<&Entity> = Vec::new();
             let mut index: HashMap<&str, usize> = HashMap::new();

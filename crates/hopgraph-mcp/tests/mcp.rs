@@ -1519,6 +1519,102 @@ mod embedding {
         .unwrap();
     }
 
+    /// Two models of the same dimension: the store records the first model that embedded
+    /// into it, and the second is refused by name (fingerprints differ), before it writes.
+    #[test]
+    fn a_store_made_by_another_model_of_the_same_dimension_is_refused() {
+        use hopgraph_mcp::embed::{MODEL_RECORD_FILE, read_model_record};
+        let tmp = tempfile::tempdir().unwrap();
+        let first = tmp.path().join("first");
+        TinyModel::default().write(&first).unwrap();
+        let second = tmp.path().join("second");
+        TinyModel {
+            seed: 8,
+            ..TinyModel::default()
+        }
+        .write(&second)
+        .unwrap();
+        let a = Arc::new(Embedder::load(&first).unwrap());
+        let b = Arc::new(Embedder::load(&second).unwrap());
+        assert_eq!(a.dimension(), b.dimension());
+        assert_ne!(a.fingerprint(), b.fingerprint());
+        let data = tmp.path().join("data");
+
+        // A search alone records nothing; the first embedding write records model `a`.
+        let sa = stores_with(&data, Some(a.clone()));
+        call(
+            &sa,
+            "create_memory",
+            json!({"type": "semantic", "id": "plain", "content": "x", "embedding": vec![0.5; 32]}),
+        )
+        .unwrap();
+        let ctx = data.join("default");
+        assert_eq!(
+            read_model_record(&ctx).unwrap(),
+            None,
+            "caller embeddings record nothing"
+        );
+        call(&sa, "memory_search", json!({"query": "cat"})).unwrap();
+        assert_eq!(
+            read_model_record(&ctx).unwrap(),
+            None,
+            "searches record nothing"
+        );
+        call(
+            &sa,
+            "create_memory",
+            json!({"type": "semantic", "id": "m1", "content": "the cat sat"}),
+        )
+        .unwrap();
+        let rec = read_model_record(&ctx).unwrap().expect("recorded");
+        assert_eq!(rec.fingerprint, a.fingerprint());
+        assert_eq!(rec.dimension, a.dimension());
+        sa.shutdown();
+
+        // Model `b` is refused for writes and searches, naming both fingerprints.
+        let sb = stores_with(&data, Some(b.clone()));
+        for (tool, args) in [
+            (
+                "create_memory",
+                json!({"type": "semantic", "content": "new", "id": "n"}),
+            ),
+            ("memory_search", json!({"query": "cat"})),
+            (
+                "aim_memory_store",
+                json!({"entities": [{"name": "x", "entityType": "t", "observations": []}]}),
+            ),
+        ] {
+            let msg = call(&sb, tool, args).unwrap_err();
+            assert!(msg.starts_with("Embedding model mismatch"), "{tool}: {msg}");
+            assert!(
+                msg.contains(a.fingerprint()) && msg.contains(b.fingerprint()),
+                "{tool}: {msg}"
+            );
+        }
+        let db = sb
+            .database(None, None, hopgraph_mcp::Access::Existing)
+            .unwrap();
+        assert!(db.snapshot().node_id("n").is_none());
+        assert!(db.snapshot().node_id("x").is_none());
+        drop(db);
+        sb.shutdown();
+
+        // The record survives reopening and does not disturb the engine; a damaged record
+        // is a clear error naming the file.
+        let db = hopgraph::Database::open(&ctx).unwrap();
+        assert!(db.verify().is_ok());
+        drop(db);
+        std::fs::write(ctx.join(MODEL_RECORD_FILE), b"{not json").unwrap();
+        let sa = stores_with(&data, Some(a.clone()));
+        let msg = call(
+            &sa,
+            "create_memory",
+            json!({"type": "semantic", "content": "y", "id": "y"}),
+        )
+        .unwrap_err();
+        assert!(msg.contains(MODEL_RECORD_FILE), "{msg}");
+    }
+
     #[test]
     fn e2e_server_with_a_model_runs_hybrid() {
         let tmp = tempfile::tempdir().unwrap();

@@ -24,6 +24,7 @@ mod node;
 mod progress;
 mod query;
 mod records;
+mod reembed;
 mod search;
 
 use std::fmt;
@@ -65,6 +66,7 @@ A first session:
   hopgraph add --db ./mem edge m-99 caused_by m-17
   hopgraph export --db ./mem --out backup.jsonl     everything, losslessly
   hopgraph export --db ./mem --format dot --seed m-17 --max-hops 2 | dot -Tsvg > m17.svg
+  hopgraph reembed --db ./mem --model ./all-MiniLM-L6-v2   embeddings for semantic search
   hopgraph check --db ./mem && hopgraph compact --db ./mem
 
 `hopgraph help COMMAND` (or COMMAND --help) explains each command with examples.";
@@ -101,6 +103,7 @@ enum Command {
     Expand(query::ExpandArgs),
     Traverse(query::TraverseArgs),
     Search(search::SearchArgs),
+    Reembed(reembed::ReembedArgs),
 }
 
 /// The database directory option shared by every command.
@@ -260,6 +263,7 @@ where
         Command::Expand(a) => query::expand_cmd(a),
         Command::Traverse(a) => query::traverse_cmd(a),
         Command::Search(a) => search::run(a),
+        Command::Reembed(a) => reembed::run(a),
     };
     match result {
         Ok(()) => 0,

@@ -1,5 +1,6 @@
-//! Import progress over every phase: reading the files, then the engine's bulk-load phases
-//! ([`BulkPhase`]: ids, build out-CSR, build in-CSR, write, fsync).
+//! Progress of a long command over every phase: for `import`, reading the files, then the
+//! engine's bulk-load phases ([`BulkPhase`]: ids, build out-CSR, build in-CSR, write,
+//! fsync); for `reembed`, embedding and writing.
 //!
 //! Reports only store numbers (they come from the reading loop and from two engine
 //! threads); a ticker thread draws. On a terminal the line is redrawn in place ten times a
@@ -21,7 +22,7 @@ use hopgraph::BulkPhase;
 pub(crate) const WIDTH: usize = 79;
 
 /// Every phase, in order: the CLI's reading first, then the engine's.
-const PHASES: [(&str, Unit); 6] = [
+pub(crate) const IMPORT_PHASES: &[(&str, Unit)] = &[
     ("read", Unit::Bytes),
     ("ids", Unit::Count("keys")),
     ("build out-CSR", Unit::Count("edges")),
@@ -30,7 +31,7 @@ const PHASES: [(&str, Unit); 6] = [
     ("fsync", Unit::Steps),
 ];
 
-/// The slot of an engine phase in [`PHASES`].
+/// The slot of an engine phase in [`IMPORT_PHASES`].
 fn slot(phase: BulkPhase) -> usize {
     match phase {
         BulkPhase::Ids => 1,
@@ -68,18 +69,30 @@ enum Mode {
     Off,
 }
 
-/// Progress of one import. Cheap to report to from any thread.
+/// Progress of one long command. Cheap to report to from any thread.
 pub(crate) struct Progress {
-    state: Arc<Mutex<[PhaseState; 6]>>,
+    state: Arc<Mutex<Vec<PhaseState>>>,
+    label: &'static str,
+    phases: &'static [(&'static str, Unit)],
     mode: Mode,
     started: Instant,
     ticker: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
 }
 
 impl Progress {
-    /// Progress on stderr: a bar on a terminal, a line every `every` otherwise, nothing
-    /// when `quiet`.
+    /// Import progress on stderr: a bar on a terminal, a line every `every` otherwise,
+    /// nothing when `quiet`.
     pub fn new(quiet: bool, every: Duration) -> Progress {
+        Progress::with("import", IMPORT_PHASES, quiet, every)
+    }
+
+    /// Progress of command `label` through `phases` (reported by slot with [`Progress::phase`]).
+    pub fn with(
+        label: &'static str,
+        phases: &'static [(&'static str, Unit)],
+        quiet: bool,
+        every: Duration,
+    ) -> Progress {
         let mode = if quiet {
             Mode::Off
         } else if std::io::stderr().is_terminal() {
@@ -87,7 +100,7 @@ impl Progress {
         } else {
             Mode::Lines
         };
-        let state = Arc::new(Mutex::new([PhaseState::default(); 6]));
+        let state = Arc::new(Mutex::new(vec![PhaseState::default(); phases.len()]));
         let started = Instant::now();
         let ticker = (mode != Mode::Off)
             .then(|| {
@@ -102,7 +115,7 @@ impl Progress {
                     .name("hopgraph-progress".into())
                     .spawn(move || {
                         while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(interval) {
-                            let line = current_line(&state, mode == Mode::Bar);
+                            let line = current_line(&state, label, phases, mode == Mode::Bar);
                             let mut err = std::io::stderr().lock();
                             let _ = match mode {
                                 Mode::Bar => write!(err, "\r{line:<WIDTH$}"),
@@ -117,13 +130,16 @@ impl Progress {
             .flatten();
         Progress {
             state,
+            label,
+            phases,
             mode,
             started,
             ticker,
         }
     }
 
-    fn set(&self, slot: usize, done: u64, total: Option<u64>) {
+    /// Phase `slot` has done `done` of `total` (None: not known).
+    pub fn phase(&self, slot: usize, done: u64, total: Option<u64>) {
         let mut phases = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
         if let Some(p) = phases.get_mut(slot) {
@@ -138,22 +154,23 @@ impl Progress {
 
     /// Bytes read of `total` (None: unknown, standard input is read).
     pub fn read(&self, done: u64, total: Option<u64>) {
-        self.set(0, done, total);
+        self.phase(0, done, total);
     }
 
     /// Reading is over.
     pub fn read_done(&self) {
         let mut phases = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
-        let p = &mut phases[0];
-        p.started.get_or_insert(now);
-        p.total = Some(p.done);
-        p.finished.get_or_insert(now);
+        if let Some(p) = phases.first_mut() {
+            p.started.get_or_insert(now);
+            p.total = Some(p.done);
+            p.finished.get_or_insert(now);
+        }
     }
 
     /// The engine's report (the bulk load's progress callback).
     pub fn engine(&self, phase: BulkPhase, done: u64, total: u64) {
-        self.set(slot(phase), done, Some(total));
+        self.phase(slot(phase), done, Some(total));
     }
 
     /// Stops drawing and prints the summary line (unless quiet).
@@ -165,8 +182,13 @@ impl Progress {
         if self.mode == Mode::Off {
             return;
         }
-        let phases = *self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let took: Vec<(&str, f64)> = PHASES
+        let phases = self
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let took: Vec<(&str, f64)> = self
+            .phases
             .iter()
             .zip(&phases)
             .filter_map(|((name, _), p)| {
@@ -174,7 +196,7 @@ impl Progress {
                 Some((*name, took.as_secs_f64()))
             })
             .collect();
-        let text = summary(self.started.elapsed().as_secs_f64(), &took);
+        let text = summary(self.label, self.started.elapsed().as_secs_f64(), &took);
         let mut err = std::io::stderr().lock();
         if self.mode == Mode::Bar {
             let _ = write!(err, "\r{:WIDTH$}\r", "");
@@ -198,25 +220,32 @@ impl Drop for Progress {
 
 /// The line for the phase under way: the first one started and not finished (the in-CSR
 /// build runs alongside the write, which waits for it).
-fn current_line(state: &Mutex<[PhaseState; 6]>, bar: bool) -> String {
-    let phases = *state.lock().unwrap_or_else(PoisonError::into_inner);
+fn current_line(
+    state: &Mutex<Vec<PhaseState>>,
+    label: &str,
+    table: &[(&str, Unit)],
+    bar: bool,
+) -> String {
+    let phases = state.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let now = Instant::now();
     let current = phases
         .iter()
         .position(|p| p.started.is_some() && p.finished.is_none())
         .or_else(|| phases.iter().rposition(|p| p.started.is_some()))
         .unwrap_or(0);
-    let p = phases[current];
-    let (name, unit) = PHASES[current];
+    let (Some(p), Some(&(name, unit))) = (phases.get(current), table.get(current)) else {
+        return String::new();
+    };
     let elapsed = p
         .started
         .map_or(0.0, |s| now.duration_since(s).as_secs_f64());
-    render(name, unit, p.done, p.total, elapsed, bar)
+    render(label, name, unit, p.done, p.total, elapsed, bar)
 }
 
 /// One progress line, at most [`WIDTH`] columns: phase, bar (on a terminal), percentage,
 /// rate and time left.
 pub(crate) fn render(
+    label: &str,
     name: &str,
     unit: Unit,
     done: u64,
@@ -225,7 +254,7 @@ pub(crate) fn render(
     bar: bool,
 ) -> String {
     const BAR: usize = 20;
-    let mut line = format!("import: {name:<13}");
+    let mut line = format!("{label}: {name:<13}");
     let fraction = total.map(|t| if t == 0 { 1.0 } else { done as f64 / t as f64 });
     if bar {
         #[allow(
@@ -307,8 +336,8 @@ fn clock(secs: f64) -> String {
 }
 
 /// The closing lines: total time and each phase's, wrapped at [`WIDTH`] columns.
-pub(crate) fn summary(total: f64, phases: &[(&str, f64)]) -> String {
-    let mut words = vec![format!("import: done in {total:.2} s;")];
+pub(crate) fn summary(label: &str, total: f64, phases: &[(&str, f64)]) -> String {
+    let mut words = vec![format!("{label}: done in {total:.2} s;")];
     let n = phases.len();
     for (i, (name, secs)) in phases.iter().enumerate() {
         let sep = if i + 1 < n { "," } else { "" };
@@ -343,12 +372,12 @@ mod tests {
         let dones = [0, 1, 999, 123_456_789, 265_000_000_000, u64::MAX];
         let elapsed = [0.0, 1e-9, 0.5, 3600.0, 1e9];
         let mut worst = 0;
-        for (name, unit) in PHASES {
+        for &(name, unit) in IMPORT_PHASES {
             for total in totals {
                 for done in dones {
                     for e in elapsed {
                         for bar in [false, true] {
-                            let l = render(name, unit, done, total, e, bar);
+                            let l = render("import", name, unit, done, total, e, bar);
                             let w = l.chars().count();
                             assert!(w <= 80, "{w}: {l}");
                             worst = worst.max(w);
@@ -359,13 +388,22 @@ mod tests {
         }
         assert!(worst <= WIDTH, "{worst}");
         // An absurd phase name is cut, not wrapped.
-        let l = render(&"x".repeat(200), Unit::Bytes, 5, Some(10), 1.0, true);
+        let l = render(
+            "import",
+            &"x".repeat(200),
+            Unit::Bytes,
+            5,
+            Some(10),
+            1.0,
+            true,
+        );
         assert_eq!(l.chars().count(), WIDTH);
     }
 
     #[test]
     fn line_reads_well() {
         let l = render(
+            "import",
             "build out-CSR",
             Unit::Count("edges"),
             45,
@@ -374,17 +412,18 @@ mod tests {
             false,
         );
         assert_eq!(l, "import: build out-CSR  45% 12.3M edges/s eta 0:01");
-        let l = render("read", Unit::Bytes, 5_000_000, None, 1.0, false);
+        let l = render("import", "read", Unit::Bytes, 5_000_000, None, 1.0, false);
         assert_eq!(l, "import: read          5.0MB 5.0MB/s 0:01 in");
-        let l = render("write", Unit::Steps, 3, Some(7), 2.0, true);
+        let l = render("import", "write", Unit::Steps, 3, Some(7), 2.0, true);
         assert_eq!(
             l,
             "import: write         [########            ]  42% eta 0:03"
         );
-        let l = render("fsync", Unit::Steps, 0, Some(1), 12.0, false);
+        let l = render("import", "fsync", Unit::Steps, 0, Some(1), 12.0, false);
         assert_eq!(l, "import: fsync           0% 0:12 in");
         assert_eq!(clock(7.0), "0:07");
         let s = summary(
+            "import",
             1234.5,
             &[
                 ("read", 400.25),

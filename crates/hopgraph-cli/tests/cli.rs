@@ -1604,3 +1604,111 @@ fn same_input_same_bytes_but_the_database_id() {
     assert!(out.status.success());
     assert_eq!(ok(&["export", "--db", &db_arg(&c)]), ea);
 }
+
+/// `reembed` embeds every node that has text with the model (entity and memory texts as
+/// the MCP server embeds them), records the model, and refuses what would mix two models
+/// or two dimensions.
+#[test]
+fn reembed_embeds_every_node_with_text_and_records_the_model() {
+    use hopgraph_embed::tiny_model::TinyModel;
+    use hopgraph_embed::{Embedder, ModelRecord};
+    let tmp = tempdir();
+    let model_a = tmp.path().join("model-a");
+    TinyModel::default().write(&model_a).unwrap();
+    let model_b = tmp.path().join("model-b");
+    TinyModel {
+        seed: 9,
+        ..TinyModel::default()
+    }
+    .write(&model_b)
+    .unwrap();
+    let model_wide = tmp.path().join("model-wide");
+    TinyModel {
+        hidden_size: 48,
+        ..TinyModel::default()
+    }
+    .write(&model_wide)
+    .unwrap();
+    let a = Embedder::load(&model_a).unwrap();
+    let b = Embedder::load(&model_b).unwrap();
+
+    let dir = tmp.path().join("db");
+    {
+        let db = Database::open(&dir).unwrap();
+        let mut batch = WriteBatch::new();
+        batch.upsert_node(
+            "m1",
+            NodeProps {
+                title: "cat".into(),
+                content: "the cat sat".into(),
+                ..Default::default()
+            },
+        );
+        let mut obs = Props::new();
+        obs.insert("observations".into(), serde_json::json!(["likes graphs"]));
+        batch.upsert_node(
+            "alice",
+            NodeProps {
+                title: "alice".into(),
+                kind: "person".into(),
+                props: obs,
+                ..Default::default()
+            },
+        );
+        batch.ensure_node("bare");
+        db.commit(batch).unwrap();
+    }
+    let m = model_a.to_str().unwrap();
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = hopgraph(&["reembed", "--db", d, "--model", m, "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("2 nodes embedded") && out.contains("1 without text"),
+        "{out}"
+    );
+    let check = |e: &Embedder, key: &str, text: &str| {
+        let db = Database::open_with(&dir, Options::default().read_only(true)).unwrap();
+        let node = db.snapshot().node_by_key(key).unwrap().unwrap();
+        let got = node.props.embedding.clone().expect("embedded");
+        let want = e.embed_one(text).unwrap();
+        assert!(
+            got.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-5),
+            "{key}"
+        );
+    };
+    check(&a, "m1", "cat\nthe cat sat");
+    check(&a, "alice", "alice\nperson\nlikes graphs");
+    assert!(ModelRecord::read(&dir).unwrap().unwrap().matches(&a));
+
+    // Another model of the same dimension: --missing would mix models and is refused;
+    // a full re-embed switches the store to it.
+    let mb = model_b.to_str().unwrap();
+    let (code, _, err) = hopgraph(&["reembed", "--db", d, "--model", mb, "--missing", "--quiet"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("--missing would mix two models"), "{err}");
+    let (code, _, err) = hopgraph(&["reembed", "--db", d, "--model", mb, "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    check(&b, "m1", "cat\nthe cat sat");
+    assert!(ModelRecord::read(&dir).unwrap().unwrap().matches(&b));
+
+    // Another dimension is refused, naming both; a missing model directory too.
+    let mw = model_wide.to_str().unwrap();
+    let (code, _, err) = hopgraph(&["reembed", "--db", d, "--model", mw, "--quiet"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("32 dimensions") && err.contains("48"), "{err}");
+    let nowhere = tmp.path().join("no-model");
+    let (code, _, err) = hopgraph(&[
+        "reembed",
+        "--db",
+        d,
+        "--model",
+        nowhere.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("no-model"), "{err}");
+    assert!(
+        ModelRecord::read(&dir).unwrap().unwrap().matches(&b),
+        "refusals change nothing"
+    );
+}

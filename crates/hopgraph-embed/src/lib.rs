@@ -82,6 +82,7 @@
 
 mod error;
 mod pool;
+pub mod record;
 mod spec;
 pub mod tiny_model;
 
@@ -94,6 +95,7 @@ use rayon::prelude::*;
 use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 pub use error::{EmbedError, Result};
+pub use record::{MODEL_RECORD_FILE, ModelRecord};
 pub use spec::Pooling;
 
 /// Texts per encoder run by default: sentence-transformers' default too, which keeps the

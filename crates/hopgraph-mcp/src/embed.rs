@@ -15,57 +15,24 @@
 //! dimension agrees. Embeddings a caller passes are not checked against the record: the
 //! caller's embedding always wins, and the server cannot know its model.
 
-use std::io::Write;
 use std::path::Path;
 
 use hopgraph::{Database, Snapshot};
 use hopgraph_embed::Embedder;
+pub use hopgraph_embed::{MODEL_RECORD_FILE, ModelRecord};
 use hopgraph_memory::ToolError;
 use hopgraph_memory::aim::Entity;
 use serde_json::{Value, json};
 
-/// The text embedded for a memory: its title and content, one per line (an empty title
-/// adds nothing).
+/// The text embedded for a memory (see [`hopgraph_memory::embed_text`]).
 pub fn memory_text(title: Option<&str>, content: &str) -> String {
-    match title.filter(|t| !t.is_empty()) {
-        Some(t) => format!("{t}\n{content}"),
-        None => content.to_owned(),
-    }
+    hopgraph_memory::embed_text::memory_text(title, content)
 }
 
 /// The text embedded for an AIM entity: its name, its type, then its observations, one per
-/// line.
+/// line (see [`hopgraph_memory::embed_text`]).
 pub fn entity_text(e: &Entity) -> String {
-    let mut s = format!("{}\n{}", e.name, e.entity_type);
-    for o in &e.observations {
-        s.push('\n');
-        s.push_str(o);
-    }
-    s
-}
-
-/// The file in a context's directory that records which model made its embeddings.
-pub const MODEL_RECORD_FILE: &str = "embedding-model.json";
-
-/// What [`MODEL_RECORD_FILE`] holds.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ModelRecord {
-    /// The model's id (its directory name, as `graph_stats` shows it).
-    pub id: String,
-    /// The model's fingerprint (weights, tokenizer, pooling, window).
-    pub fingerprint: String,
-    /// Its output dimension.
-    pub dimension: usize,
-}
-
-impl ModelRecord {
-    fn of(embedder: &Embedder) -> ModelRecord {
-        ModelRecord {
-            id: embedder.model_id().to_owned(),
-            fingerprint: embedder.fingerprint().to_owned(),
-            dimension: embedder.dimension(),
-        }
-    }
+    hopgraph_memory::embed_text::entity_text(&e.name, &e.entity_type, &e.observations)
 }
 
 /// The model record of the store in `dir`, if it has one.
@@ -73,40 +40,20 @@ impl ModelRecord {
 /// # Errors
 /// A record that cannot be read or parsed, naming the file.
 pub fn read_model_record(dir: &Path) -> Result<Option<ModelRecord>, ToolError> {
-    let path = dir.join(MODEL_RECORD_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(ToolError(hopgraph_memory::one_line(&format!(
-                "Storage error: cannot read {}: {e}",
-                path.display()
-            ))));
-        }
-    };
-    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-        ToolError(hopgraph_memory::one_line(&format!(
-            "Damaged embedding model record {}: {e}; delete it to let the server's model \
-             adopt this context",
-            path.display()
-        )))
+    ModelRecord::read(dir).map_err(|e| {
+        let path = dir.join(MODEL_RECORD_FILE);
+        ToolError(hopgraph_memory::one_line(
+            &if e.kind() == std::io::ErrorKind::InvalidData {
+                format!(
+                    "Damaged embedding model record {}: {e}; delete it to let the server's model \
+                 adopt this context",
+                    path.display()
+                )
+            } else {
+                format!("Storage error: cannot read {}: {e}", path.display())
+            },
+        ))
     })
-}
-
-/// Writes `record` as the store's model record, durably: a temporary file, fsynced,
-/// renamed over the record, then the directory fsynced.
-fn write_model_record(dir: &Path, record: &ModelRecord) -> std::io::Result<()> {
-    // Not `.tmp`: the engine removes `*.tmp` files it finds in its directory.
-    let tmp = dir.join(format!("{MODEL_RECORD_FILE}.new"));
-    let mut bytes = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, dir.join(MODEL_RECORD_FILE))?;
-    std::fs::File::open(dir)?.sync_all()
 }
 
 /// Checks that the server's model may add its vectors to (`writing`) or search the store
@@ -128,7 +75,7 @@ pub fn check_model(db: &Database, embedder: &Embedder, writing: bool) -> Result<
             rec.id, rec.fingerprint, rec.dimension, ours.id, ours.fingerprint, ours.dimension
         ))),
         Some(_) => Ok(()),
-        None if writing => write_model_record(db.path(), &ours).map_err(|e| {
+        None if writing => ours.write(db.path()).map_err(|e| {
             ToolError(hopgraph_memory::one_line(&format!(
                 "Storage error: cannot record the embedding model in {}: {e}",
                 db.path().display()

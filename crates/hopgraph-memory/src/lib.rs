@@ -20,6 +20,7 @@
 
 pub mod aim;
 pub mod edges;
+pub mod embed_text;
 pub mod nodes;
 pub mod path;
 pub mod search;

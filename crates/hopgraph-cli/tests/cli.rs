@@ -1712,3 +1712,58 @@ fn reembed_embeds_every_node_with_text_and_records_the_model() {
         "refusals change nothing"
     );
 }
+
+/// `import --embed-model` embeds the imported nodes that have text, after the import, and
+/// a bad model directory fails before anything is imported.
+#[test]
+fn import_with_a_model_embeds_what_it_imported() {
+    use hopgraph_embed::tiny_model::TinyModel;
+    use hopgraph_embed::{Embedder, ModelRecord};
+    let tmp = tempdir();
+    let model = tmp.path().join("model");
+    TinyModel::default().write(&model).unwrap();
+    let e = Embedder::load(&model).unwrap();
+    let input = tmp.path().join("memory.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"type":"entity","name":"alice","entityType":"person","observations":["likes graphs"]}"#,
+            "\n",
+            r#"{"type":"entity","name":"bob","entityType":"person","observations":[]}"#,
+            "\n",
+            r#"{"type":"relation","from":"alice","to":"bob","relationType":"knows"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let dir = tmp.path().join("db");
+    let (d, i) = (dir.to_str().unwrap(), input.to_str().unwrap());
+
+    let nowhere = tmp.path().join("no-model");
+    let args = [
+        "import",
+        "--db",
+        d,
+        "--format",
+        "server-memory",
+        "--quiet",
+        "--embed-model",
+    ];
+    let mut bad: Vec<&str> = args.to_vec();
+    bad.extend([nowhere.to_str().unwrap(), i]);
+    let (code, _, err) = hopgraph(&bad);
+    assert_eq!(code, 5, "{err}");
+    assert!(!dir.exists(), "a bad model directory imports nothing");
+
+    let mut good: Vec<&str> = args.to_vec();
+    good.extend([model.to_str().unwrap(), i]);
+    let (code, out, err) = hopgraph(&good);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("nodes embedded: 2"), "{out}");
+    let db = Database::open_with(&dir, Options::default().read_only(true)).unwrap();
+    let alice = db.snapshot().node_by_key("alice").unwrap().unwrap();
+    let got = alice.props.embedding.clone().expect("embedded");
+    let want = e.embed_one("alice\nperson\nlikes graphs").unwrap();
+    assert!(got.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-5));
+    assert!(ModelRecord::read(&dir).unwrap().unwrap().matches(&e));
+}

@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo run --example dependency_graph [DB_DIR]`
 
-use hopgraph::kernel::{ExpandDirection, ExpandQuery, Scratch, expand};
+use hopgraph::kernel::{ExpandQuery, Scratch, expand};
 use hopgraph::{Database, Direction, EdgeProps, PathSpec, WriteBatch};
 
 const DEPENDS: &[(&str, &str)] = &[
@@ -60,7 +60,7 @@ fn main() -> hopgraph::Result<()> {
         });
     };
     let mut scratch = Scratch::new();
-    let query = ExpandQuery::new(std::slice::from_ref(&bytes), 16, ExpandDirection::Backward);
+    let query = ExpandQuery::new(std::slice::from_ref(&bytes), 16, Direction::In);
     let outcome = expand(&snap, &mut scratch, &query);
     let mut rebuilt = Vec::new();
     for r in &outcome.results {

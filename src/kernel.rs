@@ -44,9 +44,8 @@
 //! ```
 
 pub use crate::traverse::{
-    Adjacency, BfsStats, Budget, Completion, ExpandDirection, ExpandOutcome, ExpandQuery,
-    NeighborStep, Path, PathHop, PathOutcome, PathQuery, PathsOutcome, PooledScratch, Reached,
-    RouteStep, RunEntry, Scratch, ScratchPool, TraverseOutcome, Visit, WalkStep,
-    all_shortest_paths, bfs_levels, expand, k_shortest_simple_paths, neighbors, shortest_path,
-    traverse,
+    Adjacency, BfsStats, Budget, Completion, ExpandOutcome, ExpandQuery, NeighborStep, Path,
+    PathHop, PathOutcome, PathQuery, PathsOutcome, PooledScratch, Reached, RouteStep, RunEntry,
+    Scratch, ScratchPool, TraverseOutcome, Visit, WalkStep, all_shortest_paths, bfs_levels, expand,
+    k_shortest_simple_paths, neighbors, shortest_path, traverse,
 };

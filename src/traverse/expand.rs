@@ -7,11 +7,14 @@
 //!
 //! # Directions
 //!
-//! * [`ExpandDirection::Forward`]: every hop follows an edge from source to target.
-//! * [`ExpandDirection::Backward`]: every hop follows an edge from target to source.
-//! * [`ExpandDirection::Both`]: the union of a forward-only sweep and a backward-only sweep
-//!   from every seed; a node reached by both keeps the better provenance (below).
-//! * [`ExpandDirection::Any`]: each hop may go either way (mixed-direction routes).
+//! [`ExpandQuery::direction`] is the [`Direction`] every kernel takes:
+//!
+//! * [`Direction::Out`]: every hop follows an edge from source to target.
+//! * [`Direction::In`]: every hop follows an edge from target to source.
+//! * [`Direction::Both`]: each hop may go either way (mixed-direction routes), as in the
+//!   path kernels; with [`ExpandQuery::one_way_routes`], instead the union of an out-only
+//!   sweep and an in-only sweep from every seed (each route keeps one direction; a node
+//!   reached by both keeps the better provenance, below).
 //!
 //! # Provenance (one result per node)
 //!
@@ -33,21 +36,7 @@
 use super::Adjacency;
 use super::budget::{Budget, Completion, Meter};
 use super::scratch::{Link, Scratch, Side, expand_level};
-use crate::graph::{EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
-
-/// Which way an expansion walks edges; see the module docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum ExpandDirection {
-    /// Source to target only.
-    Forward,
-    /// Target to source only.
-    Backward,
-    /// Union of a forward-only and a backward-only sweep.
-    #[default]
-    Both,
-    /// Either way at every hop.
-    Any,
-}
+use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, TypeFilter, TypeId};
 
 /// One hop of a route: the node reached by the hop, the edge, its type, and whether the
 /// edge was walked from its source to its target.
@@ -60,8 +49,11 @@ pub struct ExpandQuery<'a> {
     pub seeds: &'a [NodeId],
     /// Maximum hops from a seed (0 yields nothing).
     pub hops: u32,
-    /// Which way to walk.
-    pub direction: ExpandDirection,
+    /// Which edges a hop follows (see the module docs).
+    pub direction: Direction,
+    /// With [`Direction::Both`]: keep each route to one direction (the union of an out-only
+    /// and an in-only sweep) instead of letting each hop go either way. Ignored otherwise.
+    pub one_way_routes: bool,
     /// Edge types to follow.
     pub types: &'a TypeFilter,
     /// Rank of each `TypeId` for tie-breaks; `None` ranks types by id.
@@ -82,14 +74,15 @@ pub fn accept_all(_: NodeId) -> bool {
 }
 
 impl<'a> ExpandQuery<'a> {
-    /// A query with all types, no type ranks, no predicate, no limit, no routes and the
-    /// default budget.
-    pub fn new(seeds: &'a [NodeId], hops: u32, direction: ExpandDirection) -> ExpandQuery<'a> {
+    /// A query with all types, mixed-direction routes, no type ranks, no predicate, no
+    /// limit, no routes reported and the default budget.
+    pub fn new(seeds: &'a [NodeId], hops: u32, direction: Direction) -> ExpandQuery<'a> {
         static ALL: TypeFilter = TypeFilter::All;
         ExpandQuery {
             seeds,
             hops,
             direction,
+            one_way_routes: false,
             types: &ALL,
             type_rank: None,
             filter: &accept_all,
@@ -145,11 +138,11 @@ pub fn expand<G: Adjacency>(
     let mut out = ExpandOutcome::default();
     let mut meter = Meter::new(&query.budget);
     let bound = graph.node_bound();
-    let sweeps: &[&[EdgeDir]] = match query.direction {
-        ExpandDirection::Forward => &[&[EdgeDir::Out]],
-        ExpandDirection::Backward => &[&[EdgeDir::In]],
-        ExpandDirection::Any => &[&[EdgeDir::Out, EdgeDir::In]],
-        ExpandDirection::Both => &[&[EdgeDir::Out], &[EdgeDir::In]],
+    let sweeps: &[&[EdgeDir]] = match (query.direction, query.one_way_routes) {
+        (Direction::Out, _) => &[&[EdgeDir::Out]],
+        (Direction::In, _) => &[&[EdgeDir::In]],
+        (Direction::Both, false) => &[&[EdgeDir::Out, EdgeDir::In]],
+        (Direction::Both, true) => &[&[EdgeDir::Out], &[EdgeDir::In]],
     };
     let (base, sides) = scratch.begin(bound, query.hops);
     let bound = bound as usize;

@@ -79,12 +79,13 @@ fn oracle_sweep(
     best
 }
 
-fn arb_expand_direction() -> impl Strategy<Value = ExpandDirection> {
+/// A direction and `one_way_routes` (which matters only with `Both`).
+fn arb_expand_direction() -> impl Strategy<Value = (Direction, bool)> {
     prop_oneof![
-        Just(ExpandDirection::Forward),
-        Just(ExpandDirection::Backward),
-        Just(ExpandDirection::Both),
-        Just(ExpandDirection::Any)
+        Just((Direction::Out, false)),
+        Just((Direction::In, true)),
+        Just((Direction::Both, true)),
+        Just((Direction::Both, false))
     ]
 }
 
@@ -101,7 +102,9 @@ proptest! {
         let seeds: Vec<NodeId> = seeds.into_iter().map(NodeId).collect();
         let table = [3u32, 1, 2, 0];
         let table = ranked.then_some(&table[..]);
+        let (dir, one_way) = dir;
         let mut q = ExpandQuery::new(&seeds, hops, dir);
+        q.one_way_routes = one_way;
         q.types = &types;
         q.type_rank = table;
         q.include_route = true;
@@ -117,11 +120,11 @@ proptest! {
             if s.0 < n && !valid.contains(&s) { valid.push(s); ranks.push(i); }
         }
         let sweep = |d| oracle_sweep(&g, &valid, d, &types, hops, table);
-        let want: BTreeMap<NodeId, Prov> = match dir {
-            ExpandDirection::Forward => sweep(Direction::Out),
-            ExpandDirection::Backward => sweep(Direction::In),
-            ExpandDirection::Any => sweep(Direction::Both),
-            ExpandDirection::Both => {
+        let want: BTreeMap<NodeId, Prov> = match (dir, one_way) {
+            (Direction::Out, _) => sweep(Direction::Out),
+            (Direction::In, _) => sweep(Direction::In),
+            (Direction::Both, false) => sweep(Direction::Both),
+            (Direction::Both, true) => {
                 let mut a = sweep(Direction::Out);
                 for (v, p) in sweep(Direction::In) {
                     let e = a.entry(v).or_insert(p);
@@ -141,10 +144,9 @@ proptest! {
             let route = r.route.as_deref().unwrap_or(&[]);
             prop_assert_eq!(route.len() as u32, r.hop);
             let mut at = seeds[r.seed];
-            let any_dir = match dir { ExpandDirection::Forward => Direction::Out, ExpandDirection::Backward => Direction::In, _ => Direction::Both };
             for &(next, edge, ty, fwd) in route {
-                prop_assert!(g.valid_hop(at, next, edge, ty, fwd, any_dir, &types));
-                if dir == ExpandDirection::Both { prop_assert_eq!(fwd, r.forward); }
+                prop_assert!(g.valid_hop(at, next, edge, ty, fwd, dir, &types));
+                if one_way { prop_assert_eq!(fwd, r.forward); }
                 at = next;
             }
             prop_assert_eq!(at, r.node);
@@ -244,7 +246,7 @@ fn expand_budget_and_degenerate_inputs() {
         .collect();
     let g = VecGraph::new(1000, &edges);
     let seeds = [NodeId(0), NodeId(5000)];
-    let mut q = ExpandQuery::new(&seeds, 900, ExpandDirection::Forward);
+    let mut q = ExpandQuery::new(&seeds, 900, Direction::Out);
     q.budget.visited_max = 10;
     let out = expand(&g, &mut Scratch::new(), &q);
     assert_eq!(out.completion, Completion::LimitReached { visited: 10 });

@@ -64,7 +64,7 @@ mod testgraph;
 
 pub use bfs::{BfsStats, bfs_levels};
 pub use budget::{Budget, Completion};
-pub use expand::{ExpandDirection, ExpandOutcome, ExpandQuery, Reached, RouteStep, expand};
+pub use expand::{ExpandOutcome, ExpandQuery, Reached, RouteStep, expand};
 
 pub use allpaths::all_shortest_paths;
 pub use path::{Path, PathHop, PathOutcome, PathQuery, PathsOutcome, shortest_path};

@@ -214,7 +214,8 @@ proptest! {
                 let reused = bfs_levels(&g, &mut shared, NodeId(a), dir, &all, &budget);
                 prop_assert_eq!(reused, bfs_levels(&g, &mut Scratch::new(), NodeId(a), dir, &all, &budget));
                 let seeds = [NodeId(a), NodeId(b)];
-                let eq = ExpandQuery::new(&seeds, hops, ExpandDirection::Both);
+                let mut eq = ExpandQuery::new(&seeds, hops, Direction::Both);
+                eq.one_way_routes = true;
                 prop_assert_eq!(expand(&g, &mut shared, &eq), expand(&g, &mut Scratch::new(), &eq));
                 let reused = traverse(&g, &mut shared, NodeId(b), dir, &all, hops, 50, &budget);
                 prop_assert_eq!(reused, traverse(&g, &mut Scratch::new(), NodeId(b), dir, &all, hops, 50, &budget));

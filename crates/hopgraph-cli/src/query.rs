@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::input::{Invalid, InvalidLines, LineReader};
 use super::{CliError, CliResult, DbArg, json_line, open_read_only};
-use hopgraph::kernel::{Budget, ExpandDirection, Scratch};
+use hopgraph::kernel::{Budget, Scratch};
 use hopgraph::{Direction, Snapshot};
 use hopgraph_memory::ToolError;
 use hopgraph_memory::path::{PathRequest, PathResult, memory_path};
@@ -388,13 +388,14 @@ enum ExpandDir {
     Any,
 }
 
-impl From<ExpandDir> for ExpandDirection {
-    fn from(d: ExpandDir) -> ExpandDirection {
-        match d {
-            ExpandDir::Both => ExpandDirection::Both,
-            ExpandDir::Forward => ExpandDirection::Forward,
-            ExpandDir::Backward => ExpandDirection::Backward,
-            ExpandDir::Any => ExpandDirection::Any,
+impl ExpandDir {
+    /// The kernel's direction and `one_way_routes`.
+    fn kernel(self) -> (Direction, bool) {
+        match self {
+            ExpandDir::Both => (Direction::Both, true),
+            ExpandDir::Forward => (Direction::Out, false),
+            ExpandDir::Backward => (Direction::In, false),
+            ExpandDir::Any => (Direction::Both, false),
         }
     }
 }
@@ -463,10 +464,12 @@ pub(crate) fn parse_json_object(
 
 pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
+    let (direction, one_way_routes) = args.direction.kernel();
     let request = ExpandRequest {
         seed_doc_ids: args.seeds,
         hops: args.max_hops,
-        direction: args.direction.into(),
+        direction,
+        one_way_routes,
         edge_types: args.types.get(),
         filter_properties: args.filter,
         include_superseded: args.include_superseded,

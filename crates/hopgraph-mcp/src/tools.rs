@@ -13,7 +13,7 @@ use super::args::{Args, check_id, in_item, item_obj};
 use super::embed;
 use super::store::{Access, DbHandle, Location, Stores};
 use hopgraph::Direction;
-use hopgraph::kernel::{Budget, ExpandDirection};
+use hopgraph::kernel::Budget;
 use hopgraph::{NodePatch, WriteBatch};
 use hopgraph_memory::aim::{self, Entity, Relation};
 use hopgraph_memory::edges::{self, LinkRequest};
@@ -314,22 +314,19 @@ pub fn call(
                     "must hold at least one id",
                 ));
             }
-            let direction = match args
-                .opt_enum(
+            let (direction, one_way_routes) = walk::parse_expand_direction(
+                args.opt_enum(
                     "direction",
                     &["both", "forward", "backward", "outgoing", "incoming", "any"],
                 )?
                 .as_deref()
-            {
-                Some("forward" | "outgoing") => ExpandDirection::Forward,
-                Some("backward" | "incoming") => ExpandDirection::Backward,
-                Some("any") => ExpandDirection::Any,
-                _ => ExpandDirection::Both,
-            };
+                .unwrap_or("both"),
+            )?;
             let req = ExpandRequest {
                 seed_doc_ids: seeds,
                 hops: u32_of(args.req_int("hops", 1, 5)?),
                 direction,
+                one_way_routes,
                 edge_types: args.opt_str_list("edge_types")?,
                 filter_properties: args.opt_obj("filter_properties")?,
                 include_superseded: args.opt_bool("include_superseded")?.unwrap_or(false),

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::{ToolError, node_properties, node_status, non_empty, rfc3339, summary};
 use hopgraph::Node;
 use hopgraph::Snapshot;
-use hopgraph::kernel::{self, Budget, Completion, ExpandDirection, ExpandQuery, Scratch};
+use hopgraph::kernel::{self, Budget, Completion, ExpandQuery, Scratch};
 use hopgraph::{Direction, NodeId, TypeFilter};
 
 /// Error text for an unknown `memory_id` (HUSK).
@@ -20,12 +20,14 @@ pub const MEMORY_NOT_FOUND: &str = "Memory not found.";
 ///
 /// # Errors
 /// A one-line message naming the accepted words.
-pub fn parse_expand_direction(s: &str) -> Result<ExpandDirection, ToolError> {
+/// Returns the direction and `one_way_routes`: vault-memory's `both` is the union of a
+/// forward-only and a backward-only sweep, `any` lets each hop go either way.
+pub fn parse_expand_direction(s: &str) -> Result<(Direction, bool), ToolError> {
     match s {
-        "both" => Ok(ExpandDirection::Both),
-        "forward" | "outgoing" => Ok(ExpandDirection::Forward),
-        "backward" | "incoming" => Ok(ExpandDirection::Backward),
-        "any" => Ok(ExpandDirection::Any),
+        "both" => Ok((Direction::Both, true)),
+        "forward" | "outgoing" => Ok((Direction::Out, false)),
+        "backward" | "incoming" => Ok((Direction::In, false)),
+        "any" => Ok((Direction::Both, false)),
         _ => Err(ToolError(format!(
             "direction must be one of both, forward, backward, outgoing, incoming, any; got {s:?}"
         ))),
@@ -73,8 +75,11 @@ pub struct ExpandRequest {
     pub seed_doc_ids: Vec<String>,
     /// Hop cap (1..=5).
     pub hops: u32,
-    /// Which way to walk.
-    pub direction: ExpandDirection,
+    /// Which edges a hop follows (`Out` = the tool's `forward`).
+    pub direction: Direction,
+    /// With `Both`: each route keeps one direction (the tool's `both`: the union of a
+    /// forward-only and a backward-only sweep) instead of mixing them (the tool's `any`).
+    pub one_way_routes: bool,
     /// Edge types to follow (`None` = all).
     pub edge_types: Option<Vec<String>>,
     /// Strict equality on node properties; filters results, not traversal.
@@ -213,6 +218,7 @@ pub fn expand(
         seeds: &seed_ids,
         hops: req.hops,
         direction: req.direction,
+        one_way_routes: req.one_way_routes,
         types: &filter_types,
         type_rank: Some(&type_rank),
         filter: &keep,

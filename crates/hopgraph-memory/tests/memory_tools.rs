@@ -6,7 +6,7 @@
     reason = "tests fail loudly by design"
 )]
 
-use hopgraph::kernel::{Budget, ExpandDirection, Scratch};
+use hopgraph::kernel::{Budget, Scratch};
 use hopgraph::{Database, Direction, EdgeProps, NodeProps, WriteBatch};
 use hopgraph_memory::path::{PathRequest, memory_path};
 use hopgraph_memory::walk::{self, ExpandRequest, RelatedRequest, TraverseRequest};
@@ -123,7 +123,8 @@ fn expand_provenance_filters_and_warnings() {
     let mut req = ExpandRequest {
         seed_doc_ids: vec!["b".into(), "nope".into()],
         hops: 1,
-        direction: ExpandDirection::Both,
+        direction: Direction::Both,
+        one_way_routes: true,
         edge_types: None,
         filter_properties: None,
         include_superseded: false,
@@ -154,7 +155,7 @@ fn expand_provenance_filters_and_warnings() {
     let r = walk::expand(&snap, &mut scratch, &req).unwrap();
     let ids: Vec<&str> = r.documents.iter().map(|d| d.doc_id.as_str()).collect();
     assert_eq!(ids, ["a", "c", "s"]);
-    req.direction = ExpandDirection::Any;
+    req.one_way_routes = false;
     let r = walk::expand(&snap, &mut scratch, &req).unwrap();
     let ids: Vec<&str> = r.documents.iter().map(|d| d.doc_id.as_str()).collect();
     assert_eq!(ids, ["a", "c", "s", "d"]);

@@ -156,6 +156,23 @@ pub(crate) fn write_segment(
     id: u64,
     db_id: u128,
     lsn: u64,
+    content: SegmentContent<'_>,
+) -> Result<u64> {
+    let staging = format!("{}.tmp", crate::storage::segment_file_name(id));
+    let len = write_segment_staged(io, dir, &staging, id, db_id, lsn, content)?;
+    segment_file::publish_staged_segment(io, dir, &staging, id)?;
+    Ok(len)
+}
+
+/// [`write_segment`] under the file name `staging` (ending in `.tmp`), durably but not yet
+/// a segment of `dir`: `segment_file::publish_staged_segment` renames it into place.
+pub(crate) fn write_segment_staged(
+    io: &dyn crate::storage::io::Io,
+    dir: &Path,
+    staging: &str,
+    id: u64,
+    db_id: u128,
+    lsn: u64,
     mut content: SegmentContent<'_>,
 ) -> Result<u64> {
     let progress = content.progress;
@@ -245,7 +262,7 @@ pub(crate) fn write_segment(
             report(BulkPhase::Write, step.get().min(WRITE_STEPS), WRITE_STEPS);
         };
         report(BulkPhase::Write, 0, WRITE_STEPS);
-        segment_file::write_segment(io, dir, id, db_id, lsn, move |enc| {
+        segment_file::write_segment_staged(io, dir, staging, id, db_id, lsn, move |enc| {
             enc.section(K::Summary, &summary.encode())?;
             enc.array(K::OutOffsets, &out.offsets)?;
             enc.array(K::OutNeighbors, &out.neighbors)?;

@@ -10,12 +10,15 @@
 //!
 //! A crash before step 4 leaves the old manifest, old WAL and an unreferenced segment or
 //! WAL that the next writer removes; after step 4 the new files are complete and durable.
-//! Compaction follows the same pattern with the merged segment replacing all segments; old
-//! segment files are unlinked when the last snapshot of this process drops them.
+//! Compaction merges without the locks (a private staging file, `seg-N.hgs.compact-*.tmp`)
+//! and then commits like a checkpoint with the merged segment replacing all segments, if
+//! the segment list and the next segment id did not change meanwhile (else it merges again
+//! under the locks); old segment files are unlinked when the last snapshot of this process
+//! drops them.
 
 use std::sync::Arc;
 
-use super::build::{SegmentContent, write_segment};
+use super::build::{SegmentContent, write_segment, write_segment_staged};
 use super::commit::now_ms;
 use super::open::{RecoveryReport, catch_up, stamp};
 use super::segment::Segment;
@@ -28,6 +31,7 @@ use crate::format::wal::WalHeader;
 use crate::graph::NodeId;
 use crate::storage::fs::write_atomic;
 use crate::storage::io::Io;
+use crate::storage::segment_file::publish_staged_segment;
 use crate::storage::wal::WalFile;
 use crate::storage::{MANIFEST_FILE, wal_file_name};
 
@@ -275,55 +279,93 @@ impl Database {
 
     /// Merges all segments into one, dropping deleted edges and nodes.
     ///
+    /// The merge runs without the locks, so writers and checkpoints go on meanwhile (a
+    /// commit never waits for a compaction's reading and writing): under the locks this
+    /// notes which segments to merge and the id the merged segment will take, then writes
+    /// the merged segment under a private staging name, then takes the locks again and,
+    /// if no checkpoint, compaction or bulk load changed the segment list or took that id
+    /// in between, renames it into place and switches the manifest (the commit point).
+    /// Otherwise it discards the staged file and merges again under the locks. See
+    /// DESIGN.md §6.
+    ///
     /// # Errors
-    /// I/O errors; `ReadOnly`; `WriterPoisoned`.
+    /// I/O errors; `ReadOnly`; `WriterPoisoned`. An error before the final step changes
+    /// nothing and leaves the handle usable.
     pub fn compact(&self) -> Result<CompactReport> {
+        let (st, seg_id) = {
+            let mut w = self.shared.writer.lock();
+            let r = self
+                .maintenance_guard(&mut w)
+                .map(|_g| (w.state.clone(), w.manifest.next_segment_id));
+            w.poison_on_io("compaction", r)?
+        };
+        let Some(merged) = merge_content(&st)? else {
+            return Ok(CompactReport::default());
+        };
+        let staging = format!(
+            "{}.compact-{}-{}.tmp",
+            crate::storage::segment_file_name(seg_id),
+            std::process::id(),
+            now_ms()
+        );
+        let dir = &self.shared.dir;
+        let io = self.shared.io();
+        let (edges, dropped, lsn, segments) =
+            (merged.edges, merged.dropped, merged.lsn, merged.segments);
+        let bytes = match write_segment_staged(
+            io,
+            dir,
+            &staging,
+            seg_id,
+            self.shared.db_id,
+            lsn,
+            merged.content,
+        ) {
+            Ok(b) => b,
+            Err(e) => {
+                // Nothing shared was touched: the handle stays usable.
+                let _ = io.remove_file(&dir.join(&staging));
+                return Err(e);
+            }
+        };
         let mut w = self.shared.writer.lock();
-        let r = self
-            .maintenance_guard(&mut w)
-            .and_then(|_g| self.compact_held(&mut w));
+        let r = self.maintenance_guard(&mut w).and_then(|_g| {
+            let unchanged =
+                w.manifest.next_segment_id == seg_id && same_segments(&w.state.segs, &st.segs);
+            if !unchanged {
+                let _ = io.remove_file(&dir.join(&staging));
+                return self.compact_held(&mut w);
+            }
+            publish_staged_segment(io, dir, &staging, seg_id)?;
+            let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
+            seg.file.verify()?;
+            let m = Manifest {
+                generation: w.manifest.generation + 1,
+                next_segment_id: seg_id + 1,
+                segments: vec![seg_id],
+                ..w.manifest.clone()
+            };
+            let mut state = State::clone(&w.state);
+            state.segs = Arc::new(SegmentSet::new(vec![seg]));
+            self.switch_manifest(&mut w, m, state, None)?;
+            Ok(CompactReport {
+                segments_merged: segments,
+                segment: Some(seg_id),
+                edges,
+                edges_dropped: dropped,
+                bytes,
+            })
+        });
         w.poison_on_io("compaction", r)
     }
 
+    /// Compaction with the writer mutex and lock held (the commit path's automatic one,
+    /// and the fallback of [`Database::compact`]).
     fn compact_held(&self, w: &mut Writer) -> Result<CompactReport> {
         let st = w.state.clone();
-        let segs = &st.segs;
-        let tombstoned = !segs.edge_tombstones.is_empty() || !segs.node_tombstones.is_empty();
-        if segs.segments.len() < 2 && !tombstoned {
-            return Ok(CompactReport::default());
-        }
-        let Some(last) = segs.segments.last() else {
+        let Some(merged) = merge_content(&st)? else {
             return Ok(CompactReport::default());
         };
-        let mut content = SegmentContent {
-            summary: last.summary().clone(),
-            embedding_dim: st.embedding_dim(),
-            ..SegmentContent::default()
-        };
-        let mut dropped = 0u64;
-        for s in &segs.segments {
-            for row in 0..usize::try_from(s.edge_rows()).unwrap_or(0) {
-                let Some(e) = s.edge_at(row)? else { continue };
-                if segs.edge_tombstones.contains(e.id.0) {
-                    dropped += 1;
-                    continue;
-                }
-                content.edges.push_edge(&e);
-            }
-        }
-        // The newest record of each node wins; deleted nodes are dropped.
-        let mut taken = roaring::RoaringBitmap::new();
-        for s in segs.segments.iter().rev() {
-            for &id in s.node_ids() {
-                if segs.node_tombstones.contains(id) || !taken.insert(id) {
-                    continue;
-                }
-                if let Some(n) = s.node(NodeId(id))? {
-                    content.push_node(&n);
-                }
-            }
-        }
-        let edges = content.edges.len() as u64;
         let dir = &self.shared.dir;
         let seg_id = w.manifest.next_segment_id;
         let bytes = write_segment(
@@ -331,8 +373,8 @@ impl Database {
             dir,
             seg_id,
             self.shared.db_id,
-            last.file.layout.lsn,
-            content,
+            merged.lsn,
+            merged.content,
         )?;
         let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
         seg.file.verify()?;
@@ -344,13 +386,12 @@ impl Database {
         };
         let mut state = State::clone(&st);
         state.segs = Arc::new(SegmentSet::new(vec![seg]));
-        let merged = segs.segments.len();
         self.switch_manifest(w, m, state, None)?;
         Ok(CompactReport {
-            segments_merged: merged,
+            segments_merged: merged.segments,
             segment: Some(seg_id),
-            edges,
-            edges_dropped: dropped,
+            edges: merged.edges,
+            edges_dropped: merged.dropped,
             bytes,
         })
     }
@@ -424,4 +465,73 @@ impl Database {
             maintenance_error: w.last_maintenance_error.clone(),
         })
     }
+}
+
+/// The merged content of every segment of `st`, or `None` when there is nothing to merge.
+struct Merged<'a> {
+    content: SegmentContent<'a>,
+    /// Live edges kept.
+    edges: u64,
+    /// Tombstoned edges dropped.
+    dropped: u64,
+    /// The LSN the merged segment covers (the newest merged segment's).
+    lsn: u64,
+    /// Segments merged.
+    segments: usize,
+}
+
+/// Reads every live edge and the newest record of every live node out of `st`'s segments.
+fn merge_content(st: &State) -> Result<Option<Merged<'static>>> {
+    let segs = &st.segs;
+    let tombstoned = !segs.edge_tombstones.is_empty() || !segs.node_tombstones.is_empty();
+    if segs.segments.len() < 2 && !tombstoned {
+        return Ok(None);
+    }
+    let Some(last) = segs.segments.last() else {
+        return Ok(None);
+    };
+    let mut content = SegmentContent {
+        summary: last.summary().clone(),
+        embedding_dim: st.embedding_dim(),
+        ..SegmentContent::default()
+    };
+    let mut dropped = 0u64;
+    for s in &segs.segments {
+        for row in 0..usize::try_from(s.edge_rows()).unwrap_or(0) {
+            let Some(e) = s.edge_at(row)? else { continue };
+            if segs.edge_tombstones.contains(e.id.0) {
+                dropped += 1;
+                continue;
+            }
+            content.edges.push_edge(&e);
+        }
+    }
+    // The newest record of each node wins; deleted nodes are dropped.
+    let mut taken = roaring::RoaringBitmap::new();
+    for s in segs.segments.iter().rev() {
+        for &id in s.node_ids() {
+            if segs.node_tombstones.contains(id) || !taken.insert(id) {
+                continue;
+            }
+            if let Some(n) = s.node(NodeId(id))? {
+                content.push_node(&n);
+            }
+        }
+    }
+    Ok(Some(Merged {
+        edges: content.edges.len() as u64,
+        content,
+        dropped,
+        lsn: last.file.layout.lsn,
+        segments: segs.segments.len(),
+    }))
+}
+
+/// Whether two segment sets hold the same segment files, in the same order.
+fn same_segments(a: &SegmentSet, b: &SegmentSet) -> bool {
+    a.segments.len() == b.segments.len()
+        && a.segments
+            .iter()
+            .zip(&b.segments)
+            .all(|(x, y)| x.file.id == y.file.id)
 }

@@ -228,22 +228,28 @@ fn csr_arrays<'a>(l: &SegmentLayout, b: &'a [u8]) -> CsrArrays<'a> {
     }
 }
 
-/// Writes segment `id` into `dir` durably and returns its size. `build` appends the
-/// sections; the footer is written by the encoder.
+/// Writes segment `id` durably (fsynced, read-only) under the file name `staging` in
+/// `dir` and returns its size, without making it a segment of the directory yet: [`publish_staged_segment`]
+/// does that. A staging name ends in `.tmp`, so a crash leaves nothing a later open does
+/// not remove.
 ///
 /// # Errors
 /// I/O errors with the path involved.
-pub fn write_segment(
+pub fn write_segment_staged(
     io: &dyn Io,
     dir: &Path,
+    staging: &str,
     id: u64,
     db_id: u128,
     lsn: u64,
     build: impl FnOnce(&mut SegmentEncoder<BufWriter<SeqWriter>>) -> std::io::Result<()>,
 ) -> Result<u64> {
-    let name = super::segment_file_name(id);
-    let tmp = dir.join(format!("{name}.tmp"));
-    let path = dir.join(&name);
+    // `build` appends the sections; the footer is written by the encoder.
+    debug_assert!(
+        staging.ends_with(".tmp"),
+        "staging names are garbage after a crash"
+    );
+    let tmp = dir.join(staging);
     let err = |e| Error::io(&tmp, e);
     let file = io.open(&tmp, OpenMode::Truncate).map_err(err)?;
     let mut enc = SegmentEncoder::new(
@@ -260,7 +266,17 @@ pub fn write_segment(
     file.file().sync_all().map_err(err)?;
     io.set_readonly(&tmp).map_err(err)?;
     drop(file);
-    io.rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-    super::fs::sync_dir(io, dir)?;
     Ok(len)
+}
+
+/// Renames the staged file `staging` (written by [`write_segment_staged`]) to segment
+/// `id`'s name and fsyncs the directory.
+///
+/// # Errors
+/// I/O errors with the path involved.
+pub fn publish_staged_segment(io: &dyn Io, dir: &Path, staging: &str, id: u64) -> Result<()> {
+    let path = dir.join(super::segment_file_name(id));
+    io.rename(&dir.join(staging), &path)
+        .map_err(|e| Error::io(&path, e))?;
+    super::fs::sync_dir(io, dir)
 }

@@ -4,7 +4,7 @@
 //! Everything here is synchronous and may block on disk; the server runs it on tokio's
 //! blocking pool.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -14,7 +14,6 @@ use super::embed;
 use super::store::{Access, DbHandle, Location, Stores};
 use hopgraph::Direction;
 use hopgraph::kernel::Budget;
-use hopgraph::{NodePatch, WriteBatch};
 use hopgraph_memory::aim::{self, Entity, Relation};
 use hopgraph_memory::edges::{self, LinkRequest};
 use hopgraph_memory::nodes::{self, CreateMemoryRequest};
@@ -372,16 +371,16 @@ pub fn call(
             let Some(e) = embedder else {
                 return ToolOutput::list(&aim::store_entities(&handle, &entities)?);
             };
-            // Embed the entities that do not exist yet (the others are skipped by the
-            // store), before any lock; then set the embeddings of those actually created.
+            // Embed the entities that do not exist yet (the store skips the others),
+            // before any lock; the store writes each created entity with its embedding in
+            // one atomic commit.
             embed::check_model(&handle, e, true)?;
             let snap = handle.snapshot();
             // The first entity of each new name (the store skips repeats), by name.
             let mut todo: Vec<&Entity> = Vec::new();
-            let mut index: HashMap<&str, usize> = HashMap::new();
+            let mut seen: HashSet<&str> = HashSet::new();
             for ent in &entities {
-                if snap.node_id(&ent.name).is_none() && !index.contains_key(ent.name.as_str()) {
-                    index.insert(&ent.name, todo.len());
+                if snap.node_id(&ent.name).is_none() && seen.insert(ent.name.as_str()) {
                     todo.push(ent);
                 }
             }
@@ -392,30 +391,14 @@ pub fn call(
             } else {
                 embed::embed_all(e, &texts)?
             };
-            let created = aim::store_entities(&handle, &entities)?;
-            let mut batch = WriteBatch::new();
-            for ent in &created {
-                // A name created by a concurrent writer between our snapshot and the store
-                // has no vector here and keeps none.
-                let Some(v) = index.get(ent.name.as_str()).and_then(|&i| vectors.get(i)) else {
-                    continue;
-                };
+            let mut by_name: HashMap<String, Vec<f32>> = HashMap::with_capacity(todo.len());
+            for (ent, v) in todo.iter().zip(&vectors) {
                 let v = hopgraph_memory::nodes::check_embedding("embedding", v)?;
-                batch.update_node(
-                    ent.name.clone(),
-                    NodePatch {
-                        embedding: Some(Some(v)),
-                        ..NodePatch::default()
-                    },
-                );
+                by_name.insert(ent.name.clone(), v);
             }
-            if !batch.is_empty()
-                && let Err(err) = handle.commit(batch)
-            {
-                return Err(ToolError(hopgraph_memory::one_line(&format!(
-                    "Storage error: the entities were stored but their embeddings were not: {err}"
-                ))));
-            }
+            // A name created by a concurrent writer after our snapshot is skipped by the
+            // store; one that appeared in between without a vector here is stored without.
+            let created = aim::store_entities_embedded(&handle, &entities, &by_name)?;
             ToolOutput::list(&created)
         }
         "aim_memory_link" => {

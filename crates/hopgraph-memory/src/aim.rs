@@ -4,7 +4,7 @@
 //! `metadata.observations` = its observations. An AIM relation is an edge
 //! `from -relationType-> to`.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -60,6 +60,20 @@ fn check_batch(name: &str, n: usize) -> Result<(), ToolError> {
 /// Invalid arguments (empty or oversized names, too many entities, oversized
 /// observations), storage errors.
 pub fn store_entities(db: &Database, entities: &[Entity]) -> Result<Vec<Entity>, ToolError> {
+    store_entities_embedded(db, entities, &HashMap::new())
+}
+
+/// [`store_entities`], giving each created entity the embedding `vectors` holds for its
+/// name (computed by the caller before, outside any lock), in the same atomic commit: an
+/// entity is never stored without the embedding it was given.
+///
+/// # Errors
+/// As [`store_entities`]; an embedding of another dimension than the store's.
+pub fn store_entities_embedded(
+    db: &Database,
+    entities: &[Entity],
+    vectors: &HashMap<String, Vec<f32>>,
+) -> Result<Vec<Entity>, ToolError> {
     check_batch("entities", entities.len())?;
     for (i, e) in entities.iter().enumerate() {
         check_key(&format!("entities[{i}].name"), &e.name)?;
@@ -102,6 +116,7 @@ pub fn store_entities(db: &Database, entities: &[Entity]) -> Result<Vec<Entity>,
                     kind: e.entity_type.clone(),
                     title: e.name.clone(),
                     props,
+                    embedding: vectors.get(&e.name).cloned(),
                     ..NodeProps::default()
                 },
             );

@@ -83,6 +83,21 @@ impl Side {
         }
     }
 
+    /// Writes one element of every page of the arrays (the value it holds), so the pages
+    /// are mapped now instead of faulting in one by one during queries.
+    fn touch(&mut self) {
+        fn pages<T: Copy>(v: &mut [T]) {
+            let step = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+            for x in v.iter_mut().step_by(step) {
+                // `black_box` keeps the store of an unchanged value from being elided.
+                *x = std::hint::black_box(*x);
+            }
+        }
+        pages(&mut self.seen);
+        pages(&mut self.link);
+        pages(&mut self.parent);
+    }
+
     /// Marks `v` (which must be below the scratch bound) as reached at `depth` (at most the
     /// query's depth cap).
     #[inline]
@@ -124,6 +139,19 @@ impl Scratch {
     /// An empty scratch; arrays are allocated on first use.
     pub fn new() -> Scratch {
         Scratch::default()
+    }
+
+    /// Grows the arrays to cover `bound` node ids and maps every page of them now, so that
+    /// queries on a graph of that size take no page faults in the scratch. The first
+    /// allocation takes untouched zeroed pages (no O(nodes) fill before a first query); a
+    /// long-running process calls this once, off the query path (hopgraph-mcp does, on its
+    /// read-ahead thread right after opening a database). O(bound); answers do not change.
+    pub fn prefault(&mut self, bound: u32) {
+        let bound = bound as usize;
+        for side in &mut self.sides {
+            side.grow(bound);
+            side.touch();
+        }
     }
 
     /// Number of nodes the arrays currently cover (each costs 36 bytes per side).

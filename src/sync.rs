@@ -63,9 +63,11 @@ impl<T> Published<T> {
         self.cell.read().clone()
     }
 
-    /// Replaces the current value.
-    pub(crate) fn store(&self, value: Arc<T>) {
-        *self.cell.write() = value;
+    /// Replaces the current value and returns the previous one, which the caller drops
+    /// after the lock is released: readers never wait for a value to be freed.
+    #[must_use = "the previous value is returned so that it is dropped outside the lock"]
+    pub(crate) fn store(&self, value: Arc<T>) -> Arc<T> {
+        std::mem::replace(&mut *self.cell.write(), value)
     }
 }
 
@@ -83,7 +85,7 @@ mod loom_tests {
                 let p = p.clone();
                 loom::thread::spawn(move || {
                     for v in 1..=3 {
-                        p.store(Arc::new((v, v)));
+                        drop(p.store(Arc::new((v, v))));
                     }
                 })
             };

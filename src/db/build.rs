@@ -81,11 +81,22 @@ impl ProgressHook<'_> {
 impl SegmentContent<'_> {
     /// Adds a node record.
     pub fn push_node(&mut self, node: &Node) {
+        self.push_node_indexed(node, doc_terms(&Analyzer::new(), node));
+    }
+
+    /// [`SegmentContent::push_node`] with the node's text index entry already made.
+    fn push_node_indexed(&mut self, node: &Node, doc: crate::text::DocTerms) {
+        self.text.add_doc(node.id.0, doc.lens, doc.terms);
+        self.push_node_record(node);
+    }
+
+    /// Adds `node`'s record and embedding but not its text: the caller feeds the text
+    /// index writer `self.text` itself (a checkpoint writes the delta's index into it,
+    /// which holds exactly the delta's nodes; `finish` checks the two sets agree).
+    pub fn push_node_record(&mut self, node: &Node) {
         let mut w = ByteWriter::new();
         encode_node(&mut w, node);
         self.nodes.push((node.id.0, w.buf));
-        let doc = doc_terms(&Analyzer::new(), node);
-        self.text.add_doc(node.id.0, doc.lens, doc.terms);
         if let Some(e) = &node.props.embedding {
             self.vectors.push((node.id.0, e.clone()));
         }

@@ -193,8 +193,12 @@ impl Database {
             ..SegmentContent::default()
         };
         for node in st.delta.nodes.values() {
-            content.push_node(node);
+            content.push_node_record(node);
         }
+        // The delta's text index holds exactly the live delta nodes' entries, as analysis
+        // made them: written term by term instead of analyzing every text again (which
+        // was most of a checkpoint's time, and of the writers' wait for it).
+        st.delta.text.write_into(&mut content.text);
         for e in st.delta.edges.values() {
             content.edges.push_edge(e);
         }
@@ -219,10 +223,14 @@ impl Database {
         )?;
         let mut segments = st.segs.segments.clone();
         segments.push(seg);
+        let lsn = st.lsn;
+        // The replaced state (and its delta) must be freed by `publish`'s retirement, off
+        // the writer mutex, not by this reference at the end of the function.
+        drop(st);
         let m = Manifest {
             generation: w.manifest.generation + 1,
             wal_seq,
-            checkpoint_lsn: st.lsn,
+            checkpoint_lsn: lsn,
             checkpoint_time_ms: now_ms(),
             next_segment_id: seg_id + 1,
             segments: segments.iter().map(|s| s.file.id).collect(),
@@ -231,12 +239,12 @@ impl Database {
         self.switch_manifest(
             w,
             m,
-            State::from_segments(SegmentSet::new(segments), 0, st.lsn),
+            State::from_segments(SegmentSet::new(segments), 0, lsn),
             Some(wal),
         )?;
         Ok(CheckpointReport {
             segment: Some(seg_id),
-            lsn: st.lsn,
+            lsn,
             edges,
             nodes,
             bytes,

@@ -98,6 +98,34 @@ impl TextDelta {
     pub fn docs(&self) -> usize {
         self.docs.len()
     }
+
+    /// Feeds this whole index into a segment's text index writer, term by term (one pass
+    /// over the postings, no analysis, no per-document look-ups): what a checkpoint
+    /// writes for the delta's nodes.
+    pub fn write_into(&self, out: &mut crate::format::text::TextIndexWriter) {
+        for (&node, doc) in &self.docs {
+            out.add_doc_lens(node, doc.lens);
+        }
+        for (term, list) in &self.postings {
+            out.add_term(term, list.iter().map(|(&node, &tf)| (node, tf)));
+        }
+    }
+
+    /// `node`'s index entry as [`doc_terms`] made it (lengths, then terms with their
+    /// per-field frequencies, in the same order), read back from this index.
+    #[cfg(test)]
+    pub fn indexed_terms(&self, node: u32) -> Option<crate::text::DocTerms> {
+        let doc = self.docs.get(&node)?;
+        let mut terms = Vec::with_capacity(doc.terms.len());
+        for term in &doc.terms {
+            let tf = *self.postings.get(term)?.get(&node)?;
+            terms.push((term.to_vec(), tf));
+        }
+        Some(crate::text::DocTerms {
+            lens: doc.lens,
+            terms,
+        })
+    }
 }
 
 /// A candidate before the phrase check, ordered by base score (higher first), then node id
@@ -401,5 +429,81 @@ impl State {
                 .segments
                 .get(i + 1..)
                 .is_none_or(|newer| newer.iter().all(|s| !s.has_node(id)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TextDelta;
+    use crate::graph::NodeId;
+    use crate::model::{Node, NodeProps};
+    use crate::text::{Analyzer, doc_terms};
+
+    fn node(id: u32, title: &str, content: &str) -> Node {
+        Node {
+            id: NodeId(id),
+            key: format!("k{id}"),
+            props: NodeProps {
+                title: title.into(),
+                content: content.into(),
+                ..NodeProps::default()
+            },
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    /// A checkpoint writes the delta's entries instead of analyzing again: they must be
+    /// exactly what analysis gives, also after updates and removals of other nodes that
+    /// share terms.
+    #[test]
+    fn indexed_terms_equal_a_fresh_analysis() {
+        let nodes = [
+            node(
+                1,
+                "Deploy failed",
+                "The deploy crashed; rollback (v2.3.1) at 10:42",
+            ),
+            node(
+                2,
+                "deploy",
+                "deploys deploying DEPLOYED snake_case camelCase 東京都",
+            ),
+            node(3, "", "crash crash crash, the same word"),
+        ];
+        let mut delta = TextDelta::default();
+        for n in &nodes {
+            delta.put(n);
+        }
+        let updated = node(2, "release", "released again: crash");
+        delta.put(&updated);
+        delta.remove(3);
+        let a = Analyzer::new();
+        let want1 = doc_terms(&a, &nodes[0]);
+        let got1 = delta.indexed_terms(1).expect("indexed");
+        assert_eq!((got1.lens, got1.terms), (want1.lens, want1.terms));
+        let want2 = doc_terms(&a, &updated);
+        let got2 = delta.indexed_terms(2).expect("indexed");
+        assert_eq!((got2.lens, got2.terms), (want2.lens, want2.terms));
+        assert!(delta.indexed_terms(3).is_none());
+
+        // What a checkpoint writes from the delta equals what analyzing every live node
+        // writes, byte for byte.
+        use crate::format::text::TextIndexWriter;
+        let mut from_delta = TextIndexWriter::default();
+        delta.write_into(&mut from_delta);
+        let mut analyzed = TextIndexWriter::default();
+        for n in [&nodes[0], &updated] {
+            let d = doc_terms(&a, n);
+            analyzed.add_doc(n.id.0, d.lens, d.terms);
+        }
+        let (x, y) = (
+            from_delta.finish(&[1, 2]).expect("sections"),
+            analyzed.finish(&[1, 2]).expect("sections"),
+        );
+        assert_eq!(x.stats, y.stats);
+        assert_eq!(x.terms, y.terms);
+        assert_eq!(x.postings, y.postings);
+        assert_eq!(x.doc_lens, y.doc_lens);
     }
 }

@@ -299,6 +299,24 @@ impl TextIndexWriter {
         }
     }
 
+    /// Adds document `node` (each node at most once) by its field lengths only; its terms
+    /// come through [`TextIndexWriter::add_term`] (an index built term by term, such as
+    /// the in-memory delta's at a checkpoint).
+    pub fn add_doc_lens(&mut self, node: u32, lens: [u32; TEXT_FIELDS]) {
+        self.docs.push((node, lens));
+    }
+
+    /// Adds `term`'s postings: the documents holding it with their per-field frequencies,
+    /// in any order (`finish` sorts them).
+    pub fn add_term(
+        &mut self,
+        term: &[u8],
+        postings: impl IntoIterator<Item = (u32, [u32; TEXT_FIELDS])>,
+    ) {
+        let list = self.terms.entry(term.to_vec()).or_default();
+        list.extend(postings.into_iter().map(|(node, tf)| Posting { node, tf }));
+    }
+
     /// Documents added so far.
     #[cfg(any(test, feature = "internals"))]
     pub fn docs(&self) -> usize {

@@ -279,9 +279,12 @@ impl State {
                 let Some(mut r) = v.postings(&t.term).map_err(|e| corrupt(*i, e))? else {
                     continue;
                 };
+                // Postings come in node id order, as do the segment's records: each
+                // record is found by galloping forward from the previous one.
+                let mut hint = 0usize;
                 while let Some(p) = r.next_posting().map_err(|e| corrupt(*i, e))? {
                     let Some(acc) = seg
-                        .record_of(NodeId(p.node))
+                        .record_of_from(NodeId(p.node), &mut hint)
                         .and_then(|rec| Some((scratch.slot(rec)?, v.doc_len(rec))))
                     else {
                         return Err(corrupt(

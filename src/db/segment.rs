@@ -201,11 +201,6 @@ impl Segment {
             .map_err(|e| Error::corrupt(self.file.path(), e.offset as u64, e.what))
     }
 
-    /// The record index of node `id` here, if it has one.
-    pub fn record_of(&self, id: NodeId) -> Option<usize> {
-        self.record_index(id)
-    }
-
     /// Whether this segment holds a record for `id`.
     pub fn has_node(&self, id: NodeId) -> bool {
         self.record_index(id).is_some()

@@ -1767,3 +1767,57 @@ fn import_with_a_model_embeds_what_it_imported() {
     assert!(got.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-5));
     assert!(ModelRecord::read(&dir).unwrap().unwrap().matches(&e));
 }
+
+/// A memory file of the official MCP memory server, imported with `--format
+/// server-memory`, answers the server-memory tools (`read_graph`, `open_nodes`,
+/// `search_nodes`, as hopgraph-mcp's `server-memory` profile serves them) with exactly
+/// the entities and relations the file holds.
+#[test]
+fn a_server_memory_file_answers_its_tools_the_same() {
+    use hopgraph_memory::kg;
+    use serde_json::json;
+    let tmp = tempdir();
+    let file = tmp.path().join("memory.jsonl");
+    let lines = [
+        json!({"type": "entity", "name": "John_Smith", "entityType": "person", "observations": ["Speaks fluent Spanish", "Graduated in 2019"]}),
+        json!({"type": "entity", "name": "Anthropic", "entityType": "organization", "observations": []}),
+        json!({"type": "entity", "name": "Spain", "entityType": "country", "observations": ["In Europe"]}),
+        json!({"type": "relation", "from": "John_Smith", "to": "Anthropic", "relationType": "works_at"}),
+        json!({"type": "relation", "from": "John_Smith", "to": "Spain", "relationType": "lived_in"}),
+    ];
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&file, text.join("\n")).unwrap();
+    let dir = tmp.path().join("db");
+    let (code, _, err) = hopgraph(&[
+        "import",
+        "--db",
+        dir.to_str().unwrap(),
+        "--format",
+        "server-memory",
+        "--quiet",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let db = Database::open_with(&dir, Options::default().read_only(true)).unwrap();
+    let snap = db.snapshot();
+    let entity = |l: &serde_json::Value| json!({"name": l["name"], "entityType": l["entityType"], "observations": l["observations"]});
+    let relation = |l: &serde_json::Value| json!({"from": l["from"], "to": l["to"], "relationType": l["relationType"]});
+    let sorted = |mut v: Vec<serde_json::Value>| {
+        v.sort_by_key(|x| x.to_string());
+        v
+    };
+    let g = serde_json::to_value(kg::read_graph(&snap, None, None).unwrap()).unwrap();
+    assert_eq!(
+        sorted(g["entities"].as_array().unwrap().clone()),
+        sorted(lines[..3].iter().map(entity).collect())
+    );
+    assert_eq!(
+        sorted(g["relations"].as_array().unwrap().clone()),
+        sorted(lines[3..].iter().map(relation).collect())
+    );
+    let g = serde_json::to_value(kg::open_nodes(&snap, &["Spain".to_owned()]).unwrap()).unwrap();
+    assert_eq!(g["entities"], json!([entity(&lines[2])]));
+    assert_eq!(g["relations"], json!([relation(&lines[4])]));
+    let g = serde_json::to_value(kg::search_nodes(&snap, "europe").unwrap()).unwrap();
+    assert_eq!(g["entities"], json!([entity(&lines[2])]));
+}

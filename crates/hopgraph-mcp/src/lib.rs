@@ -14,6 +14,7 @@
 
 pub mod args;
 pub mod embed;
+pub mod kg_tools;
 pub mod limits;
 pub mod schema;
 pub mod server;

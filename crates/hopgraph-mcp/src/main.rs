@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N] [--max-open-contexts N]
-//!              [--embed-model DIR]
+//!              [--embed-model DIR] [--tools LIST]
 //! ```
 //! The data directory comes from `--data-dir`, else `HOPGRAPH_DATA_DIR`, else the platform
 //! data directory (`$XDG_DATA_HOME/hopgraph` or `~/.local/share/hopgraph`). Each context is
@@ -24,7 +24,7 @@ const USAGE: &str = "\
 hopgraph-mcp: serve a hopgraph memory graph to MCP clients over stdio
 
 Usage: hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
-                    [--max-open-contexts N] [--embed-model DIR]
+                    [--max-open-contexts N] [--embed-model DIR] [--tools LIST]
 
 Options:
   --data-dir DIR    where the databases live (default: $HOPGRAPH_DATA_DIR, else
@@ -43,6 +43,14 @@ Options:
                     $HOPGRAPH_EMBED_MODEL; none: text search only); the server then
                     embeds create_memory and aim_memory_store text and memory_search
                     queries itself when a call gives no `embedding` (hybrid search)
+  --tools LIST      the tool sets to serve, comma-separated (default: $HOPGRAPH_TOOLS,
+                    else memory): memory (hopgraph's memory tools: memory_path,
+                    expand, link, create_memory, memory_search, ...), server-memory
+                    (the official MCP memory server's nine tools: create_entities,
+                    create_relations, add_observations, delete_entities,
+                    delete_observations, delete_relations, read_graph, search_nodes,
+                    open_nodes; same names, results and messages, on the default
+                    context); both share one graph. Example: --tools memory,server-memory
   -h, --help        print this help
   -V, --version     print the version
 
@@ -80,6 +88,29 @@ struct Cli {
     prefault_mb: Option<u64>,
     open_max: Option<usize>,
     embed_model: Option<PathBuf>,
+    tools: Option<String>,
+}
+
+/// Parses a `--tools` list (or `$HOPGRAPH_TOOLS`).
+fn parse_profiles(list: &str) -> Result<Vec<hopgraph_mcp::schema::Profile>, String> {
+    use hopgraph_mcp::schema::Profile;
+    let mut out = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let p = Profile::parse(name).ok_or_else(|| {
+            let known: Vec<&str> = Profile::ALL.iter().map(|(n, _)| *n).collect();
+            format!(
+                "--tools: unknown tool set {name:?}; known: {}",
+                known.join(", ")
+            )
+        })?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    if out.is_empty() {
+        return Err("--tools needs at least one tool set: memory, server-memory".into());
+    }
+    Ok(out)
 }
 
 enum Parsed {
@@ -94,6 +125,7 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
         prefault_mb: None,
         open_max: None,
         embed_model: None,
+        tools: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -120,6 +152,13 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
                 return Ok(Parsed::Exit(ExitCode::SUCCESS));
             }
             "--data-dir" => cli.data_dir = Some(PathBuf::from(value("--data-dir")?)),
+            "--tools" => {
+                let v = value("--tools")?
+                    .into_string()
+                    .map_err(|_| "--tools must be valid UTF-8".to_owned())?;
+                parse_profiles(&v)?;
+                cli.tools = Some(v);
+            }
             "--embed-model" => cli.embed_model = Some(PathBuf::from(value("--embed-model")?)),
             "--context" => {
                 let v = value("--context")?
@@ -180,6 +219,20 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut config = StoreConfig::new(data_dir);
+    let tools = cli.tools.or_else(|| {
+        std::env::var("HOPGRAPH_TOOLS")
+            .ok()
+            .filter(|t| !t.trim().is_empty())
+    });
+    if let Some(list) = tools {
+        match parse_profiles(&list) {
+            Ok(p) => config.profiles = p,
+            Err(e) => {
+                eprintln!("hopgraph-mcp: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let model_dir = cli.embed_model.or_else(|| {
         std::env::var_os("HOPGRAPH_EMBED_MODEL")
             .filter(|d| !d.is_empty())

@@ -28,6 +28,63 @@ pub struct ToolDef {
     pub idempotent: bool,
 }
 
+/// A tool set a server can serve, chosen at start (`--tools memory,server-memory`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// hopgraph's memory tools (the default): the seed tools of `docs/MCP-TOOLS.md` and
+    /// their companions.
+    Memory,
+    /// The official MCP memory server's nine knowledge-graph tools, same names, parameters,
+    /// results and messages (`docs/reference/server-memory.tools.md`).
+    ServerMemory,
+}
+
+impl Profile {
+    /// Every profile, with the name `--tools` takes.
+    pub const ALL: [(&'static str, Profile); 2] = [
+        ("memory", Profile::Memory),
+        ("server-memory", Profile::ServerMemory),
+    ];
+
+    /// The profile called `name`.
+    pub fn parse(name: &str) -> Option<Profile> {
+        Profile::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, p)| p)
+    }
+}
+
+/// The tools of the `server-memory` profile.
+pub const SERVER_MEMORY_TOOLS: [&str; 9] = [
+    "create_entities",
+    "create_relations",
+    "add_observations",
+    "delete_entities",
+    "delete_observations",
+    "delete_relations",
+    "read_graph",
+    "search_nodes",
+    "open_nodes",
+];
+
+/// The profile a tool belongs to.
+pub fn profile_of(name: &str) -> Profile {
+    if SERVER_MEMORY_TOOLS.contains(&name) {
+        Profile::ServerMemory
+    } else {
+        Profile::Memory
+    }
+}
+
+/// The tools of `profiles`, in the order `tools/list` shows them.
+pub fn tool_defs_for(profiles: &[Profile]) -> Vec<ToolDef> {
+    tool_defs()
+        .into_iter()
+        .filter(|d| profiles.contains(&profile_of(d.name)))
+        .collect()
+}
+
 /// JSON Schema pattern of a context name (the rule of
 /// [`check_context_name`](hopgraph_memory::check_context_name), less the device names).
 pub const CONTEXT_PATTERN: &str = "^[a-z0-9](?:[a-z0-9_-]|\\.[a-z0-9_-])*$";
@@ -131,8 +188,219 @@ fn results_of(item: Value) -> Value {
     object(json!({"results": {"type": "array", "items": item}}), &[])
 }
 
-/// The tools this server implements, in the order `tools/list` shows them.
+/// Every tool this server implements, in the order `tools/list` shows them (a server
+/// lists those of its profiles: [`tool_defs_for`]).
 pub fn tool_defs() -> Vec<ToolDef> {
+    let mut defs = memory_tool_defs();
+    defs.extend(server_memory_tool_defs());
+    defs
+}
+
+/// The server-memory entity: name, entityType, observations (the original's schema).
+fn kg_entity() -> Value {
+    object(
+        json!({
+            "name": {"type": "string", "description": "The name of the entity"},
+            "entityType": {"type": "string", "description": "The type of the entity"},
+            "observations": {"type": "array", "items": {"type": "string"}, "description": "An array of observation contents associated with the entity"}
+        }),
+        &[],
+    )
+}
+
+/// The server-memory relation: from, to, relationType (the original's schema).
+fn kg_relation() -> Value {
+    object(
+        json!({
+            "from": {"type": "string", "description": "The name of the entity where the relation starts"},
+            "to": {"type": "string", "description": "The name of the entity where the relation ends"},
+            "relationType": {"type": "string", "description": "The type of the relation"}
+        }),
+        &[],
+    )
+}
+
+fn kg_graph() -> Value {
+    let mut g = object(
+        json!({
+            "entities": {"type": "array", "items": kg_entity()},
+            "relations": {"type": "array", "items": kg_relation()}
+        }),
+        &[],
+    );
+    g["properties"]["nextCursor"] = json!({"type": "string", "description": "read_graph: pass as `cursor` to read the next page; absent on the last page."});
+    g
+}
+
+fn kg_outcome() -> Value {
+    object(
+        json!({"success": {"type": "boolean"}, "message": {"type": "string"}}),
+        &[],
+    )
+}
+
+/// A server-memory input schema: no `context` (the original has none; the server's
+/// default context is used).
+fn kg_input(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+/// The nine tools of the `server-memory` profile.
+fn server_memory_tool_defs() -> Vec<ToolDef> {
+    let kg = |name, title, description, input, output, ro, de, id| ToolDef {
+        name,
+        title,
+        description,
+        input,
+        output,
+        read_only: ro,
+        destructive: de,
+        idempotent: id,
+    };
+    vec![
+        kg(
+            "create_entities",
+            "Create Entities",
+            "Create multiple new entities in the knowledge graph. Names that already exist (and repeats within the call) are skipped; returns the entities created. Example: {\"entities\": [{\"name\": \"John_Smith\", \"entityType\": \"person\", \"observations\": [\"Speaks fluent Spanish\"]}]}",
+            kg_input(
+                json!({"entities": {"type": "array", "maxItems": 1000, "items": kg_entity()}}),
+                &["entities"],
+            ),
+            object(
+                json!({"entities": {"type": "array", "items": kg_entity()}}),
+                &[],
+            ),
+            false,
+            false,
+            false,
+        ),
+        kg(
+            "create_relations",
+            "Create Relations",
+            "Create multiple new relations between entities in the knowledge graph. Relations should be in active voice. Both entities must exist (else: Entity with name <name> not found, and nothing is written); relations already stored are skipped. Example: {\"relations\": [{\"from\": \"John_Smith\", \"to\": \"Anthropic\", \"relationType\": \"works_at\"}]}",
+            kg_input(
+                json!({"relations": {"type": "array", "maxItems": 1000, "items": kg_relation()}}),
+                &["relations"],
+            ),
+            object(
+                json!({"relations": {"type": "array", "items": kg_relation()}}),
+                &[],
+            ),
+            false,
+            false,
+            false,
+        ),
+        kg(
+            "add_observations",
+            "Add Observations",
+            "Add new observations to existing entities in the knowledge graph; observations an entity already has are skipped. Example: {\"observations\": [{\"entityName\": \"John_Smith\", \"contents\": [\"Prefers morning meetings\"]}]}",
+            kg_input(
+                json!({"observations": {"type": "array", "maxItems": 1000, "items": object(json!({
+                "entityName": {"type": "string", "description": "The name of the entity to add the observations to"},
+                "contents": {"type": "array", "items": {"type": "string"}, "description": "An array of observation contents to add"}
+            }), &[])}}),
+                &["observations"],
+            ),
+            object(
+                json!({"results": {"type": "array", "items": object(json!({
+                "entityName": {"type": "string"},
+                "addedObservations": {"type": "array", "items": {"type": "string"}}
+            }), &[])}}),
+                &[],
+            ),
+            false,
+            false,
+            false,
+        ),
+        kg(
+            "delete_entities",
+            "Delete Entities",
+            "Delete multiple entities and their associated relations from the knowledge graph. Example: {\"entityNames\": [\"John_Smith\"]}",
+            kg_input(
+                json!({"entityNames": {"type": "array", "maxItems": 1000, "items": {"type": "string"}, "description": "An array of entity names to delete"}}),
+                &["entityNames"],
+            ),
+            kg_outcome(),
+            false,
+            true,
+            true,
+        ),
+        kg(
+            "delete_observations",
+            "Delete Observations",
+            "Delete specific observations from entities in the knowledge graph. Example: {\"deletions\": [{\"entityName\": \"John_Smith\", \"observations\": [\"Speaks fluent Spanish\"]}]}",
+            kg_input(
+                json!({"deletions": {"type": "array", "maxItems": 1000, "items": object(json!({
+                "entityName": {"type": "string", "description": "The name of the entity containing the observations"},
+                "observations": {"type": "array", "items": {"type": "string"}, "description": "An array of observations to delete"}
+            }), &[])}}),
+                &["deletions"],
+            ),
+            kg_outcome(),
+            false,
+            true,
+            true,
+        ),
+        kg(
+            "delete_relations",
+            "Delete Relations",
+            "Delete multiple relations from the knowledge graph. Example: {\"relations\": [{\"from\": \"John_Smith\", \"to\": \"Anthropic\", \"relationType\": \"works_at\"}]}",
+            kg_input(
+                json!({"relations": {"type": "array", "maxItems": 1000, "items": kg_relation(), "description": "An array of relations to delete"}}),
+                &["relations"],
+            ),
+            kg_outcome(),
+            false,
+            true,
+            true,
+        ),
+        kg(
+            "read_graph",
+            "Read Graph",
+            "Read the entire knowledge graph. A large graph comes in pages of `limit` entities (default 1000) with the relations leaving them; pass the answer's `nextCursor` as `cursor` for the next page. Example: {} or {\"cursor\": \"n1000\", \"limit\": 500}",
+            kg_input(
+                json!({
+                    "cursor": {"type": "string", "description": "Optional: the nextCursor of the previous page."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000, "description": "Optional: entities per page."}
+                }),
+                &[],
+            ),
+            kg_graph(),
+            true,
+            false,
+            true,
+        ),
+        kg(
+            "search_nodes",
+            "Search Nodes",
+            "Search for nodes in the knowledge graph based on a query: entities whose name, type or any observation contains the query (case-insensitive), with the relations touching them. Example: {\"query\": \"spanish\"}",
+            kg_input(
+                json!({"query": {"type": "string", "maxLength": 2048, "description": "The search query to match against entity names, types, and observation content"}}),
+                &["query"],
+            ),
+            kg_graph(),
+            true,
+            false,
+            true,
+        ),
+        kg(
+            "open_nodes",
+            "Open Nodes",
+            "Open specific nodes in the knowledge graph by their names, with the relations touching them. Example: {\"names\": [\"John_Smith\"]}",
+            kg_input(
+                json!({"names": {"type": "array", "maxItems": 1000, "items": {"type": "string"}, "description": "An array of entity names to retrieve"}}),
+                &["names"],
+            ),
+            kg_graph(),
+            true,
+            false,
+            true,
+        ),
+    ]
+}
+
+/// The tools of the `memory` profile.
+fn memory_tool_defs() -> Vec<ToolDef> {
     vec![
         ToolDef {
             name: "create_memory",

@@ -30,7 +30,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{mpsc, watch};
 
 use super::limits::{LineCheck, Violation, check_line, scan_id};
-use super::schema::tool_defs;
+use super::schema::tool_defs_for;
 use super::store::Stores;
 use super::tools;
 
@@ -46,9 +46,10 @@ pub struct HopgraphServer {
 impl HopgraphServer {
     /// A server over `stores`.
     pub fn new(stores: Arc<Stores>) -> HopgraphServer {
+        let tools = rmcp_tools(&stores.config().profiles);
         HopgraphServer {
             stores,
-            tools: Arc::new(rmcp_tools()),
+            tools: Arc::new(tools),
         }
     }
 
@@ -58,9 +59,9 @@ impl HopgraphServer {
     }
 }
 
-/// The tool list as rmcp `Tool`s.
-pub fn rmcp_tools() -> Vec<Tool> {
-    tool_defs()
+/// The tools of `profiles` as rmcp `Tool`s.
+pub fn rmcp_tools(profiles: &[super::schema::Profile]) -> Vec<Tool> {
+    tool_defs_for(profiles)
         .into_iter()
         .map(|d| {
             let object = |v: Value| Arc::new(v.as_object().cloned().unwrap_or_default());
@@ -110,7 +111,8 @@ impl ServerHandler for HopgraphServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !tools::is_tool(&name) {
+        // A tool of a profile this server was not started with is unknown here.
+        if !self.tools.iter().any(|t| t.name == name.as_str()) {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", hopgraph_memory::quote_short(&name)),
                 None,

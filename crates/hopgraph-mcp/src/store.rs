@@ -95,6 +95,8 @@ pub struct StoreConfig {
     /// The text-embedding model, when one was loaded (`--embed-model`): calls without an
     /// `embedding` get one computed from their text (see [`crate::embed`]).
     pub embedder: Option<Arc<Embedder>>,
+    /// The tool sets served (`--tools`; default: the memory tools).
+    pub profiles: Vec<crate::schema::Profile>,
 }
 
 impl StoreConfig {
@@ -115,6 +117,7 @@ impl StoreConfig {
             idle_checkpoint: IDLE_CHECKPOINT_DEFAULT,
             segments_max: SEGMENTS_MAX_DEFAULT,
             embedder: None,
+            profiles: vec![crate::schema::Profile::Memory],
         }
     }
 }

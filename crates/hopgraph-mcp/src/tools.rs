@@ -99,11 +99,6 @@ fn u32_of(x: i64) -> u32 {
     u32::try_from(x).unwrap_or(0)
 }
 
-/// Whether `name` is a tool this server implements.
-pub fn is_tool(name: &str) -> bool {
-    super::schema::tool_defs().iter().any(|t| t.name == name)
-}
-
 /// Checks size and depth of a call's arguments.
 ///
 /// # Errors
@@ -165,6 +160,9 @@ pub fn call(
     arguments: Option<&Map<String, Value>>,
 ) -> Result<ToolOutput, ToolError> {
     check_arguments(arguments)?;
+    if super::schema::profile_of(name) == super::schema::Profile::ServerMemory {
+        return super::kg_tools::call(stores, name, arguments);
+    }
     let args = Args::new(arguments);
     let context = args.opt_str("context")?;
     let ctx = context.as_deref();

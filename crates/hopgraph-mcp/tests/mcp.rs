@@ -1725,3 +1725,277 @@ mod embedding {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
 }
+
+/// A recorded server-memory session, written from the official server's documented
+/// behaviour (`docs/reference/server-memory.tools.md`), replayed through the real server
+/// started with `--tools server-memory`: the same calls give the same results.
+#[test]
+fn e2e_server_memory_profile_replays_the_original_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn_with(dir.path(), &["--tools", "server-memory"]);
+    let tools = tool_list(&mut s);
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "create_entities",
+            "create_relations",
+            "add_observations",
+            "delete_entities",
+            "delete_observations",
+            "delete_relations",
+            "read_graph",
+            "search_nodes",
+            "open_nodes"
+        ]
+    );
+    for t in &tools {
+        assert_eq!(t["annotations"]["openWorldHint"], json!(false));
+    }
+    let read_only = |n: &str| {
+        tools.iter().find(|t| t["name"] == n).unwrap()["annotations"]["readOnlyHint"].clone()
+    };
+    assert_eq!(read_only("read_graph"), json!(true));
+    assert_eq!(read_only("create_entities"), json!(false));
+    // A tool of another profile is unknown here.
+    let r = s.request(
+        "tools/call",
+        json!({"name": "create_memory", "arguments": {}}),
+    );
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+
+    // Before anything is stored: an empty graph, and nothing is created by reading.
+    let r = s.call_ok("read_graph", json!({}));
+    assert_eq!(
+        r["structuredContent"],
+        json!({"entities": [], "relations": []})
+    );
+    assert!(
+        !dir.path().join("default").exists(),
+        "reads create no context"
+    );
+    assert_eq!(
+        s.call_err(
+            "add_observations",
+            json!({"observations": [{"entityName": "x", "contents": ["a"]}]})
+        ),
+        "Entity with name x not found"
+    );
+
+    // The text block is the bare list pretty-printed with two spaces, keys in the
+    // original's order (name, entityType, observations).
+    let text_is = |r: &Value, want: &Value| {
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert_eq!(&serde_json::from_str::<Value>(text).unwrap(), want);
+        assert!(text.starts_with("[\n  {\n    \""), "pretty-printed: {text}");
+    };
+    let r = s.call_ok(
+        "create_entities",
+        json!({"entities": [
+            {"name": "John_Smith", "entityType": "person", "observations": ["Speaks fluent Spanish"]},
+            {"name": "Anthropic", "entityType": "organization", "observations": []},
+            {"name": "John_Smith", "entityType": "person", "observations": ["repeat"]}
+        ]}),
+    );
+    check_output_shape(&tools, "create_entities", &r);
+    let created = json!([
+        {"name": "John_Smith", "entityType": "person", "observations": ["Speaks fluent Spanish"]},
+        {"name": "Anthropic", "entityType": "organization", "observations": []}
+    ]);
+    assert_eq!(r["structuredContent"], json!({"entities": created}));
+    text_is(&r, &created);
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"name\": \"John_Smith\",\n    \"entityType\"")
+    );
+    // Names already stored are skipped.
+    let r = s.call_ok(
+        "create_entities",
+        json!({"entities": [{"name": "Anthropic", "entityType": "org", "observations": []}]}),
+    );
+    assert_eq!(r["structuredContent"], json!({"entities": []}));
+
+    let rel = json!({"from": "John_Smith", "to": "Anthropic", "relationType": "works_at"});
+    let r = s.call_ok("create_relations", json!({"relations": [rel, rel]}));
+    check_output_shape(&tools, "create_relations", &r);
+    assert_eq!(r["structuredContent"], json!({"relations": [rel]}));
+    let r = s.call_ok("create_relations", json!({"relations": [rel]}));
+    assert_eq!(
+        r["structuredContent"],
+        json!({"relations": []}),
+        "stored triples are skipped"
+    );
+    assert_eq!(
+        s.call_err(
+            "create_relations",
+            json!({"relations": [{"from": "John_Smith", "to": "Nobody", "relationType": "knows"}]})
+        ),
+        "Entity with name Nobody not found"
+    );
+
+    let r = s.call_ok(
+        "add_observations",
+        json!({"observations": [{"entityName": "John_Smith", "contents": ["Prefers morning meetings", "Speaks fluent Spanish"]}]}),
+    );
+    check_output_shape(&tools, "add_observations", &r);
+    let added =
+        json!([{"entityName": "John_Smith", "addedObservations": ["Prefers morning meetings"]}]);
+    assert_eq!(r["structuredContent"], json!({"results": added}));
+    text_is(&r, &added);
+
+    let r = s.call_ok("search_nodes", json!({"query": "SPANISH"}));
+    check_output_shape(&tools, "search_nodes", &r);
+    assert_eq!(
+        r["structuredContent"],
+        json!({"entities": [{"name": "John_Smith", "entityType": "person",
+                             "observations": ["Speaks fluent Spanish", "Prefers morning meetings"]}],
+               "relations": [rel]})
+    );
+    let r = s.call_ok("open_nodes", json!({"names": ["Anthropic", "Nobody"]}));
+    assert_eq!(
+        r["structuredContent"],
+        json!({"entities": [{"name": "Anthropic", "entityType": "organization", "observations": []}],
+               "relations": [rel]}),
+        "a relation with one endpoint among the named entities is included"
+    );
+    let r = s.call_ok("read_graph", json!({}));
+    check_output_shape(&tools, "read_graph", &r);
+    assert_eq!(
+        r["structuredContent"]["entities"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(r["structuredContent"]["relations"], json!([rel]));
+    assert!(r["structuredContent"].get("nextCursor").is_none());
+    // Paging: one entity per page, the relation on its source's page.
+    let p1 = s.call_ok("read_graph", json!({"limit": 1}));
+    let cursor = p1["structuredContent"]["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_owned();
+    let p2 = s.call_ok("read_graph", json!({"limit": 1, "cursor": cursor}));
+    assert!(p2["structuredContent"].get("nextCursor").is_none());
+    let mut names: Vec<Value> = [&p1, &p2]
+        .iter()
+        .flat_map(|p| {
+            p["structuredContent"]["entities"]
+                .as_array()
+                .unwrap()
+                .clone()
+        })
+        .map(|e| e["name"].clone())
+        .collect();
+    names.sort_by_key(|v| v.to_string());
+    assert_eq!(names, [json!("Anthropic"), json!("John_Smith")]);
+    let rels = p1["structuredContent"]["relations"]
+        .as_array()
+        .unwrap()
+        .len()
+        + p2["structuredContent"]["relations"]
+            .as_array()
+            .unwrap()
+            .len();
+    assert_eq!(rels, 1, "each relation is on exactly one page");
+
+    let r = s.call_ok(
+        "delete_observations",
+        json!({"deletions": [{"entityName": "John_Smith", "observations": ["Speaks fluent Spanish"]}]}),
+    );
+    assert_eq!(
+        r["structuredContent"],
+        json!({"success": true, "message": "Observations deleted successfully"})
+    );
+    assert_eq!(
+        r["content"][0]["text"],
+        json!("Observations deleted successfully")
+    );
+    let r = s.call_ok(
+        "delete_observations",
+        json!({"deletions": [{"entityName": "Ghost", "observations": ["x"]}]}),
+    );
+    assert_eq!(
+        r["structuredContent"]["message"],
+        json!("Deleted 0 of 1 observations. Entities not found: Ghost")
+    );
+    let r = s.call_ok(
+        "delete_relations",
+        json!({"relations": [rel, {"from": "a", "to": "b", "relationType": "c"}]}),
+    );
+    assert_eq!(
+        r["structuredContent"]["message"],
+        json!("Deleted 1 of 2 relations. The rest matched nothing.")
+    );
+    let r = s.call_ok(
+        "delete_entities",
+        json!({"entityNames": ["Anthropic", "Ghost"]}),
+    );
+    assert_eq!(
+        r["structuredContent"]["message"],
+        json!("Deleted 1 of 2 entities. Not found: Ghost")
+    );
+    let r = s.call_ok("read_graph", json!({}));
+    assert_eq!(
+        r["structuredContent"],
+        json!({"entities": [{"name": "John_Smith", "entityType": "person", "observations": ["Prefers morning meetings"]}],
+               "relations": []})
+    );
+    // Bad input is a tool error, the server lives on.
+    assert!(
+        s.call_err("create_entities", json!({"entities": [{"name": "x"}]}))
+            .contains("entityType")
+    );
+    assert!(
+        s.call_err("read_graph", json!({"cursor": "bogus"}))
+            .contains("cursor")
+    );
+    s.alive();
+    assert!(s.close().success());
+}
+
+/// A server with both profiles serves both tool sets over one graph.
+#[test]
+fn e2e_profiles_share_one_graph() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn_with(dir.path(), &["--tools", "memory,server-memory"]);
+    let tools = tool_list(&mut s);
+    assert!(tools.iter().any(|t| t["name"] == "memory_path"));
+    assert!(tools.iter().any(|t| t["name"] == "read_graph"));
+    s.call_ok("aim_memory_store", json!({"entities": [{"name": "alice", "entityType": "person", "observations": ["likes graphs"]}]}));
+    let r = s.call_ok("open_nodes", json!({"names": ["alice"]}));
+    assert_eq!(
+        r["structuredContent"]["entities"][0]["observations"],
+        json!(["likes graphs"])
+    );
+    let r = s.call_ok("get_memory", json!({"memory_id": "alice"}));
+    assert_eq!(r["structuredContent"]["type"], json!("person"));
+    assert!(s.close().success());
+    // An unknown tool set is a usage error at start.
+    let out = Command::new(env!("CARGO_BIN_EXE_hopgraph-mcp"))
+        .args([
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+            "--tools",
+            "memory,nope",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool set \"nope\""));
+}
+
+/// The structured content fits the tool's outputSchema (the text form is checked by the
+/// caller: server-memory's text is pretty-printed, and a bare list for some tools).
+fn check_output_shape(tools: &[Value], name: &str, result: &Value) {
+    let tool = tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .expect("tool listed");
+    let validator =
+        jsonschema::validator_for(&tool["outputSchema"]).expect("outputSchema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&result["structuredContent"])
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}");
+}

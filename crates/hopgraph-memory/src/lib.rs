@@ -21,6 +21,7 @@
 pub mod aim;
 pub mod edges;
 pub mod embed_text;
+pub mod kg;
 pub mod nodes;
 pub mod path;
 pub mod search;

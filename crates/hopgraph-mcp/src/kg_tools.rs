@@ -1,0 +1,350 @@
+//! Dispatch of the `server-memory` profile: the official MCP memory server's nine tools
+//! (semantics in [`hopgraph_memory::kg`]), answered as that server answers: the text block
+//! is the result pretty-printed as JSON with two spaces (the bare list for
+//! `create_entities`, `create_relations` and `add_observations`; the message for the delete
+//! tools), `structuredContent` the object.
+//!
+//! The original has no `context`: these tools work on the server's default context. On a
+//! server whose default context does not exist yet, the read tools answer an empty graph
+//! and the others answer as on an empty graph, and nothing is created, except by
+//! `create_entities`.
+
+use std::collections::{HashMap, HashSet};
+
+use hopgraph::Database;
+use hopgraph_memory::ToolError;
+use hopgraph_memory::aim::{Entity, Relation};
+use hopgraph_memory::kg::{self, Graph, ObservationAdd, ObservationDelete, Outcome};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::args::{Args, in_item, item_obj};
+use super::embed;
+use super::store::{Access, Stores};
+use super::tools::ToolOutput;
+
+/// Pretty JSON (two spaces) of `text_value` as text, `structured` as structured content.
+fn output<T: Serialize, S: Serialize>(
+    text_value: &T,
+    structured: &S,
+) -> Result<ToolOutput, ToolError> {
+    let encode =
+        |e: serde_json::Error| ToolError(format!("Internal error: cannot encode the result: {e}"));
+    Ok(ToolOutput {
+        text: serde_json::to_string_pretty(text_value).map_err(encode)?,
+        structured: serde_json::to_value(structured).map_err(encode)?,
+    })
+}
+
+fn outcome(o: &Outcome) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput {
+        text: o.message.clone(),
+        structured: serde_json::to_value(o)
+            .map_err(|e| ToolError(format!("Internal error: cannot encode the result: {e}")))?,
+    })
+}
+
+fn graph(g: &Graph) -> Result<ToolOutput, ToolError> {
+    output(g, g)
+}
+
+fn entities(args: &Args<'_>) -> Result<Vec<Entity>, ToolError> {
+    args.req_array("entities")?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let p = format!("entities[{i}]");
+            let a = item_obj(&p, v)?;
+            let read = || -> Result<Entity, ToolError> {
+                Ok(Entity {
+                    name: a.req_str("name")?,
+                    entity_type: a.req_str("entityType")?,
+                    observations: a.opt_str_list("observations")?.ok_or_else(|| {
+                        ToolError("Missing required argument `observations`".into())
+                    })?,
+                })
+            };
+            read().map_err(|e| in_item(&p, e))
+        })
+        .collect()
+}
+
+fn relations(args: &Args<'_>) -> Result<Vec<Relation>, ToolError> {
+    args.req_array("relations")?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let p = format!("relations[{i}]");
+            let a = item_obj(&p, v)?;
+            let read = || -> Result<Relation, ToolError> {
+                Ok(Relation {
+                    from: a.req_str("from")?,
+                    to: a.req_str("to")?,
+                    relation_type: a.req_str("relationType")?,
+                })
+            };
+            read().map_err(|e| in_item(&p, e))
+        })
+        .collect()
+}
+
+/// `(entityName, list)` items of `add_observations` (`contents`) and
+/// `delete_observations` (`observations`).
+fn named_lists(
+    args: &Args<'_>,
+    name: &str,
+    list: &str,
+) -> Result<Vec<(String, Vec<String>)>, ToolError> {
+    args.req_array(name)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let p = format!("{name}[{i}]");
+            let a = item_obj(&p, v)?;
+            let read = || -> Result<(String, Vec<String>), ToolError> {
+                Ok((
+                    a.req_str("entityName")?,
+                    a.opt_str_list(list)?
+                        .ok_or_else(|| ToolError(format!("Missing required argument `{list}`")))?,
+                ))
+            };
+            read().map_err(|e| in_item(&p, e))
+        })
+        .collect()
+}
+
+fn string_list(args: &Args<'_>, name: &str) -> Result<Vec<String>, ToolError> {
+    args.opt_str_list(name)?
+        .ok_or_else(|| ToolError(format!("Missing required argument `{name}`")))
+}
+
+/// Runs server-memory tool `name`.
+///
+/// # Errors
+/// The tool's one-line error (bad arguments, a missing entity, storage problems).
+pub fn call(
+    stores: &Stores,
+    name: &str,
+    arguments: Option<&Map<String, Value>>,
+) -> Result<ToolOutput, ToolError> {
+    let args = Args::new(arguments);
+    // The original takes no context: the default one. Only create_entities creates it.
+    let exists = Database::exists(stores.dir(None, None)?);
+    let open = |access| stores.database(None, None, access);
+    let embedder = stores.config().embedder.as_deref();
+    match name {
+        "create_entities" => {
+            let entities = entities(&args)?;
+            let db = open(Access::Create)?;
+            db.note_write();
+            let created = match embedder {
+                None => kg::create_entities(&db, &entities)?,
+                Some(e) => {
+                    // As aim_memory_store: new names embedded before the commit, written
+                    // with their entities in it.
+                    embed::check_model(&db, e, true)?;
+                    let snap = db.snapshot();
+                    let mut seen = HashSet::new();
+                    let todo: Vec<&Entity> = entities
+                        .iter()
+                        .filter(|x| snap.node_id(&x.name).is_none() && seen.insert(x.name.as_str()))
+                        .collect();
+                    drop(snap);
+                    let texts: Vec<String> = todo.iter().map(|t| embed::entity_text(t)).collect();
+                    let vectors = if texts.is_empty() {
+                        Vec::new()
+                    } else {
+                        embed::embed_all(e, &texts)?
+                    };
+                    let mut by_name = HashMap::with_capacity(todo.len());
+                    for (x, v) in todo.iter().zip(&vectors) {
+                        by_name.insert(
+                            x.name.clone(),
+                            hopgraph_memory::nodes::check_embedding("embedding", v)?,
+                        );
+                    }
+                    hopgraph_memory::aim::store_entities_embedded(&db, &entities, &by_name)?
+                }
+            };
+            let mut m = Map::new();
+            m.insert(
+                "entities".into(),
+                serde_json::to_value(&created).unwrap_or_default(),
+            );
+            output(&created, &m)
+        }
+        "create_relations" => {
+            let relations = relations(&args)?;
+            if !exists {
+                return match relations.first() {
+                    Some(r) => Err(kg::entity_not_found(&r.from)),
+                    None => output(
+                        &Vec::<Relation>::new(),
+                        &serde_json::json!({"relations": []}),
+                    ),
+                };
+            }
+            let db = open(Access::Existing)?;
+            db.note_write();
+            let created = kg::create_relations(&db, &relations)?;
+            let mut m = Map::new();
+            m.insert(
+                "relations".into(),
+                serde_json::to_value(&created).unwrap_or_default(),
+            );
+            output(&created, &m)
+        }
+        "add_observations" => {
+            let items: Vec<ObservationAdd> = named_lists(&args, "observations", "contents")?
+                .into_iter()
+                .map(|(entity_name, contents)| ObservationAdd {
+                    entity_name,
+                    contents,
+                })
+                .collect();
+            if !exists {
+                return match items.first() {
+                    Some(i) => Err(kg::entity_not_found(&i.entity_name)),
+                    None => output(&Vec::<Value>::new(), &serde_json::json!({"results": []})),
+                };
+            }
+            let db = open(Access::Existing)?;
+            db.note_write();
+            let results = match embedder {
+                None => kg::add_observations(&db, &items)?,
+                Some(e) => {
+                    embed::check_model(&db, e, true)?;
+                    let f = |texts: &[String]| -> Result<Vec<Vec<f32>>, ToolError> {
+                        embed::embed_all(e, texts)?
+                            .iter()
+                            .map(|v| hopgraph_memory::nodes::check_embedding("embedding", v))
+                            .collect()
+                    };
+                    kg::add_observations_embedded(&db, &items, Some(&f))?
+                }
+            };
+            let mut m = Map::new();
+            m.insert(
+                "results".into(),
+                serde_json::to_value(&results).unwrap_or_default(),
+            );
+            output(&results, &m)
+        }
+        "delete_entities" => {
+            let names = string_list(&args, "entityNames")?;
+            if !exists {
+                let distinct: HashSet<&String> = names.iter().collect();
+                let mut missing: Vec<&str> = Vec::new();
+                for n in &names {
+                    if !missing.contains(&n.as_str()) {
+                        missing.push(n);
+                    }
+                }
+                return outcome(&Outcome {
+                    success: true,
+                    message: if names.is_empty() {
+                        "Entities deleted successfully".into()
+                    } else {
+                        format!(
+                            "Deleted 0 of {} entities. Not found: {}",
+                            distinct.len(),
+                            missing.join(", ")
+                        )
+                    },
+                });
+            }
+            let db = open(Access::Existing)?;
+            db.note_write();
+            outcome(&kg::delete_entities(&db, &names)?)
+        }
+        "delete_observations" => {
+            let items: Vec<ObservationDelete> = named_lists(&args, "deletions", "observations")?
+                .into_iter()
+                .map(|(entity_name, observations)| ObservationDelete {
+                    entity_name,
+                    observations,
+                })
+                .collect();
+            if !exists {
+                let requested: usize = items.iter().map(|i| i.observations.len()).sum();
+                let mut missing: Vec<&str> = Vec::new();
+                for i in &items {
+                    if !missing.contains(&i.entity_name.as_str()) {
+                        missing.push(&i.entity_name);
+                    }
+                }
+                return outcome(&Outcome {
+                    success: true,
+                    message: if items.is_empty() {
+                        "Observations deleted successfully".into()
+                    } else {
+                        format!(
+                            "Deleted 0 of {requested} observations. Entities not found: {}",
+                            missing.join(", ")
+                        )
+                    },
+                });
+            }
+            let db = open(Access::Existing)?;
+            db.note_write();
+            outcome(&kg::delete_observations(&db, &items)?)
+        }
+        "delete_relations" => {
+            let relations = relations(&args)?;
+            if !exists {
+                return outcome(&Outcome {
+                    success: true,
+                    message: if relations.is_empty() {
+                        "Relations deleted successfully".into()
+                    } else {
+                        format!(
+                            "Deleted 0 of {} relations. The rest matched nothing.",
+                            relations.len()
+                        )
+                    },
+                });
+            }
+            let db = open(Access::Existing)?;
+            db.note_write();
+            outcome(&kg::delete_relations(&db, &relations)?)
+        }
+        "read_graph" | "search_nodes" | "open_nodes" => {
+            // Arguments are checked before the context is looked at.
+            let request = match name {
+                "read_graph" => Read::Graph(
+                    args.opt_str("cursor")?,
+                    args.opt_int(
+                        "limit",
+                        1,
+                        i64::try_from(kg::READ_GRAPH_PAGE_MAX).unwrap_or(i64::MAX),
+                    )?
+                    .map(|x| usize::try_from(x).unwrap_or(1)),
+                ),
+                "search_nodes" => Read::Search(args.req_str("query")?),
+                _ => Read::Open(string_list(&args, "names")?),
+            };
+            if !exists {
+                if let Read::Search(q) = &request {
+                    // The length rule holds on an empty graph too.
+                    kg::search_nodes_check(q)?;
+                }
+                return graph(&Graph::default());
+            }
+            let snap = open(Access::Existing)?.snapshot();
+            let g = match request {
+                Read::Graph(cursor, limit) => kg::read_graph(&snap, cursor.as_deref(), limit)?,
+                Read::Search(q) => kg::search_nodes(&snap, &q)?,
+                Read::Open(names) => kg::open_nodes(&snap, &names)?,
+            };
+            graph(&g)
+        }
+        other => Err(ToolError(format!("Unknown tool: {other}"))),
+    }
+}
+
+/// A read tool's checked arguments.
+enum Read {
+    Graph(Option<String>, Option<usize>),
+    Search(String),
+    Open(Vec<String>),
+}

@@ -14,14 +14,15 @@ use std::collections::{HashMap, HashSet};
 use hopgraph::Database;
 use hopgraph_memory::ToolError;
 use hopgraph_memory::aim::{Entity, Relation};
-use hopgraph_memory::kg::{self, Graph, ObservationAdd, ObservationDelete, Outcome};
+use hopgraph_memory::kg::{self, Graph, ObservationAdd, ObservationDelete, Outcome, RelationScope};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::args::{Args, in_item, item_obj};
 use super::embed;
-use super::store::{Access, Stores};
-use super::tools::ToolOutput;
+use super::schema::{AIM_TOOLS, SERVER_MEMORY_TOOLS};
+use super::store::{Access, Location, Stores};
+use super::tools::{ToolOutput, location};
 
 /// Pretty JSON (two spaces) of `text_value` as text, `structured` as structured content.
 fn output<T: Serialize, S: Serialize>(
@@ -118,7 +119,53 @@ fn string_list(args: &Args<'_>, name: &str) -> Result<Vec<String>, ToolError> {
         .ok_or_else(|| ToolError(format!("Missing required argument `{name}`")))
 }
 
-/// Runs server-memory tool `name`.
+/// Whether `name` is a tool this module runs (server-memory's, and AIM's beyond
+/// `aim_memory_store` and `aim_memory_link`).
+pub fn handles(name: &str) -> bool {
+    SERVER_MEMORY_TOOLS.contains(&name)
+        || (AIM_TOOLS.contains(&name) && !matches!(name, "aim_memory_store" | "aim_memory_link"))
+}
+
+/// The knowledge-graph operation a tool name stands for, and how it answers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    CreateEntities,
+    CreateRelations,
+    AddObservations,
+    DeleteEntities,
+    DeleteObservations,
+    DeleteRelations,
+    ReadGraph,
+    Search,
+    Open,
+    ListStores,
+}
+
+fn op_of(name: &str) -> Option<Op> {
+    Some(match name {
+        "create_entities" => Op::CreateEntities,
+        "create_relations" => Op::CreateRelations,
+        "add_observations" | "aim_memory_add_facts" => Op::AddObservations,
+        "delete_entities" | "aim_memory_forget" => Op::DeleteEntities,
+        "delete_observations" | "aim_memory_remove_facts" => Op::DeleteObservations,
+        "delete_relations" | "aim_memory_unlink" => Op::DeleteRelations,
+        "read_graph" | "aim_memory_read_all" => Op::ReadGraph,
+        "search_nodes" | "aim_memory_search" => Op::Search,
+        "open_nodes" | "aim_memory_get" => Op::Open,
+        "aim_memory_list_stores" => Op::ListStores,
+        _ => return None,
+    })
+}
+
+/// AIM answers a delete with a fixed message, whatever matched.
+fn aim_outcome(o: &Outcome, fixed: &str) -> Result<ToolOutput, ToolError> {
+    outcome(&Outcome {
+        success: o.success,
+        message: fixed.to_owned(),
+    })
+}
+
+/// Runs server-memory or AIM tool `name`.
 ///
 /// # Errors
 /// The tool's one-line error (bad arguments, a missing entity, storage problems).
@@ -128,12 +175,30 @@ pub fn call(
     arguments: Option<&Map<String, Value>>,
 ) -> Result<ToolOutput, ToolError> {
     let args = Args::new(arguments);
-    // The original takes no context: the default one. Only create_entities creates it.
-    let exists = Database::exists(stores.dir(None, None)?);
-    let open = |access| stores.database(None, None, access);
+    let op = op_of(name).ok_or_else(|| ToolError(format!("Unknown tool: {name}")))?;
+    let aim = name.starts_with("aim_");
+    // server-memory has no context: the default one. AIM names one (and a location).
+    let (context, location) = if aim {
+        (args.opt_str("context")?, location(&args)?)
+    } else {
+        (None, None)
+    };
+    let ctx = context.as_deref();
+    if op == Op::ListStores {
+        return list_stores(stores);
+    }
+    let exists = Database::exists(stores.dir(ctx, location)?);
+    let open = |access| stores.database(ctx, location, access);
     let embedder = stores.config().embedder.as_deref();
-    match name {
-        "create_entities" => {
+    let pretty_format =
+        aim && args.opt_enum("format", &["json", "pretty"])?.as_deref() == Some("pretty");
+    let scope = if aim {
+        RelationScope::Between
+    } else {
+        RelationScope::Touching
+    };
+    match op {
+        Op::CreateEntities => {
             let entities = entities(&args)?;
             let db = open(Access::Create)?;
             db.note_write();
@@ -173,7 +238,7 @@ pub fn call(
             );
             output(&created, &m)
         }
-        "create_relations" => {
+        Op::CreateRelations => {
             let relations = relations(&args)?;
             if !exists {
                 return match relations.first() {
@@ -194,7 +259,7 @@ pub fn call(
             );
             output(&created, &m)
         }
-        "add_observations" => {
+        Op::AddObservations => {
             let items: Vec<ObservationAdd> = named_lists(&args, "observations", "contents")?
                 .into_iter()
                 .map(|(entity_name, contents)| ObservationAdd {
@@ -230,34 +295,39 @@ pub fn call(
             );
             output(&results, &m)
         }
-        "delete_entities" => {
+        Op::DeleteEntities => {
             let names = string_list(&args, "entityNames")?;
-            if !exists {
-                let distinct: HashSet<&String> = names.iter().collect();
+            let o = if exists {
+                let db = open(Access::Existing)?;
+                db.note_write();
+                kg::delete_entities(&db, &names)?
+            } else {
                 let mut missing: Vec<&str> = Vec::new();
                 for n in &names {
                     if !missing.contains(&n.as_str()) {
                         missing.push(n);
                     }
                 }
-                return outcome(&Outcome {
+                Outcome {
                     success: true,
                     message: if names.is_empty() {
                         "Entities deleted successfully".into()
                     } else {
                         format!(
                             "Deleted 0 of {} entities. Not found: {}",
-                            distinct.len(),
+                            missing.len(),
                             missing.join(", ")
                         )
                     },
-                });
+                }
+            };
+            if aim {
+                aim_outcome(&o, "Entities deleted successfully")
+            } else {
+                outcome(&o)
             }
-            let db = open(Access::Existing)?;
-            db.note_write();
-            outcome(&kg::delete_entities(&db, &names)?)
         }
-        "delete_observations" => {
+        Op::DeleteObservations => {
             let items: Vec<ObservationDelete> = named_lists(&args, "deletions", "observations")?
                 .into_iter()
                 .map(|(entity_name, observations)| ObservationDelete {
@@ -265,7 +335,11 @@ pub fn call(
                     observations,
                 })
                 .collect();
-            if !exists {
+            let o = if exists {
+                let db = open(Access::Existing)?;
+                db.note_write();
+                kg::delete_observations(&db, &items)?
+            } else {
                 let requested: usize = items.iter().map(|i| i.observations.len()).sum();
                 let mut missing: Vec<&str> = Vec::new();
                 for i in &items {
@@ -273,7 +347,7 @@ pub fn call(
                         missing.push(&i.entity_name);
                     }
                 }
-                return outcome(&Outcome {
+                Outcome {
                     success: true,
                     message: if items.is_empty() {
                         "Observations deleted successfully".into()
@@ -283,16 +357,22 @@ pub fn call(
                             missing.join(", ")
                         )
                     },
-                });
+                }
+            };
+            if aim {
+                aim_outcome(&o, "Observations deleted successfully")
+            } else {
+                outcome(&o)
             }
-            let db = open(Access::Existing)?;
-            db.note_write();
-            outcome(&kg::delete_observations(&db, &items)?)
         }
-        "delete_relations" => {
+        Op::DeleteRelations => {
             let relations = relations(&args)?;
-            if !exists {
-                return outcome(&Outcome {
+            let o = if exists {
+                let db = open(Access::Existing)?;
+                db.note_write();
+                kg::delete_relations(&db, &relations)?
+            } else {
+                Outcome {
                     success: true,
                     message: if relations.is_empty() {
                         "Relations deleted successfully".into()
@@ -302,16 +382,18 @@ pub fn call(
                             relations.len()
                         )
                     },
-                });
+                }
+            };
+            if aim {
+                aim_outcome(&o, "Relations deleted successfully")
+            } else {
+                outcome(&o)
             }
-            let db = open(Access::Existing)?;
-            db.note_write();
-            outcome(&kg::delete_relations(&db, &relations)?)
         }
-        "read_graph" | "search_nodes" | "open_nodes" => {
+        Op::ReadGraph | Op::Search | Op::Open => {
             // Arguments are checked before the context is looked at.
-            let request = match name {
-                "read_graph" => Read::Graph(
+            let request = match op {
+                Op::ReadGraph => Read::Graph(
                     args.opt_str("cursor")?,
                     args.opt_int(
                         "limit",
@@ -320,28 +402,75 @@ pub fn call(
                     )?
                     .map(|x| usize::try_from(x).unwrap_or(1)),
                 ),
-                "search_nodes" => Read::Search(args.req_str("query")?),
+                Op::Search => Read::Search(args.req_str("query")?),
                 _ => Read::Open(string_list(&args, "names")?),
             };
-            if !exists {
+            let g = if exists {
+                let snap = open(Access::Existing)?.snapshot();
+                match request {
+                    Read::Graph(cursor, limit) => kg::read_graph(&snap, cursor.as_deref(), limit)?,
+                    Read::Search(q) => kg::search_nodes_in(&snap, &q, scope)?,
+                    Read::Open(names) => kg::open_nodes_in(&snap, &names, scope)?,
+                }
+            } else {
                 if let Read::Search(q) = &request {
                     // The length rule holds on an empty graph too.
                     kg::search_nodes_check(q)?;
                 }
-                return graph(&Graph::default());
-            }
-            let snap = open(Access::Existing)?.snapshot();
-            let g = match request {
-                Read::Graph(cursor, limit) => kg::read_graph(&snap, cursor.as_deref(), limit)?,
-                Read::Search(q) => kg::search_nodes(&snap, &q)?,
-                Read::Open(names) => kg::open_nodes(&snap, &names)?,
+                Graph::default()
             };
-            graph(&g)
+            if pretty_format {
+                let label = ctx.unwrap_or(&stores.config().default_context);
+                Ok(ToolOutput {
+                    text: kg::pretty(&g, label),
+                    structured: serde_json::to_value(&g).map_err(|e| {
+                        ToolError(format!("Internal error: cannot encode the result: {e}"))
+                    })?,
+                })
+            } else {
+                graph(&g)
+            }
         }
-        other => Err(ToolError(format!("Unknown tool: {other}"))),
+        Op::ListStores => list_stores(stores),
     }
 }
 
+/// `aim_memory_list_stores`: the contexts (databases) under the project's `.hopgraph`
+/// directory and under the data directory, and where calls go by default.
+fn list_stores(stores: &Stores) -> Result<ToolOutput, ToolError> {
+    let contexts_in = |dir: &std::path::Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|it| {
+                it.filter_map(Result::ok)
+                    .filter(|e| Database::exists(e.path()))
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let global_dir = stores.config().data_dir.clone();
+    let project_dir = stores
+        .dir(None, Some(Location::Project))
+        .ok()
+        .and_then(|d| d.parent().map(std::path::Path::to_path_buf))
+        .filter(|d| *d != global_dir);
+    let (project, current) = match &project_dir {
+        Some(d) if d.is_dir() => (contexts_in(d), "project (.hopgraph directory detected)"),
+        Some(_) => (Vec::new(), "global (no .hopgraph directory in project)"),
+        None => (
+            Vec::new(),
+            "global (no project detected, or an explicit data directory)",
+        ),
+    };
+    let result = serde_json::json!({
+        "project_databases": project,
+        "global_databases": contexts_in(&global_dir),
+        "current_location": current,
+    });
+    output(&result, &result)
+}
 /// A read tool's checked arguments.
 enum Read {
     Graph(Option<String>, Option<usize>),

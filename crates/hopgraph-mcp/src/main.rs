@@ -50,7 +50,9 @@ Options:
                     create_relations, add_observations, delete_entities,
                     delete_observations, delete_relations, read_graph, search_nodes,
                     open_nodes; same names, results and messages, on the default
-                    context); both share one graph. Example: --tools memory,server-memory
+                    context), aim (mcp-knowledge-graph's ten aim_memory_* tools with
+                    contexts and locations); all share one graph. Example:
+                    --tools memory,server-memory
   -h, --help        print this help
   -V, --version     print the version
 

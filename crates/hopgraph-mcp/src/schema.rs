@@ -37,13 +37,17 @@ pub enum Profile {
     /// The official MCP memory server's nine knowledge-graph tools, same names, parameters,
     /// results and messages (`docs/reference/server-memory.tools.md`).
     ServerMemory,
+    /// mcp-knowledge-graph's (AIM) ten tools with contexts and locations
+    /// (`docs/reference/mcp-knowledge-graph.tools.md`).
+    Aim,
 }
 
 impl Profile {
     /// Every profile, with the name `--tools` takes.
-    pub const ALL: [(&'static str, Profile); 2] = [
+    pub const ALL: [(&'static str, Profile); 3] = [
         ("memory", Profile::Memory),
         ("server-memory", Profile::ServerMemory),
+        ("aim", Profile::Aim),
     ];
 
     /// The profile called `name`.
@@ -68,12 +72,28 @@ pub const SERVER_MEMORY_TOOLS: [&str; 9] = [
     "open_nodes",
 ];
 
-/// The profile a tool belongs to.
-pub fn profile_of(name: &str) -> Profile {
-    if SERVER_MEMORY_TOOLS.contains(&name) {
-        Profile::ServerMemory
-    } else {
-        Profile::Memory
+/// The tools of the `aim` profile (the first two are also memory tools).
+pub const AIM_TOOLS: [&str; 10] = [
+    "aim_memory_store",
+    "aim_memory_link",
+    "aim_memory_add_facts",
+    "aim_memory_forget",
+    "aim_memory_remove_facts",
+    "aim_memory_unlink",
+    "aim_memory_read_all",
+    "aim_memory_search",
+    "aim_memory_get",
+    "aim_memory_list_stores",
+];
+
+/// Whether tool `name` belongs to `profile`.
+pub fn in_profile(name: &str, profile: Profile) -> bool {
+    let aim_only =
+        AIM_TOOLS.contains(&name) && !matches!(name, "aim_memory_store" | "aim_memory_link");
+    match profile {
+        Profile::ServerMemory => SERVER_MEMORY_TOOLS.contains(&name),
+        Profile::Aim => AIM_TOOLS.contains(&name),
+        Profile::Memory => !SERVER_MEMORY_TOOLS.contains(&name) && !aim_only,
     }
 }
 
@@ -81,7 +101,7 @@ pub fn profile_of(name: &str) -> Profile {
 pub fn tool_defs_for(profiles: &[Profile]) -> Vec<ToolDef> {
     tool_defs()
         .into_iter()
-        .filter(|d| profiles.contains(&profile_of(d.name)))
+        .filter(|d| profiles.iter().any(|&p| in_profile(d.name, p)))
         .collect()
 }
 
@@ -193,6 +213,7 @@ fn results_of(item: Value) -> Value {
 pub fn tool_defs() -> Vec<ToolDef> {
     let mut defs = memory_tool_defs();
     defs.extend(server_memory_tool_defs());
+    defs.extend(aim_tool_defs());
     defs
 }
 
@@ -392,6 +413,164 @@ fn server_memory_tool_defs() -> Vec<ToolDef> {
                 &["names"],
             ),
             kg_graph(),
+            true,
+            false,
+            true,
+        ),
+    ]
+}
+
+/// AIM's input schema: `props` plus `context` and `location` (AIM's descriptions).
+fn aim_input(props: Value, required: &[&str]) -> Value {
+    let mut s = input(props, required);
+    s["properties"]["location"] = location();
+    s
+}
+
+fn aim_format() -> Value {
+    json!({"type": "string", "enum": ["json", "pretty"], "default": "json", "description": "Output format of the text block: 'json' (default) for structured data, 'pretty' for human-readable text. structuredContent is the JSON either way."})
+}
+
+/// The AIM tools beyond `aim_memory_store` and `aim_memory_link` (which the memory profile
+/// has too).
+fn aim_tool_defs() -> Vec<ToolDef> {
+    let t = |name, title, description, input, output, ro, de, id| ToolDef {
+        name,
+        title,
+        description,
+        input,
+        output,
+        read_only: ro,
+        destructive: de,
+        idempotent: id,
+    };
+    vec![
+        t(
+            "aim_memory_add_facts",
+            "Add facts",
+            "Add new facts to an existing memory. Use this to append information to something already stored.\n\nIMPORTANT: Memory must already exist - use aim_memory_store first. Fails with `Entity with name <name> not found` (nothing is written) if not found.\n\nRETURNS: Array of {entityName, addedObservations} showing what was added (duplicates are ignored).\n\nDATABASE: Adds to entities in the specified 'context' database, or the default database if not specified.\n\nEXAMPLES:\n- aim_memory_add_facts({observations: [{entityName: \"John\", contents: [\"Moved to Seattle\"]}]})",
+            aim_input(
+                json!({"observations": {"type": "array", "maxItems": 1000, "items": object(json!({
+                "entityName": {"type": "string", "description": "The name of the entity to add the observations to"},
+                "contents": {"type": "array", "items": {"type": "string"}, "description": "An array of observation contents to add"}
+            }), &[])}}),
+                &["observations"],
+            ),
+            results_of(object(
+                json!({
+                    "entityName": {"type": "string"},
+                    "addedObservations": {"type": "array", "items": {"type": "string"}}
+                }),
+                &[],
+            )),
+            false,
+            false,
+            false,
+        ),
+        t(
+            "aim_memory_forget",
+            "Forget memories",
+            "Forget memories. Removes memories and all their links (relations).\n\nRETURNS: the message \"Entities deleted successfully\".\n\nEXAMPLES:\n- aim_memory_forget({entityNames: [\"OldProject\"]})",
+            aim_input(
+                json!({"entityNames": {"type": "array", "maxItems": 1000, "items": {"type": "string"}, "description": "An array of entity names to delete"}}),
+                &["entityNames"],
+            ),
+            kg_outcome(),
+            false,
+            true,
+            true,
+        ),
+        t(
+            "aim_memory_remove_facts",
+            "Remove facts",
+            "Remove specific facts from a memory. The memory itself remains.\n\nRETURNS: the message \"Observations deleted successfully\".\n\nEXAMPLES:\n- aim_memory_remove_facts({deletions: [{entityName: \"John\", observations: [\"Lives in Boston\"]}]})",
+            aim_input(
+                json!({"deletions": {"type": "array", "maxItems": 1000, "items": object(json!({
+                "entityName": {"type": "string", "description": "The name of the entity containing the observations"},
+                "observations": {"type": "array", "items": {"type": "string"}, "description": "An array of observations to delete"}
+            }), &[])}}),
+                &["deletions"],
+            ),
+            kg_outcome(),
+            false,
+            true,
+            true,
+        ),
+        t(
+            "aim_memory_unlink",
+            "Unlink memories",
+            "Remove links between memories. The memories themselves remain.\n\nRETURNS: the message \"Relations deleted successfully\".\n\nEXAMPLES:\n- aim_memory_unlink({relations: [{from: \"John\", to: \"OldCompany\", relationType: \"works_at\"}]})",
+            aim_input(
+                json!({"relations": {"type": "array", "maxItems": 1000, "items": relation(), "description": "An array of relations to delete"}}),
+                &["relations"],
+            ),
+            kg_outcome(),
+            false,
+            true,
+            true,
+        ),
+        t(
+            "aim_memory_read_all",
+            "Read all memories",
+            "Read all memories in a database. Returns every stored memory and their links. A large database comes in pages of `limit` entities (default 1000) with the relations leaving them; pass `nextCursor` as `cursor` for the next page.\n\nFORMAT OPTIONS: \"json\" (default) or \"pretty\" (human-readable text).\n\nEXAMPLES:\n- aim_memory_read_all({})\n- aim_memory_read_all({context: \"work\", format: \"pretty\"})",
+            aim_input(
+                json!({
+                    "format": aim_format(),
+                    "cursor": {"type": "string", "description": "Optional: the nextCursor of the previous page."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000, "description": "Optional: entities per page."}
+                }),
+                &[],
+            ),
+            kg_graph(),
+            true,
+            false,
+            true,
+        ),
+        t(
+            "aim_memory_search",
+            "Search memories",
+            "Search memories by keyword. Matches the query (case-insensitive substring) against memory names, types and facts; returns the matching memories and the links between them.\n\nEXAMPLES:\n- aim_memory_search({query: \"John\"})\n- aim_memory_search({context: \"work\", query: \"Shane\", format: \"pretty\"})",
+            aim_input(
+                json!({
+                    "query": {"type": "string", "maxLength": 2048, "description": "Search text to match against entity names, entity types, and observation content (case-insensitive)"},
+                    "format": aim_format()
+                }),
+                &["query"],
+            ),
+            kg_graph(),
+            true,
+            false,
+            true,
+        ),
+        t(
+            "aim_memory_get",
+            "Get memories",
+            "Retrieve specific memories by exact name, with the links between them. Non-existent names are silently ignored.\n\nEXAMPLES:\n- aim_memory_get({names: [\"John\", \"TechConf2024\"]})\n- aim_memory_get({context: \"work\", names: [\"Q4_Project\"], format: \"pretty\"})",
+            aim_input(
+                json!({
+                    "names": {"type": "array", "maxItems": 1000, "items": {"type": "string"}, "description": "An array of entity names to retrieve"},
+                    "format": aim_format()
+                }),
+                &["names"],
+            ),
+            kg_graph(),
+            true,
+            false,
+            true,
+        ),
+        t(
+            "aim_memory_list_stores",
+            "List stores",
+            "List all available memory databases and show the current storage location. RETURNS: {project_databases: [...], global_databases: [...], current_location: \"...\"}: contexts under the project's .hopgraph directory and under the server's data directory. EXAMPLES:\n- aim_memory_list_stores()",
+            json!({"type": "object", "properties": {}, "required": []}),
+            object(
+                json!({
+                    "project_databases": {"type": "array", "items": {"type": "string"}},
+                    "global_databases": {"type": "array", "items": {"type": "string"}},
+                    "current_location": {"type": "string"}
+                }),
+                &[],
+            ),
             true,
             false,
             true,

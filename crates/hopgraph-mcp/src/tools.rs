@@ -160,7 +160,7 @@ pub fn call(
     arguments: Option<&Map<String, Value>>,
 ) -> Result<ToolOutput, ToolError> {
     check_arguments(arguments)?;
-    if super::schema::profile_of(name) == super::schema::Profile::ServerMemory {
+    if super::kg_tools::handles(name) {
         return super::kg_tools::call(stores, name, arguments);
     }
     let args = Args::new(arguments);
@@ -431,7 +431,11 @@ pub fn call(
     }
 }
 
-fn location(args: &Args<'_>) -> Result<Option<Location>, ToolError> {
+/// The `location` argument of the AIM tools.
+///
+/// # Errors
+/// A value other than `project` or `global`.
+pub fn location(args: &Args<'_>) -> Result<Option<Location>, ToolError> {
     Ok(
         match args
             .opt_enum("location", &["project", "global"])?

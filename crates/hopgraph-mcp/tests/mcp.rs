@@ -1999,3 +1999,132 @@ fn check_output_shape(tools: &[Value], name: &str, result: &Value) {
         .collect();
     assert!(errors.is_empty(), "{name}: {errors:?}");
 }
+
+/// A recorded AIM (mcp-knowledge-graph) session, written from its published source's
+/// behaviour (`docs/reference/mcp-knowledge-graph.tools.md`), replayed through the real
+/// server started with `--tools aim`: contexts and locations, fixed delete messages,
+/// relations *between* the returned entities, the pretty format.
+#[test]
+fn e2e_aim_profile_replays_the_original_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn_with(dir.path(), &["--tools", "aim"]);
+    let tools = tool_list(&mut s);
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 10, "{names:?}");
+    for n in [
+        "aim_memory_store",
+        "aim_memory_link",
+        "aim_memory_add_facts",
+        "aim_memory_forget",
+        "aim_memory_remove_facts",
+        "aim_memory_unlink",
+        "aim_memory_read_all",
+        "aim_memory_search",
+        "aim_memory_get",
+        "aim_memory_list_stores",
+    ] {
+        assert!(names.contains(&n), "{n} listed");
+    }
+    let r = s.request("tools/call", json!({"name": "read_graph", "arguments": {}}));
+    assert_eq!(
+        r["error"]["code"],
+        json!(-32602),
+        "other profiles' tools are unknown: {r}"
+    );
+
+    // An empty store reads as empty and is not created by reading.
+    let r = s.call_ok("aim_memory_read_all", json!({"context": "work"}));
+    assert_eq!(
+        r["structuredContent"],
+        json!({"entities": [], "relations": []})
+    );
+    assert!(!dir.path().join("work").exists());
+
+    s.call_ok(
+        "aim_memory_store",
+        json!({"context": "work", "entities": [
+            {"name": "Alice", "entityType": "person", "observations": ["Manages Q4"]},
+            {"name": "Q4_Project", "entityType": "project", "observations": []},
+            {"name": "Bob", "entityType": "person", "observations": []}
+        ]}),
+    );
+    s.call_ok(
+        "aim_memory_link",
+        json!({"context": "work", "relations": [
+            {"from": "Alice", "to": "Q4_Project", "relationType": "manages"},
+            {"from": "Bob", "to": "Alice", "relationType": "knows"}
+        ]}),
+    );
+    let r = s.call_ok(
+        "aim_memory_add_facts",
+        json!({"context": "work", "observations": [
+            {"entityName": "Bob", "contents": ["Joined in 2024"]}
+        ]}),
+    );
+    check_output_shape(&tools, "aim_memory_add_facts", &r);
+    assert_eq!(
+        r["structuredContent"],
+        json!({"results": [{"entityName": "Bob", "addedObservations": ["Joined in 2024"]}]})
+    );
+    assert_eq!(
+        s.call_err(
+            "aim_memory_add_facts",
+            json!({"context": "work", "observations": [{"entityName": "Eve", "contents": ["x"]}]})
+        ),
+        "Entity with name Eve not found"
+    );
+    // get: relations between the named entities only (AIM), unlike server-memory.
+    let r = s.call_ok(
+        "aim_memory_get",
+        json!({"context": "work", "names": ["Alice", "Q4_Project"]}),
+    );
+    check_output_shape(&tools, "aim_memory_get", &r);
+    assert_eq!(
+        r["structuredContent"]["relations"],
+        json!([{"from": "Alice", "to": "Q4_Project", "relationType": "manages"}])
+    );
+    let r = s.call_ok(
+        "aim_memory_search",
+        json!({"context": "work", "query": "PERSON", "format": "pretty"}),
+    );
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "=== work database ===\n\nENTITIES (2):\n  Alice [person]\n    - Manages Q4\n  Bob [person]\n    - Joined in 2024\n\nRELATIONS (1):\n  Bob --knows--> Alice"
+    );
+    // The default context is another database.
+    let r = s.call_ok("aim_memory_read_all", json!({}));
+    assert_eq!(r["structuredContent"]["entities"], json!([]));
+
+    let r = s.call_ok("aim_memory_unlink", json!({"context": "work", "relations": [{"from": "Bob", "to": "Alice", "relationType": "knows"}, {"from": "x", "to": "y", "relationType": "z"}]}));
+    assert_eq!(
+        r["content"][0]["text"],
+        json!("Relations deleted successfully")
+    );
+    let r = s.call_ok("aim_memory_remove_facts", json!({"context": "work", "deletions": [{"entityName": "Alice", "observations": ["Manages Q4"]}]}));
+    assert_eq!(
+        r["content"][0]["text"],
+        json!("Observations deleted successfully")
+    );
+    let r = s.call_ok(
+        "aim_memory_forget",
+        json!({"context": "work", "entityNames": ["Q4_Project"]}),
+    );
+    assert_eq!(
+        r["content"][0]["text"],
+        json!("Entities deleted successfully")
+    );
+    let r = s.call_ok("aim_memory_read_all", json!({"context": "work"}));
+    assert_eq!(
+        r["structuredContent"],
+        json!({"entities": [
+            {"name": "Alice", "entityType": "person", "observations": []},
+            {"name": "Bob", "entityType": "person", "observations": ["Joined in 2024"]}
+        ], "relations": []})
+    );
+    let r = s.call_ok("aim_memory_list_stores", json!({}));
+    check_output_shape(&tools, "aim_memory_list_stores", &r);
+    assert_eq!(r["structuredContent"]["global_databases"], json!(["work"]));
+    s.alive();
+    assert!(s.close().success());
+}

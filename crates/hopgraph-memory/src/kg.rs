@@ -421,8 +421,18 @@ fn relations_at(
     Ok(())
 }
 
-/// The graph of `ids` (entities in id order) with the relations touching them.
-fn graph_of(snap: &Snapshot, ids: &[NodeId]) -> Result<Graph, ToolError> {
+/// Which relations a partial graph (`search_nodes`, `open_nodes`) includes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelationScope {
+    /// Those with at least one endpoint among the entities (server-memory).
+    Touching,
+    /// Those with both endpoints among the entities (AIM's `aim_memory_search` and
+    /// `aim_memory_get`).
+    Between,
+}
+
+/// The graph of `ids` (entities in id order) with the relations `scope` selects.
+fn graph_of(snap: &Snapshot, ids: &[NodeId], scope: RelationScope) -> Result<Graph, ToolError> {
     let mut entities = Vec::with_capacity(ids.len());
     let mut relations = BTreeMap::new();
     for &id in ids {
@@ -433,11 +443,43 @@ fn graph_of(snap: &Snapshot, ids: &[NodeId]) -> Result<Graph, ToolError> {
         relations_at(snap, id, Direction::Out, &mut relations)?;
         relations_at(snap, id, Direction::In, &mut relations)?;
     }
+    let mut relations: Vec<Relation> = relations.into_values().collect();
+    if scope == RelationScope::Between {
+        let names: HashSet<&str> = entities.iter().map(|e| e.name.as_str()).collect();
+        relations.retain(|r| names.contains(r.from.as_str()) && names.contains(r.to.as_str()));
+    }
     Ok(Graph {
         entities,
-        relations: relations.into_values().collect(),
+        relations,
         next_cursor: None,
     })
+}
+
+/// AIM's human-readable form of a graph (`format: "pretty"`): a header naming the
+/// database, the entities with their type and observations, the relations as arrows.
+pub fn pretty(graph: &Graph, context: &str) -> String {
+    let mut lines = vec![format!("=== {context} database ==="), String::new()];
+    if graph.entities.is_empty() {
+        lines.push("ENTITIES: (none)".into());
+    } else {
+        lines.push(format!("ENTITIES ({}):", graph.entities.len()));
+        for e in &graph.entities {
+            lines.push(format!("  {} [{}]", e.name, e.entity_type));
+            for o in &e.observations {
+                lines.push(format!("    - {o}"));
+            }
+        }
+    }
+    lines.push(String::new());
+    if graph.relations.is_empty() {
+        lines.push("RELATIONS: (none)".into());
+    } else {
+        lines.push(format!("RELATIONS ({}):", graph.relations.len()));
+        for r in &graph.relations {
+            lines.push(format!("  {} --{}--> {}", r.from, r.relation_type, r.to));
+        }
+    }
+    lines.join("\n")
 }
 
 /// `read_graph`: the entities in node id order, `limit` per page (default
@@ -499,6 +541,18 @@ pub fn read_graph(
 /// # Errors
 /// A query over [`SEARCH_QUERY_CHARS_MAX`] characters, storage errors.
 pub fn search_nodes(snap: &Snapshot, query: &str) -> Result<Graph, ToolError> {
+    search_nodes_in(snap, query, RelationScope::Touching)
+}
+
+/// [`search_nodes`] with the relations `scope` selects.
+///
+/// # Errors
+/// As [`search_nodes`].
+pub fn search_nodes_in(
+    snap: &Snapshot,
+    query: &str,
+    scope: RelationScope,
+) -> Result<Graph, ToolError> {
     search_nodes_check(query)?;
     let q = query.to_lowercase();
     let mut ids = Vec::new();
@@ -515,7 +569,7 @@ pub fn search_nodes(snap: &Snapshot, query: &str) -> Result<Graph, ToolError> {
             ids.push(id);
         }
     }
-    graph_of(snap, &ids)
+    graph_of(snap, &ids, scope)
 }
 
 /// Checks a `search_nodes` query against [`SEARCH_QUERY_CHARS_MAX`].
@@ -539,8 +593,20 @@ pub fn search_nodes_check(query: &str) -> Result<(), ToolError> {
 /// # Errors
 /// Storage errors.
 pub fn open_nodes(snap: &Snapshot, names: &[String]) -> Result<Graph, ToolError> {
+    open_nodes_in(snap, names, RelationScope::Touching)
+}
+
+/// [`open_nodes`] with the relations `scope` selects.
+///
+/// # Errors
+/// As [`open_nodes`].
+pub fn open_nodes_in(
+    snap: &Snapshot,
+    names: &[String],
+    scope: RelationScope,
+) -> Result<Graph, ToolError> {
     let mut ids: Vec<NodeId> = names.iter().filter_map(|n| snap.node_id(n)).collect();
     ids.sort_unstable();
     ids.dedup();
-    graph_of(snap, &ids)
+    graph_of(snap, &ids, scope)
 }

@@ -604,6 +604,28 @@ fn memory_tool_defs() -> Vec<ToolDef> {
             idempotent: false,
         },
         ToolDef {
+            name: "update_memory",
+            title: "Update a memory",
+            description: "Change an existing memory: any of content, type, importance, metadata (replaces the object; metadata.status is the memory's status), title, embedding. Fields not given stay as they are; the id, created_at and edges are kept, updated_at is set, and the memory is re-indexed for search (a server with an embedding model re-embeds it when title or content change and no embedding is given). Returns the stored memory. Example: {\"memory_id\": \"m-17\", \"content\": \"The deploy failed because of a config change\", \"importance\": 0.8}",
+            input: input(
+                json!({
+                    "memory_id": id("The memory to change."),
+                    "content": {"type": "string", "description": "New content."},
+                    "type": {"type": "string", "enum": ["episodic", "semantic", "procedural", "strategic"], "description": "New type."},
+                    "importance": {"type": "number", "minimum": 0.0, "maximum": 1.0, "description": "New importance (0.0 to 1.0)."},
+                    "metadata": {"type": "object", "description": "New metadata (replaces the old object), at most 64 KB serialized."},
+                    "title": {"type": "string", "maxLength": 4096, "description": "New title."},
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "New embedding (the store's dimension)."},
+                    "echo_embedding": {"type": "boolean", "default": false, "description": "Return the embedding in the result."}
+                }),
+                &["memory_id"],
+            ),
+            output: memory_view(json!({})),
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
             name: "get_memory",
             title: "Get a memory",
             description: "Read one memory by id: its type, title, content, importance, metadata, status, timestamps and the number of outgoing and incoming edges. Read-only.",

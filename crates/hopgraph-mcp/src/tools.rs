@@ -16,7 +16,7 @@ use hopgraph::Direction;
 use hopgraph::kernel::Budget;
 use hopgraph_memory::aim::{self, Entity, Relation};
 use hopgraph_memory::edges::{self, LinkRequest};
-use hopgraph_memory::nodes::{self, CreateMemoryRequest};
+use hopgraph_memory::nodes::{self, CreateMemoryRequest, UpdateMemoryRequest};
 use hopgraph_memory::path::{self, PathRequest};
 use hopgraph_memory::search::{self, SearchRequest};
 use hopgraph_memory::walk::{self, ExpandRequest, ListResult, RelatedRequest, TraverseRequest};
@@ -206,6 +206,36 @@ pub fn call(
                 req.embedding = Some(embed::embed_one(e, text)?);
             }
             ToolOutput::json(&nodes::create_memory(&handle, &req)?)
+        }
+        "update_memory" => {
+            let mut req = UpdateMemoryRequest {
+                memory_id: args.req_id("memory_id")?,
+                content: args.opt_str("content")?,
+                memory_type: args.opt_str("type")?,
+                importance: args.opt_f64("importance")?,
+                metadata: args.opt_obj("metadata")?,
+                title: args.opt_str("title")?,
+                embedding: args.opt_num_list("embedding")?,
+                echo_embedding: args.opt_bool("echo_embedding")?.unwrap_or(false),
+            };
+            let handle = written(None)?;
+            // A changed title or content gets the model's embedding of the new text,
+            // computed before the commit (the caller's embedding wins).
+            if let Some(e) = embedder
+                && req.embedding.is_none()
+                && req.changes_text()
+            {
+                let old = nodes::read_node(&handle.snapshot(), &req.memory_id)?
+                    .ok_or_else(nodes::memory_not_found)?;
+                embed::check_model(&handle, e, true)?;
+                let title = req.title.as_deref().unwrap_or(&old.props.title);
+                let content = req.content.as_deref().unwrap_or(&old.props.content);
+                req.embedding = Some(embed::embed_one(
+                    e,
+                    embed::memory_text(Some(title), content),
+                )?);
+            }
+            ToolOutput::json(&nodes::update_memory(&handle, &req)?)
         }
         "get_memory" => {
             let id = args.req_id("memory_id")?;

@@ -2128,3 +2128,73 @@ fn e2e_aim_profile_replays_the_original_session() {
     s.alive();
     assert!(s.close().success());
 }
+
+/// `update_memory` changes only the given fields, keeps id, created_at and edges, and the
+/// memory is searchable by its new text (not its old one).
+#[test]
+fn e2e_update_memory_keeps_identity_and_reindexes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn_initialized(dir.path());
+    let tools = tool_list(&mut s);
+    let m = s.call_ok("create_memory", json!({"type": "episodic", "id": "m1", "title": "Outage", "content": "the database crashed at noon", "importance": 0.2}));
+    let created_at = m["structuredContent"]["created_at"].clone();
+    s.call_ok(
+        "create_memory",
+        json!({"type": "semantic", "id": "m2", "content": "config change"}),
+    );
+    s.call_ok(
+        "link",
+        json!({"source_id": "m1", "target_id": "m2", "edge_type": "caused_by"}),
+    );
+    let r = s.call_ok(
+        "update_memory",
+        json!({"memory_id": "m1", "content": "the cache exploded at noon", "importance": 0.9,
+               "metadata": {"status": "superseded", "owner": "ops"}}),
+    );
+    check_output(&tools, "update_memory", &r);
+    let v = &r["structuredContent"];
+    assert_eq!(v["id"], json!("m1"));
+    assert_eq!(v["title"], json!("Outage"), "a field not given stays");
+    assert_eq!(v["type"], json!("episodic"));
+    assert_eq!(v["content"], json!("the cache exploded at noon"));
+    assert_eq!(v["status"], json!("superseded"));
+    assert_eq!(v["metadata"]["owner"], json!("ops"));
+    assert!((v["importance"].as_f64().unwrap() - 0.9).abs() < 1e-6);
+    assert_eq!(v["created_at"], created_at);
+    let g = s.call_ok("get_memory", json!({"memory_id": "m1"}));
+    assert_eq!(
+        g["structuredContent"]["edges"]["outgoing"],
+        json!(1),
+        "edges are kept"
+    );
+    let hits = |s: &mut Server, q: &str| -> Vec<Value> {
+        let r = s.call_ok("memory_search", json!({"query": q}));
+        r["structuredContent"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].clone())
+            .collect()
+    };
+    assert_eq!(hits(&mut s, "exploded"), [json!("m1")]);
+    assert!(
+        hits(&mut s, "crashed").is_empty(),
+        "the old text is no longer indexed"
+    );
+    assert_eq!(
+        s.call_err(
+            "update_memory",
+            json!({"memory_id": "nope", "content": "x"})
+        ),
+        "Memory not found."
+    );
+    assert!(
+        s.call_err("update_memory", json!({"memory_id": "m1", "importance": 3}))
+            .contains("importance")
+    );
+    assert!(
+        s.call_err("update_memory", json!({"memory_id": "m1", "type": "bogus"}))
+            .contains("type")
+    );
+    assert!(s.close().success());
+}

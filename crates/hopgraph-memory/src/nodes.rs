@@ -195,6 +195,114 @@ pub fn create_memory(db: &Database, req: &CreateMemoryRequest) -> Result<MemoryV
 /// Longest title accepted, in bytes.
 pub const TITLE_BYTES_MAX: usize = 4096;
 
+/// An `update_memory` request: every field but `memory_id` optional; what is not given
+/// stays as it is.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UpdateMemoryRequest {
+    /// The memory to change.
+    pub memory_id: String,
+    /// New content.
+    pub content: Option<String>,
+    /// New type (episodic, semantic, procedural, strategic).
+    pub memory_type: Option<String>,
+    /// New importance (0.0-1.0).
+    pub importance: Option<f64>,
+    /// New metadata: replaces the object (its `status` becomes the memory's status).
+    pub metadata: Option<Props>,
+    /// New title.
+    pub title: Option<String>,
+    /// New embedding (a server with a model computes one when content or title change
+    /// and none is given).
+    pub embedding: Option<Vec<f64>>,
+    /// Return the embedding in the result.
+    pub echo_embedding: bool,
+}
+
+impl UpdateMemoryRequest {
+    /// Whether the request changes the text a model embeds (title or content).
+    pub fn changes_text(&self) -> bool {
+        self.content.is_some() || self.title.is_some()
+    }
+}
+
+/// `update_memory`: changes the given fields of an existing memory in one atomic commit,
+/// keeping its id, `created_at` and edges; the engine re-indexes its text (and its
+/// embedding when one is given) and sets `updated_at`.
+///
+/// # Errors
+/// `Memory not found.`, invalid arguments (as `create_memory`'s), storage errors.
+pub fn update_memory(db: &Database, req: &UpdateMemoryRequest) -> Result<MemoryView, ToolError> {
+    check_key("memory_id", &req.memory_id)?;
+    if let Some(t) = &req.memory_type
+        && !MEMORY_TYPES.contains(&t.as_str())
+    {
+        return Err(ToolError::invalid_arg(
+            "type",
+            format!(
+                "must be one of {}, got {}",
+                MEMORY_TYPES.join(", "),
+                super::quote_short(t)
+            ),
+        ));
+    }
+    if let Some(c) = &req.content
+        && c.len() > limits::NODE_CONTENT_BYTES_MAX
+    {
+        return Err(ToolError::invalid_arg(
+            "content",
+            format!(
+                "is {} bytes, the limit is {}",
+                c.len(),
+                limits::NODE_CONTENT_BYTES_MAX
+            ),
+        ));
+    }
+    if let Some(t) = &req.title
+        && t.len() > TITLE_BYTES_MAX
+    {
+        return Err(ToolError::invalid_arg(
+            "title",
+            format!("is {} bytes, the limit is {TITLE_BYTES_MAX}", t.len()),
+        ));
+    }
+    let importance = match req.importance {
+        // 0.0..=1.0 after the check.
+        #[allow(clippy::cast_possible_truncation)]
+        Some(x) => Some(check_range("importance", x, 0.0, 1.0)? as f32),
+        None => None,
+    };
+    if let Some(m) = &req.metadata {
+        check_metadata("metadata", m, limits::NODE_PROPS_BYTES_MAX)?;
+    }
+    let embedding = match &req.embedding {
+        Some(e) => Some(Some(check_embedding("embedding", e)?)),
+        None => None,
+    };
+    let status = req.metadata.as_ref().map(|m| match m.get("status") {
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    });
+    let patch = hopgraph::NodePatch {
+        kind: req.memory_type.clone(),
+        title: req.title.clone(),
+        content: req.content.clone(),
+        importance,
+        status,
+        props: req.metadata.clone(),
+        embedding,
+        ..hopgraph::NodePatch::default()
+    };
+    let mut batch = WriteBatch::new();
+    batch.update_node(req.memory_id.clone(), patch);
+    match db.commit(batch) {
+        Ok(_) => {}
+        Err(Error::NodeNotFound { .. }) => return Err(memory_not_found()),
+        Err(e) => return Err(engine_error(&e)),
+    }
+    let node = read_node(&db.snapshot(), &req.memory_id)?.ok_or_else(memory_not_found)?;
+    Ok(MemoryView::of(&node, req.echo_embedding))
+}
+
 /// The live node `key`, if any.
 ///
 /// # Errors

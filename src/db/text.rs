@@ -314,7 +314,10 @@ impl State {
                 });
             }
         }
-        let mut delta_acc: HashMap<u32, Accumulator> = HashMap::new();
+        // Keyed by node id, hashed with foldhash (SipHash showed in profiles of searches
+        // over a large delta); a search's hash map needs no DoS resistance.
+        let mut delta_acc: HashMap<u32, Accumulator, foldhash::fast::RandomState> =
+            HashMap::with_hasher(foldhash::fast::RandomState::default());
         for (t, &idf) in parsed.terms.iter().zip(&idfs) {
             let Some(list) = delta.postings.get(&*t.term) else {
                 continue;

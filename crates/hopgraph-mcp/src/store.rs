@@ -403,12 +403,26 @@ impl Stores {
         let stats = h.stats()?;
         let wal_pending = stats.lsn > stats.checkpoint_lsn;
         if wal_pending && (idle || stats.wal_bytes >= self.config.checkpoint_wal_bytes) {
-            h.checkpoint()?;
+            let t = Instant::now();
+            let r = h.checkpoint()?;
+            log_slow(
+                h,
+                "checkpoint",
+                t,
+                &format!("{} nodes, {} edges", r.nodes, r.edges),
+            );
             report.checkpoints += 1;
         }
         let segments = stats.segments.len() + usize::from(wal_pending);
         if (idle && segments > 1) || segments > self.config.segments_max {
-            h.compact()?;
+            let t = Instant::now();
+            let r = h.compact()?;
+            log_slow(
+                h,
+                "compaction",
+                t,
+                &format!("{} segments merged", r.segments_merged),
+            );
             report.compactions += 1;
         }
         if idle {
@@ -519,6 +533,22 @@ pub fn check_data_dir(dir: &Path) -> Result<(), String> {
                 )),
             }
         }
+    }
+}
+
+/// Maintenance steps at least this long are logged (to stderr), so that an operator can
+/// match latency outliers to them.
+const MAINTENANCE_LOG_MIN: Duration = Duration::from_millis(50);
+
+/// Logs maintenance step `what` on `h` if it took at least [`MAINTENANCE_LOG_MIN`].
+fn log_slow(h: &OpenDb, what: &str, started: Instant, detail: &str) {
+    let took = started.elapsed();
+    if took >= MAINTENANCE_LOG_MIN {
+        crate::server::log(&format!(
+            "{what} of {} took {} ms ({detail})",
+            h.path().display(),
+            took.as_millis()
+        ));
     }
 }
 

@@ -638,10 +638,21 @@ impl Server {
             Some(m) => cmd.env("HOPGRAPH_EMBED_MODEL", m),
             None => cmd.env_remove("HOPGRAPH_EMBED_MODEL"),
         };
+        // The server's log is dropped unless HOPGRAPH_TEST_SERVER_STDERR names a file to
+        // append it to (the soak benchmark reads it next to slow calls).
+        let stderr = match std::env::var_os("HOPGRAPH_TEST_SERVER_STDERR") {
+            Some(path) => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map(Stdio::from)
+                .unwrap_or_else(|_| Stdio::null()),
+            None => Stdio::null(),
+        };
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn hopgraph-mcp");
         let stdout = child.stdout.take().unwrap();

@@ -138,6 +138,9 @@ fn soak() {
     let mut live = Live::default();
     let mut next_id = 0u64;
     let mut window = Vec::with_capacity(10_000);
+    // With HOPGRAPH_TEST_SERVER_STDERR set, the server's log goes to that file.
+    let server_log = std::env::var_os("HOPGRAPH_TEST_SERVER_STDERR");
+    let mut log_seen = 0usize;
     let mut by_tool: HashMap<&str, Vec<Duration>> = HashMap::new();
     let mut worst: (Duration, &str) = (Duration::ZERO, "");
     let mut firsts = Vec::new();
@@ -210,6 +213,20 @@ fn soak() {
         // A link of an existing triple or of a memory to itself may fail; nothing else may.
         if result["isError"] != json!(false) && tool != "link" {
             panic!("call {n}: {tool} {args} failed: {r}");
+        }
+        if took >= Duration::from_millis(50)
+            && let Some(path) = &server_log
+        {
+            // What the server logged since the last slow call (its maintenance steps over
+            // 50 ms), next to this call: which step, if any, the call waited for.
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let new = text.get(log_seen..).unwrap_or_default();
+            println!(
+                "slow call {n}: {tool} {} ms; server log since: {:?}",
+                took.as_millis(),
+                new.trim()
+            );
+            log_seen = text.len();
         }
         window.push(took);
         by_tool.entry(tool).or_default().push(took);

@@ -302,6 +302,31 @@ pub fn tf_part(tf: u32, len: u32, avg_len: f64) -> f64 {
     tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * (1.0 - BM25_B + BM25_B * f64::from(len) / avg))
 }
 
+/// The most [`tf_part`] gives for a tf of at most `tf_max` (255: any) and a length of at
+/// least `len_min`: it grows with tf and shrinks with length.
+pub fn tf_part_bound(tf_max: u8, len_min: u16, avg_len: f64) -> f64 {
+    match tf_max {
+        0 => 0.0,
+        // The limit for tf → ∞.
+        u8::MAX => BM25_K1 + 1.0,
+        t => tf_part(u32::from(t), u32::from(len_min), avg_len),
+    }
+}
+
+/// The most a term with per-field factors `coef` (`weight · idf · w_f`) adds to the score
+/// of a document whose postings `meta` bounds.
+pub fn term_bound(
+    coef: &[f64; TEXT_FIELDS],
+    meta: &crate::format::text::BlockMeta,
+    avg: &[f64; TEXT_FIELDS],
+) -> f64 {
+    let mut s = 0.0;
+    for f in 0..TEXT_FIELDS {
+        s += coef[f] * tf_part_bound(meta.tf_max[f], meta.len_min[f], avg[f]);
+    }
+    s
+}
+
 /// Accumulated score of one candidate document.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Accumulator {

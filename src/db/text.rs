@@ -28,8 +28,8 @@ use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
     ALL_WORDS_BOOST, Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, QueryTerm, TextHit,
-    TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, text_has_phrase,
-    tf_part,
+    TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields,
+    text_has_phrase,
 };
 
 /// One node's entry in the delta index.
@@ -438,11 +438,9 @@ struct ScoreContext<'q> {
 }
 
 impl ScoreContext<'_> {
-    /// Per-field factors of query term `t`'s contribution: `weight · idf · w_f`, multiplied
-    /// in the order `Accumulator::add` does.
-    fn coef(&self, t: usize) -> [f64; TEXT_FIELDS] {
-        let (w, idf) = (self.terms[t].weight, self.idfs[t]);
-        std::array::from_fn(|f| w * idf * self.weights[f])
+    /// Query term `t`'s weight × idf.
+    fn weight_idf(&self, t: usize) -> f64 {
+        self.terms[t].weight * self.idfs[t]
     }
 }
 
@@ -510,24 +508,28 @@ struct TermCursor<'a> {
     cursor: PostingCursor<'a>,
     /// Most the term adds to any document of the segment.
     bound: f64,
-    coef: [f64; TEXT_FIELDS],
+    weight_idf: f64,
 }
 
 impl TermCursor<'_> {
     /// The term's contribution to the document under the cursor (lengths `lens`).
-    fn score(&self, lens: &[u32; TEXT_FIELDS], avg: &[f64; TEXT_FIELDS]) -> f64 {
-        let mut s = 0.0;
-        for f in 0..TEXT_FIELDS {
-            s += self.coef[f] * tf_part(self.cursor.tf[f], lens[f], avg[f]);
-        }
-        s
+    fn score(&self, ctx: &ScoreContext<'_>, lens: &[u32; TEXT_FIELDS]) -> f64 {
+        term_fields(
+            self.weight_idf,
+            ctx.weights,
+            &self.cursor.tf,
+            lens,
+            &ctx.avg,
+        )
+        .iter()
+        .sum()
     }
 
     /// Most the term adds to a document in block `meta` (the whole list's bound when
     /// `None`).
-    fn block_bound(&self, meta: Option<BlockMeta>, avg: &[f64; TEXT_FIELDS]) -> f64 {
+    fn block_bound(&self, meta: Option<BlockMeta>, ctx: &ScoreContext<'_>) -> f64 {
         match meta {
-            Some(m) => term_bound(&self.coef, &m, avg),
+            Some(m) => term_bound(self.weight_idf, ctx.weights, &m, &ctx.avg),
             None => self.bound,
         }
     }
@@ -567,16 +569,16 @@ impl State {
             let Some(list) = v.list(&ctx.terms[t].term)? else {
                 continue;
             };
-            let coef = ctx.coef(t);
+            let weight_idf = ctx.weight_idf(t);
             let bound = match list.bound() {
-                Some(m) => term_bound(&coef, &m, &ctx.avg),
+                Some(m) => term_bound(weight_idf, ctx.weights, &m, &ctx.avg),
                 None => {
                     let top_tf = BlockMeta {
                         len_min: [0; TEXT_FIELDS],
                         tf_max: [u8::MAX; TEXT_FIELDS],
                         ..BlockMeta::default()
                     };
-                    term_bound(&coef, &top_tf, &ctx.avg)
+                    term_bound(weight_idf, ctx.weights, &top_tf, &ctx.avg)
                 }
             };
             let mut cursor = list.cursor();
@@ -585,7 +587,7 @@ impl State {
                     term: t,
                     cursor,
                     bound,
-                    coef,
+                    weight_idf,
                 });
             }
         }
@@ -629,14 +631,14 @@ impl State {
             let mut block_sum = 0.0;
             for t in &terms[essential..] {
                 if !t.cursor.done() && t.cursor.rec == doc {
-                    block_sum += t.block_bound(t.cursor.current_meta(), &ctx.avg);
+                    block_sum += t.block_bound(t.cursor.current_meta(), ctx);
                 }
             }
             for t in &terms[..essential] {
                 if t.cursor.list().bound().is_none() {
                     block_sum += t.bound;
                 } else if let Some((_, m)) = t.cursor.block_for(doc) {
-                    block_sum += term_bound(&t.coef, &m, &ctx.avg);
+                    block_sum += term_bound(t.weight_idf, ctx.weights, &m, &ctx.avg);
                 }
             }
             let mut alive = block_sum * ctx.bound_factor >= theta;
@@ -645,7 +647,7 @@ impl State {
                 for (j, t) in terms.iter().enumerate().skip(essential) {
                     at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
                     if at_doc[j] {
-                        partial += t.score(&lens, &ctx.avg);
+                        partial += t.score(ctx, &lens);
                     }
                 }
                 alive = (partial + prefix[essential]) * ctx.bound_factor >= theta;
@@ -656,7 +658,7 @@ impl State {
                     let t = &mut terms[j];
                     at_doc[j] = t.cursor.seek(doc)? && t.cursor.rec == doc;
                     if at_doc[j] {
-                        partial += t.score(&lens, &ctx.avg);
+                        partial += t.score(ctx, &lens);
                     }
                     alive = (partial + prefix[j]) * ctx.bound_factor >= theta;
                 }

@@ -3,10 +3,11 @@
 //! (`format::text`) and in the state's delta (`db::text`), which gather the postings and
 //! hand them here.
 //!
-//! Scoring (see DESIGN.md §13): for each query term *t* and document *d*,
-//! `weight(t) · idf(t) · Σ_f w_f · tf·(k1+1) / (tf + k1·(1 − b + b·len_f/avg_f))` with
-//! k1 = 1.2, b = 0.75 and `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`; exact terms weigh 1,
-//! stems [`STEM_WEIGHT`]. A document matching every query word gets ×[`ALL_WORDS_BOOST`],
+//! Scoring (see DESIGN.md §13) is BM25F: for each query term *t* and document *d*, the
+//! fields' frequencies are weighted and length-normalized, then summed and saturated once:
+//! `x = Σ_f w_f · tf_f / (1 − b + b·len_f/avg_f)`, score `weight(t) · idf(t) · x·(k1+1) /
+//! (x + k1)`, with k1 = 1.2, b = 0.75 and `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`; exact
+//! terms weigh 1, stems [`STEM_WEIGHT`]. A document matching every query word gets ×[`ALL_WORDS_BOOST`],
 //! and one holding the query's words as a phrase in one field a further ×[`PHRASE_BOOST`].
 
 pub mod analyze;
@@ -27,12 +28,13 @@ pub const BM25_K1: f64 = 1.2;
 /// BM25 length normalization.
 pub const BM25_B: f64 = 0.75;
 /// Weight of a word's stem term relative to its exact term. A document holding the query's
-/// exact word matches both (1 + 2), one holding another inflection only the stem (2): the
+/// exact word matches both (1 + 8), one holding another inflection only the stem (8): the
 /// exact form still ranks first, but an inflection is not outweighed by unrelated exact
-/// matches. Chosen on the known-item queries of `benches/compare/text` (100,000 documents):
-/// stem 0.5 found inflected targets in the top 10 for 0.242 of queries, 2.0 for 0.419, with
-/// exact-word queries at 0.584 instead of 0.600 (FTS5: 0.590, 0.590, 0.576).
-pub const STEM_WEIGHT: f64 = 2.0;
+/// matches. Chosen on the known-item queries of `benches/compare/text` (100,000 documents,
+/// BM25F): success@10 of exact-word / inflected queries 0.618 / 0.557 at stem weight 4,
+/// 0.612 / 0.561 at 8, 0.610 / 0.567 at 16, 0.604 / 0.572 with stems alone (FTS5: 0.590 /
+/// 0.576).
+pub const STEM_WEIGHT: f64 = 8.0;
 /// Score factor of a document that matches every (non-stop) query word.
 pub const ALL_WORDS_BOOST: f64 = 1.2;
 /// Further factor of a document holding the query's words consecutively in one field.
@@ -274,12 +276,18 @@ impl ParsedQuery {
                     q.words += 1;
                     q.word_texts.push(t.text.clone());
                     push(&mut q, t.exact_term(), 1.0, Some(w));
-                    if t.kind == TermKind::Word && t.text.chars().any(char::is_alphabetic) {
+                    if t.is_stemmed() {
                         let stem = analyze::term(analyze::STEM, &analyzer.stem(&t.text));
                         push(&mut q, stem, STEM_WEIGHT, Some(w));
                     }
                 }
-                TermKind::Whole => push(&mut q, t.exact_term(), 1.0, None),
+                TermKind::Whole => {
+                    push(&mut q, t.exact_term(), 1.0, None);
+                    if t.is_stemmed() {
+                        let stem = analyze::term(analyze::STEM, &analyzer.stem(&t.text));
+                        push(&mut q, stem, STEM_WEIGHT, None);
+                    }
+                }
             }
         }
         Ok(q)
@@ -292,39 +300,66 @@ pub fn idf(docs: u64, df: u64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0)
 }
 
-/// BM25's term-frequency part for one field.
-pub fn tf_part(tf: u32, len: u32, avg_len: f64) -> f64 {
-    if tf == 0 {
-        return 0.0;
+/// The contribution of one term (`weight_idf` = its weight × idf) to a document with
+/// per-field frequencies `tf` and lengths `lens`, split by field.
+pub fn term_fields(
+    weight_idf: f64,
+    weights: &[f64; TEXT_FIELDS],
+    tf: &[u32; TEXT_FIELDS],
+    lens: &[u32; TEXT_FIELDS],
+    avg: &[f64; TEXT_FIELDS],
+) -> [f64; TEXT_FIELDS] {
+    let mut out = [0.0; TEXT_FIELDS];
+    let mut x = [0.0; TEXT_FIELDS];
+    let mut total = 0.0;
+    for f in 0..TEXT_FIELDS {
+        if tf[f] > 0 {
+            x[f] = weights[f] * f64::from(tf[f]) / length_norm(lens[f], avg[f]);
+            total += x[f];
+        }
     }
-    let tf = f64::from(tf);
+    if total > 0.0 {
+        let s = weight_idf * saturate(total);
+        for f in 0..TEXT_FIELDS {
+            out[f] = s * x[f] / total;
+        }
+    }
+    out
+}
+
+/// BM25's length normalization of a field of `len` tokens, `avg_len` on average.
+fn length_norm(len: u32, avg_len: f64) -> f64 {
     let avg = if avg_len > 0.0 { avg_len } else { 1.0 };
-    tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * (1.0 - BM25_B + BM25_B * f64::from(len) / avg))
+    1.0 - BM25_B + BM25_B * f64::from(len) / avg
 }
 
-/// The most [`tf_part`] gives for a tf of at most `tf_max` (255: any) and a length of at
-/// least `len_min`: it grows with tf and shrinks with length.
-pub fn tf_part_bound(tf_max: u8, len_min: u16, avg_len: f64) -> f64 {
-    match tf_max {
-        0 => 0.0,
-        // The limit for tf → ∞.
-        u8::MAX => BM25_K1 + 1.0,
-        t => tf_part(u32::from(t), u32::from(len_min), avg_len),
-    }
+/// BM25's saturation of a (weighted, normalized) term frequency.
+fn saturate(tf: f64) -> f64 {
+    tf * (BM25_K1 + 1.0) / (tf + BM25_K1)
 }
 
-/// The most a term with per-field factors `coef` (`weight · idf · w_f`) adds to the score
-/// of a document whose postings `meta` bounds.
+/// The most a term (`weight_idf` = its weight × idf) adds to the score of a document whose
+/// postings `meta` bounds (tf at most `tf_max`, length at least `len_min`, per field): the
+/// score grows with tf and shrinks with length.
 pub fn term_bound(
-    coef: &[f64; TEXT_FIELDS],
+    weight_idf: f64,
+    weights: &[f64; TEXT_FIELDS],
     meta: &crate::format::text::BlockMeta,
     avg: &[f64; TEXT_FIELDS],
 ) -> f64 {
-    let mut s = 0.0;
+    let mut total = 0.0;
     for f in 0..TEXT_FIELDS {
-        s += coef[f] * tf_part_bound(meta.tf_max[f], meta.len_min[f], avg[f]);
+        if meta.tf_max[f] == 0 || weights[f] == 0.0 {
+            continue;
+        }
+        if meta.tf_max[f] == u8::MAX {
+            // "255 or more": the limit for tf → ∞.
+            return weight_idf * (BM25_K1 + 1.0);
+        }
+        total += weights[f] * f64::from(meta.tf_max[f])
+            / length_norm(u32::from(meta.len_min[f]), avg[f]);
     }
-    s
+    weight_idf * saturate(total)
 }
 
 /// Accumulated score of one candidate document.
@@ -350,8 +385,9 @@ impl Accumulator {
         lens: &[u32; TEXT_FIELDS],
         avg: &[f64; TEXT_FIELDS],
     ) {
+        let parts = term_fields(term.weight * idf, weights, tf, lens, avg);
         for f in 0..TEXT_FIELDS {
-            self.fields[f] += term.weight * idf * weights[f] * tf_part(tf[f], lens[f], avg[f]);
+            self.fields[f] += parts[f];
         }
         if let Some(w) = term.word {
             self.words |= 1 << w;

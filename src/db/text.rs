@@ -509,6 +509,8 @@ struct TermCursor<'a> {
     /// Most the term adds to any document of the segment.
     bound: f64,
     weight_idf: f64,
+    /// The bound of the block last asked about: (block, bound).
+    cached: Option<(usize, f64)>,
 }
 
 impl TermCursor<'_> {
@@ -525,12 +527,36 @@ impl TermCursor<'_> {
         .sum()
     }
 
-    /// Most the term adds to a document in block `meta` (the whole list's bound when
-    /// `None`).
-    fn block_bound(&self, meta: Option<BlockMeta>, ctx: &ScoreContext<'_>) -> f64 {
-        match meta {
-            Some(m) => term_bound(self.weight_idf, ctx.weights, &m, &ctx.avg),
+    /// Most the term adds to a document in block `b` (meta `meta`), cached for the last
+    /// block asked (a walk asks about the same block many times in a row).
+    fn block_bound(&mut self, b: usize, meta: &BlockMeta, ctx: &ScoreContext<'_>) -> f64 {
+        match self.cached {
+            Some((cached, bound)) if cached == b => bound,
+            _ => {
+                let bound = term_bound(self.weight_idf, ctx.weights, meta, &ctx.avg);
+                self.cached = Some((b, bound));
+                bound
+            }
+        }
+    }
+
+    /// Most the term adds to the document under the cursor: its block's bound.
+    fn current_bound(&mut self, ctx: &ScoreContext<'_>) -> f64 {
+        match self.cursor.current_block() {
+            Some((b, meta)) => self.block_bound(b, &meta, ctx),
             None => self.bound,
+        }
+    }
+
+    /// Most the term adds to document `doc`, from the metas only: 0 when no block can
+    /// hold it, the list's bound when the list has no metas.
+    fn bound_for(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> f64 {
+        if self.cursor.list().bound().is_none() {
+            return self.bound;
+        }
+        match self.cursor.block_for(doc) {
+            Some((b, meta)) => self.block_bound(b, &meta, ctx),
+            None => 0.0,
         }
     }
 }
@@ -588,6 +614,7 @@ impl State {
                     cursor,
                     bound,
                     weight_idf,
+                    cached: None,
                 });
             }
         }
@@ -629,19 +656,17 @@ impl State {
             // Block bounds first: the essential terms' current blocks and the blocks of
             // the non-essential ones that would hold `doc`, read from metas only.
             let mut block_sum = 0.0;
-            for t in &terms[essential..] {
-                if !t.cursor.done() && t.cursor.rec == doc {
-                    block_sum += t.block_bound(t.cursor.current_meta(), ctx);
+            if theta > f64::NEG_INFINITY {
+                for t in &mut terms[essential..] {
+                    if !t.cursor.done() && t.cursor.rec == doc {
+                        block_sum += t.current_bound(ctx);
+                    }
+                }
+                for t in &mut terms[..essential] {
+                    block_sum += t.bound_for(doc, ctx);
                 }
             }
-            for t in &terms[..essential] {
-                if t.cursor.list().bound().is_none() {
-                    block_sum += t.bound;
-                } else if let Some((_, m)) = t.cursor.block_for(doc) {
-                    block_sum += term_bound(t.weight_idf, ctx.weights, &m, &ctx.avg);
-                }
-            }
-            let mut alive = block_sum * ctx.bound_factor >= theta;
+            let mut alive = theta == f64::NEG_INFINITY || block_sum * ctx.bound_factor >= theta;
             let mut partial = 0.0;
             if alive {
                 for (j, t) in terms.iter().enumerate().skip(essential) {

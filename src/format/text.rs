@@ -664,11 +664,11 @@ impl<'a> PostingCursor<'a> {
         Ok(false)
     }
 
-    /// The meta of the block holding the current posting; `None` for a list of one block
-    /// or before the first posting.
-    pub fn current_meta(&self) -> Option<BlockMeta> {
-        let read = (self.read as usize).checked_sub(1)?;
-        self.list.meta(read / POSTINGS_BLOCK)
+    /// The block (index and meta) holding the current posting; `None` for a list of one
+    /// block or before the first posting.
+    pub fn current_block(&self) -> Option<(usize, BlockMeta)> {
+        let b = (self.read as usize).checked_sub(1)? / POSTINGS_BLOCK;
+        Some((b, self.list.meta(b)?))
     }
 
     /// Byte offset in the list's data just past what was read (for `verify`).

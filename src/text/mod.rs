@@ -459,7 +459,7 @@ pub fn has_phrase_in(
 
 /// Whether `text` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
 pub fn text_has_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bool {
-    if phrase.len() < 2 {
+    if phrase.len() < 2 || !phrase_may_occur(text, phrase) {
         return false;
     }
     let tokens = analyzer.tokens(text);
@@ -469,6 +469,45 @@ pub fn text_has_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bo
         .map(|t| t.text.as_str())
         .collect();
     units.windows(phrase.len()).any(|w| w == phrase)
+}
+
+/// A cheap necessary condition for [`text_has_phrase`], `true` when unsure: in ASCII text,
+/// a phrase of ASCII lowercase letters and digits can only occur where its units appear in
+/// order, case aside, separated by characters that are not letters or digits (tokens of
+/// ASCII text are its runs of letters and digits, split further at case changes and
+/// connectors, so nothing alphanumeric lies between two consecutive ones).
+pub fn phrase_may_occur(text: &str, phrase: &[String]) -> bool {
+    let plain = |u: &String| {
+        !u.is_empty()
+            && u.len() < analyze::TERM_BYTES_MAX
+            && u.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    if !text.is_ascii() || !phrase.iter().all(plain) {
+        return true;
+    }
+    let t = text.as_bytes();
+    let at = |i: usize, unit: &str| {
+        t.get(i..i + unit.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(unit.as_bytes()))
+    };
+    let Some((first, rest)) = phrase.split_first() else {
+        return true;
+    };
+    (0..t.len()).any(|i| {
+        if !at(i, first) {
+            return false;
+        }
+        let mut j = i + first.len();
+        rest.iter().all(|unit| {
+            while t.get(j).is_some_and(|b| !b.is_ascii_alphanumeric()) {
+                j += 1;
+            }
+            let ok = at(j, unit);
+            j += unit.len();
+            ok
+        })
+    })
 }
 
 /// Up to [`SNIPPET_CHARS_MAX`] characters of `text` starting a little before the first

@@ -163,3 +163,63 @@ fn doc_terms_count_fields_and_props_strings() {
     assert_eq!(tf("=delta"), Some([0, 0, 1]));
     assert_eq!(tf("=5"), None, "non-string props are not indexed");
 }
+
+/// The phrase pre-check never says no where the full check says yes (over texts mixing
+/// case changes, connectors, punctuation, digits and non-ASCII), and does say no to
+/// plain texts without the phrase.
+#[test]
+fn phrase_precheck_never_hides_a_phrase() {
+    let a = Analyzer::new();
+    let phrases: Vec<Vec<String>> = [
+        vec!["impersonate", "verbosity"],
+        vec!["http", "server", "v2"],
+        vec!["open", "rs"],
+        vec!["a", "b"],
+    ]
+    .iter()
+    .map(|p| p.iter().map(|s| (*s).to_owned()).collect())
+    .collect();
+    let pieces = [
+        "Impersonate",
+        "verbosity",
+        "HTTPServer",
+        "v2",
+        "src/db/open.rs",
+        "a_b",
+        "A-B",
+        "x",
+        "impersonate,",
+        "(verbosity)",
+        "HttpServerV2",
+        "open.RS",
+        "数据",
+        "é",
+        "--",
+        "a'b",
+        "2",
+        "ImpersonateVerbosity",
+        "impersonate_verbosity",
+    ];
+    let mut seed = 7u64;
+    for _ in 0..4000 {
+        let mut text = String::new();
+        for _ in 0..6 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let p = pieces[(seed >> 33) as usize % pieces.len()];
+            text.push_str(p);
+            if (seed >> 40) % 3 != 0 {
+                text.push(' ');
+            }
+        }
+        for p in &phrases {
+            if text_has_phrase(&a, &text, p) {
+                assert!(phrase_may_occur(&text, p), "{text:?} {p:?}");
+            }
+        }
+    }
+    let p = &phrases[0];
+    assert!(!phrase_may_occur("verbosity then impersonate", p));
+    assert!(phrase_may_occur("the Impersonate, VERBOSITY flags", p));
+}

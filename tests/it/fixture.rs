@@ -138,8 +138,8 @@ fn format_v5_fixture_opens_with_the_same_content() {
 #[test]
 fn text_search_reads_the_v4_and_v5_fixture_layouts() {
     for version in [4, 5] {
-        let db = Database::open_with(fixture_dir(version), Options::default().read_only(true))
-            .unwrap();
+        let db =
+            Database::open_with(fixture_dir(version), Options::default().read_only(true)).unwrap();
         let snap = db.snapshot();
         let alpha = snap.node_id("alpha").unwrap();
         for (q, field) in [
@@ -148,7 +148,11 @@ fn text_search_reads_the_v4_and_v5_fixture_layouts() {
         ] {
             let hits = snap.search_text(&hopgraph::TextQuery::new(q)).unwrap();
             assert_eq!(hits.len(), 1, "v{version} {q}");
-            assert_eq!((hits[0].node, hits[0].field), (alpha, field), "v{version} {q}");
+            assert_eq!(
+                (hits[0].node, hits[0].field),
+                (alpha, field),
+                "v{version} {q}"
+            );
         }
         assert!(
             snap.search_text(&hopgraph::TextQuery::new("beta"))

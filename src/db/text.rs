@@ -608,7 +608,7 @@ impl State {
                 }
             };
             let mut cursor = list.cursor();
-            if cursor.next()? {
+            if cursor.advance()? {
                 terms.push(TermCursor {
                     term: t,
                     cursor,
@@ -727,7 +727,7 @@ impl State {
             at_doc.iter_mut().for_each(|x| *x = false);
             for t in &mut terms[essential..] {
                 if !t.cursor.done() && t.cursor.rec == doc {
-                    t.cursor.next()?;
+                    t.cursor.advance()?;
                 }
             }
         }

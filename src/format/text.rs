@@ -515,7 +515,7 @@ pub struct PostingCursor<'a> {
     base: u64,
     /// Postings decoded so far.
     read: u32,
-    /// Record of the current posting (valid after a successful `next`/`seek`).
+    /// Record of the current posting (valid after a successful `advance`/`seek`).
     pub rec: u32,
     /// Per-field tf of the current posting.
     pub tf: [u32; TEXT_FIELDS],
@@ -541,7 +541,7 @@ impl<'a> PostingCursor<'a> {
     ///
     /// # Errors
     /// Truncated or malformed postings, or a block end that disagrees with its meta.
-    pub fn next(&mut self) -> Result<bool, DecodeError> {
+    pub fn advance(&mut self) -> Result<bool, DecodeError> {
         if self.read >= self.list.df {
             self.done = true;
             return Ok(false);
@@ -631,7 +631,7 @@ impl<'a> PostingCursor<'a> {
     /// is), skipping whole blocks by their metas; `false` (and `done`) when none is left.
     ///
     /// # Errors
-    /// As [`PostingCursor::next`].
+    /// As [`PostingCursor::advance`].
     pub fn seek(&mut self, target: u32) -> Result<bool, DecodeError> {
         if self.done {
             return Ok(false);
@@ -656,7 +656,7 @@ impl<'a> PostingCursor<'a> {
                 self.read = u32::try_from(first).map_err(|_| self.err("postings count"))?;
             }
         }
-        while self.next()? {
+        while self.advance()? {
             if self.rec >= target {
                 return Ok(true);
             }
@@ -995,7 +995,7 @@ impl<'a> TextIndexView<'a> {
         let mut metas = Vec::new();
         let mut block = BlockMeta::default();
         let mut whole = BlockMeta::default();
-        while c.next()? {
+        while c.advance()? {
             if c.rec as usize >= records {
                 return Err(DecodeError::new(
                     c.data_pos(),
@@ -1006,7 +1006,7 @@ impl<'a> TextIndexView<'a> {
             block.cover(&c.tf, &lens);
             whole.cover(&c.tf, &lens);
             block.last = c.rec;
-            if c.read as usize % POSTINGS_BLOCK == 0 || c.read == list.df() {
+            if (c.read as usize).is_multiple_of(POSTINGS_BLOCK) || c.read == list.df() {
                 block.end = u32::try_from(c.pos).unwrap_or(u32::MAX);
                 metas.push(std::mem::take(&mut block));
             }
@@ -1073,11 +1073,11 @@ mod tests {
         let list = v.list(b"=a").expect("ok").expect("indexed");
         assert_eq!((list.df(), list.bound()), (2, None));
         let mut c = list.cursor();
-        assert_eq!(c.next(), Ok(true));
+        assert_eq!(c.advance(), Ok(true));
         assert_eq!((c.rec, c.tf), (0, [0, 1, 1]));
-        assert_eq!(c.next(), Ok(true));
+        assert_eq!(c.advance(), Ok(true));
         assert_eq!((c.rec, c.tf), (1, [1, 0, 0]));
-        assert_eq!(c.next(), Ok(false));
+        assert_eq!(c.advance(), Ok(false));
         assert!(c.done());
         assert!(v.list(b"=zz").expect("ok").is_none());
         assert_eq!(v.df(b"=a"), Ok(2));
@@ -1102,12 +1102,12 @@ mod tests {
         let records: Vec<u32> = (0..2000).map(|i| i * 3 + 1).collect();
         let mut w = TextIndexWriter::new();
         let mut want = Vec::new();
-        for (rec, &node) in records.iter().enumerate() {
-            let lens = [1 + (rec % 5) as u32, 10 + (rec % 50) as u32, 0];
-            let mut terms = vec![(b"=all".to_vec(), [0, 1 + (rec % 3) as u32, 0])];
-            if rec % 7 == 0 {
+        for (rec, &node) in (0u32..).zip(&records) {
+            let lens = [1 + rec % 5, 10 + rec % 50, 0];
+            let mut terms = vec![(b"=all".to_vec(), [0, 1 + rec % 3, 0])];
+            if rec.is_multiple_of(7) {
                 terms.push((b"=some".to_vec(), [1, 300, 0]));
-                want.push((rec as u32, [1, 300, 0], lens));
+                want.push((rec, [1, 300, 0], lens));
             }
             w.add_doc(node, lens, terms);
         }
@@ -1123,10 +1123,10 @@ mod tests {
         assert_eq!(bound.len_min, [1, 10, u16::MAX]);
         let mut c = list.cursor();
         for &(rec, tf, _) in &want {
-            assert_eq!(c.next(), Ok(true));
+            assert_eq!(c.advance(), Ok(true));
             assert_eq!((c.rec, c.tf), (rec, tf));
         }
-        assert_eq!(c.next(), Ok(false));
+        assert_eq!(c.advance(), Ok(false));
         for start in [0u32, 5, 700, 1300] {
             for target in [0u32, 1, 7, 8, 895, 896, 897, 1500, 1995, 1996, 1999, 5000] {
                 let mut c = list.cursor();
@@ -1147,10 +1147,13 @@ mod tests {
         }
         // A damaged block meta is an error on the way, not a wrong answer.
         let mut bad = s.postings.clone();
-        let off = fst::Map::new(&s.terms[..])
-            .expect("fst")
-            .get(b"=some")
-            .expect("indexed") as usize;
+        let off = usize::try_from(
+            fst::Map::new(&s.terms[..])
+                .expect("fst")
+                .get(b"=some")
+                .expect("indexed"),
+        )
+        .expect("a small offset");
         let meta0 = off + 2 + BLOCK_META_LEN; // df varint (2 bytes), list bound, block 0
         bad[meta0 + 4] ^= 1; // block 0's end
         let v = TextIndexView::parse(&s.stats, &s.terms, &bad, &s.doc_lens, 2000)
@@ -1159,7 +1162,7 @@ mod tests {
         let mut c = v.list(b"=some").expect("ok").expect("indexed").cursor();
         let mut failed = false;
         for _ in 0..want.len() {
-            if c.next().is_err() {
+            if c.advance().is_err() {
                 failed = true;
                 break;
             }

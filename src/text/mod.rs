@@ -386,8 +386,8 @@ impl Accumulator {
         avg: &[f64; TEXT_FIELDS],
     ) {
         let parts = term_fields(term.weight * idf, weights, tf, lens, avg);
-        for f in 0..TEXT_FIELDS {
-            self.fields[f] += parts[f];
+        for (field, part) in self.fields.iter_mut().zip(parts) {
+            *field += part;
         }
         if let Some(w) = term.word {
             self.words |= 1 << w;

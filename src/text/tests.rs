@@ -209,7 +209,7 @@ fn phrase_precheck_never_hides_a_phrase() {
                 .wrapping_add(1442695040888963407);
             let p = pieces[(seed >> 33) as usize % pieces.len()];
             text.push_str(p);
-            if (seed >> 40) % 3 != 0 {
+            if !(seed >> 40).is_multiple_of(3) {
                 text.push(' ');
             }
         }

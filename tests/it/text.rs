@@ -584,7 +584,7 @@ proptest! {
         let put = |db: &Database, model: &mut Model, k: usize, rng: &mut u64| {
             let title = zipf_text(rng, 1 + *rng % 4);
             let content = zipf_text(rng, 3 + (*rng >> 7) % 40);
-            let kind = if k % 3 == 0 { "even" } else { "odd" };
+            let kind = if k.is_multiple_of(3) { "even" } else { "odd" };
             let mut b = WriteBatch::new();
             b.upsert_node(format!("k{k}"), memory(&title, &content, kind));
             db.commit(b).unwrap();

@@ -1,29 +1,29 @@
 //! The full-text index sections of a segment (codes 30–33): pure bytes ↔ values.
 //!
 //! ```text
-//! TextStats (30)     layout u32 (1 or 2), fields u32 (3), docs u64, field_len_total [u64; 3],
-//!                    terms u64, postings_len u64
+//! TextStats (30)     layout u32 (2; 1 in format 4), fields u32 (3), docs u64,
+//!                    field_len_total [u64; 3], terms u64, postings_len u64
 //! TextTerms (31)     an `fst` map: term bytes → byte offset of its postings list in 32
-//! TextPostings (32)  per term, in term order, back to back, one postings list:
-//!   layout 2 (format 5):
+//! TextPostings (32)  per term, in term order, back to back, one list (layout 2):
 //!                      df varint (≥ 1)
-//!                      if df > 128: the list's bound (one BlockMeta), then one BlockMeta
-//!                        per block of 128 postings (the last block may be shorter)
-//!                      df postings, each
-//!                        v varint = gap << 3 | code, where gap = record − (previous
-//!                          record + 1) (the first: the record index itself),
-//!                        code 1–7: the field mask, tf 1 in each field of it;
-//!                        code 0: then mask varint (1–7) and a tf varint (≥ 1) per set
-//!                          bit, lowest field first
-//!                    BlockMeta (17 bytes): last u32 (record index of the block's last
-//!                      posting), end u32 (byte offset just past the block, counted from
-//!                      the first posting), len_min [u16; 3] (per field, the least length,
-//!                      capped at 65,535, of a document of the block holding the term in
-//!                      that field; 65,535 when none), tf_max [u8; 3] (per field, the
-//!                      greatest tf, capped at 255; 0 when none)
-//!   layout 1 (format 4): df varint, then df entries of node_delta varint (the first: the
-//!                      node id; then id − previous id ≥ 1), field_mask varint (≠ 0),
-//!                      tf varint (≥ 1) per set bit, lowest field first
+//!                      if df > 128: the list's BlockMeta, then one BlockMeta per block of
+//!                        128 postings (the last block may be shorter)
+//!                      df postings, each: v varint = gap << 3 | code, gap = record index −
+//!                        (previous record index + 1) (the first: the record index);
+//!                        code 1–7: the field mask, tf 1 in each of its fields;
+//!                        code 0: then mask varint (1–7), tf varint (≥ 1) per set bit,
+//!                        lowest field first
+//!                    BlockMeta (17 bytes, little-endian):
+//!                      last u32          record index of the block's last posting
+//!                      end u32           byte offset just past the block, from the first posting
+//!                      len_min [u16; 3]  per field: least length (capped at 65,535) of a
+//!                                        document of the block holding the term there
+//!                                        (65,535 when none)
+//!                      tf_max [u8; 3]    per field: greatest tf (capped: 255 = "255 or
+//!                                        more"; 0 when no document holds it there)
+//!                    layout 1 (format 4): df varint, then per posting node_delta varint
+//!                      (the first: the node id; then id − previous id ≥ 1), field_mask
+//!                      varint (≠ 0), tf varint (≥ 1) per set bit
 //! TextDocLens (33)   u32[records × 3]: terms per field of each node record of the segment,
 //!                    in record (node id) order
 //! ```

@@ -7,7 +7,9 @@
 //! crc was checked — see `format::text` — so it is always one the writer produced.)
 #![no_main]
 
-use hopgraph::format::text::{PostingsReader, TextIndexView, TextIndexWriter, TextStats};
+use hopgraph::format::text::{
+    PostingList, PostingsReader, TextIndexView, TextIndexWriter, TextStats,
+};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,6 +18,18 @@ fuzz_target!(|data: &[u8]| {
         let offset = u64::from(data[0]) % data.len() as u64;
         if let Ok(mut r) = PostingsReader::new(&data[1..], offset) {
             while let Ok(Some(_)) = r.next_posting() {}
+        }
+        // Layout 2: walk, and seek to targets from the input, over damaged metas too.
+        if let Ok(list) = PostingList::new(&data[1..], offset) {
+            let mut c = list.cursor();
+            while let Ok(true) = c.advance() {}
+            let mut c = list.cursor();
+            for &t in data.iter().take(16) {
+                let _ = c.block_for(u32::from(t) * 64);
+                if c.seek(u32::from(t) * 64).is_err() {
+                    break;
+                }
+            }
         }
     }
     // A valid index from the input's bytes as words of up to 8 documents.
@@ -51,6 +65,10 @@ fuzz_target!(|data: &[u8]| {
             for c in data.chunks(3) {
                 if let Ok(Some(mut r)) = v.postings(c) {
                     while let Ok(Some(_)) = r.next_posting() {}
+                }
+                if let Ok(Some(list)) = v.list(c) {
+                    let mut cur = list.cursor();
+                    while let Ok(true) = cur.advance() {}
                 }
             }
             let _ = v.doc_len(usize::from(data.first().copied().unwrap_or(0)));

@@ -20,12 +20,16 @@ use imbl::HashMap as PMap;
 
 use super::state::State;
 use crate::error::{Error, Result};
-use crate::format::text::TEXT_FIELDS;
+use crate::format::codec::DecodeError;
+use crate::format::text::{
+    BlockMeta, PostingCursor, TEXT_FIELDS, TEXT_LAYOUT_BLOCKED, TextIndexView,
+};
 use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
-    Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, TextHit, TextQuery, check_query, doc_terms,
-    field_texts, idf, snippet, text_has_phrase,
+    ALL_WORDS_BOOST, Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, QueryTerm, TextHit,
+    TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields,
+    text_has_phrase,
 };
 
 /// One node's entry in the delta index.
@@ -260,62 +264,38 @@ impl State {
         for t in &parsed.terms {
             let mut df = delta.postings.get(&*t.term).map_or(0, |l| l.len() as u64);
             for (i, v) in &views {
-                if let Some(r) = v.postings(&t.term).map_err(|e| corrupt(*i, e))? {
-                    df += r.df();
-                }
+                df += v.df(&t.term).map_err(|e| corrupt(*i, e))?;
             }
             idfs.push(idf(docs, df));
         }
-        // Scores, from the postings touched only: each segment into the dense scratch
-        // accumulator by record index. Every node counts from one version only, so each
-        // candidate's sums come from one source, in query-term order. Supersession is
-        // checked lazily, for the candidates the ranking walk reaches.
-        let mut cands: Vec<Candidate> = Vec::new();
-        for (i, v) in &views {
-            let seg = &segments[*i];
-            let records = usize::try_from(v.stats.docs).unwrap_or(usize::MAX);
-            scratch.begin(records);
-            for (t, &idf) in parsed.terms.iter().zip(&idfs) {
-                let Some(mut r) = v.postings(&t.term).map_err(|e| corrupt(*i, e))? else {
-                    continue;
-                };
-                // Postings come in node id order, as do the segment's records: each
-                // record is found by galloping forward from the previous one.
-                let mut hint = 0usize;
-                while let Some(p) = r.next_posting().map_err(|e| corrupt(*i, e))? {
-                    let Some(acc) = seg
-                        .record_of_from(NodeId(p.node), &mut hint)
-                        .and_then(|rec| Some((scratch.slot(rec)?, v.doc_len(rec))))
-                    else {
-                        return Err(corrupt(
-                            *i,
-                            crate::format::codec::DecodeError::new(
-                                r.pos(),
-                                format!("postings name node {}, which has no record", p.node),
-                            ),
-                        ));
-                    };
-                    let (acc, lens) = acc;
-                    acc.add(t, idf, &q.weights, &p.tf, &lens, &avg);
+        let need = q.offset.saturating_add(q.limit);
+        let boost_max = if parsed.phrase.len() >= 2 {
+            PHRASE_BOOST
+        } else {
+            1.0
+        };
+        let ctx = ScoreContext {
+            terms: &parsed.terms,
+            idfs: &idfs,
+            weights: &q.weights,
+            avg,
+            words: parsed.words,
+            // What a base score can still gain (all words, phrase), with room for rounding:
+            // a bound times this below the threshold cannot reach the top hits.
+            bound_factor: boost_max
+                * if parsed.words >= 2 {
+                    ALL_WORDS_BOOST
+                } else {
+                    1.0
                 }
-            }
-            cands.reserve(scratch.touched.len());
-            for &rec in &scratch.touched {
-                let rec = rec as usize;
-                let (Some(&node), Some(acc)) = (seg.node_ids().get(rec), scratch.acc.get(rec))
-                else {
-                    continue;
-                };
-                cands.push(Candidate {
-                    node,
-                    base: acc.base(parsed.words),
-                    acc: *acc,
-                    seg: Some(*i),
-                });
-            }
-        }
-        // Keyed by node id, hashed with foldhash (SipHash showed in profiles of searches
-        // over a large delta); a search's hash map needs no DoS resistance.
+                * (1.0 + 1e-9),
+        };
+        // The `need` best base scores of valid candidates seen so far: a lower bound of the
+        // `need`-th best final score, below which a document's bound prunes it.
+        let mut top = Threshold::new(need);
+        let mut cands: Vec<Candidate> = Vec::new();
+        // The delta (small, live nodes only): every posting.
+        // Keyed by node id, hashed with foldhash (a search's map needs no DoS resistance).
         let mut delta_acc: HashMap<u32, Accumulator, foldhash::fast::RandomState> =
             HashMap::with_hasher(foldhash::fast::RandomState::default());
         for (t, &idf) in parsed.terms.iter().zip(&idfs) {
@@ -330,23 +310,34 @@ impl State {
                     .add(t, idf, &q.weights, tf, &lens, &avg);
             }
         }
-        cands.extend(delta_acc.into_iter().map(|(node, acc)| Candidate {
-            node,
-            base: acc.base(parsed.words),
-            acc,
-            seg: None,
-        }));
+        for (node, acc) in delta_acc {
+            let base = acc.base(parsed.words);
+            top.offer(base, || self.text_filter_ok(q, node))?;
+            cands.push(Candidate {
+                node,
+                base,
+                acc,
+                seg: None,
+            });
+        }
+        // Segments: layout 2 by pruned document-at-a-time evaluation; layout 1 (format 4
+        // segments until compaction rewrites them) by scoring every posting.
+        for (i, v) in &views {
+            if v.layout() >= TEXT_LAYOUT_BLOCKED {
+                match self.score_blocked(*i, v, &ctx, &mut top, &mut cands, q) {
+                    Ok(()) => {}
+                    Err(SearchError::Decode(e)) => return Err(corrupt(*i, e)),
+                    Err(SearchError::Engine(e)) => return Err(e),
+                }
+            } else {
+                self.score_every_posting(*i, v, &ctx, scratch, &mut cands)?;
+            }
+        }
         // O(candidates) heapify, then O(log n) per candidate the walk takes.
         let mut cands = BinaryHeap::from(cands);
         // Walk in base-score order; the phrase bonus raises a score by at most PHRASE_BOOST,
         // so once the `need`-th best final score beats a candidate's base times that, no
         // later candidate can enter.
-        let need = q.offset.saturating_add(q.limit);
-        let boost_max = if parsed.phrase.len() >= 2 {
-            PHRASE_BOOST
-        } else {
-            1.0
-        };
         let mut top: Vec<(f64, u32, Option<Arc<Node>>, Accumulator)> = Vec::new();
         let all_words = |a: &Accumulator| a.words.count_ones() as usize == parsed.words;
         // Phrase answers per field text: real collections repeat texts (licenses,
@@ -435,6 +426,388 @@ impl State {
                 .segments
                 .get(i + 1..)
                 .is_none_or(|newer| newer.iter().all(|s| !s.has_node(id)))
+    }
+}
+
+/// What scoring a document needs besides its postings.
+struct ScoreContext<'q> {
+    terms: &'q [QueryTerm],
+    idfs: &'q [f64],
+    weights: &'q [f64; TEXT_FIELDS],
+    avg: [f64; TEXT_FIELDS],
+    words: usize,
+    bound_factor: f64,
+}
+
+impl ScoreContext<'_> {
+    /// Query term `t`'s weight × idf.
+    fn weight_idf(&self, t: usize) -> f64 {
+        self.terms[t].weight * self.idfs[t]
+    }
+}
+
+/// The `need` best base scores of valid candidates offered so far (a min-heap).
+struct Threshold {
+    need: usize,
+    heap: BinaryHeap<std::cmp::Reverse<OrdF64>>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+struct OrdF64(f64);
+
+impl Eq for OrdF64 {}
+
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl Threshold {
+    fn new(need: usize) -> Threshold {
+        Threshold {
+            need,
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// The `need`-th best base score offered, −∞ until `need` were. Every valid document
+    /// offered has a final score ≥ its base, so `need` documents reach this value and one
+    /// whose final score must stay below it is not in the answer.
+    fn value(&self) -> f64 {
+        match self.heap.peek() {
+            Some(std::cmp::Reverse(OrdF64(v))) if self.heap.len() >= self.need => *v,
+            _ => f64::NEG_INFINITY,
+        }
+    }
+
+    /// Offers a document's base score; `valid` (checked only when the score would count)
+    /// says whether the document may be a hit (current version, passes the filter).
+    fn offer(&mut self, base: f64, valid: impl FnOnce() -> Result<bool>) -> Result<()> {
+        if self.heap.len() < self.need || base > self.value() {
+            if !valid()? {
+                return Ok(());
+            }
+            self.heap.push(std::cmp::Reverse(OrdF64(base)));
+            if self.heap.len() > self.need {
+                self.heap.pop();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A query term's cursor over one segment's postings, with its bound.
+struct TermCursor<'a> {
+    /// Index of the query term.
+    term: usize,
+    cursor: PostingCursor<'a>,
+    /// Most the term adds to any document of the segment.
+    bound: f64,
+    weight_idf: f64,
+    /// The bound of the block last asked about: (block, bound).
+    cached: Option<(usize, f64)>,
+}
+
+impl TermCursor<'_> {
+    /// The term's contribution to the document under the cursor (lengths `lens`).
+    fn score(&self, ctx: &ScoreContext<'_>, lens: &[u32; TEXT_FIELDS]) -> f64 {
+        term_fields(
+            self.weight_idf,
+            ctx.weights,
+            &self.cursor.tf,
+            lens,
+            &ctx.avg,
+        )
+        .iter()
+        .sum()
+    }
+
+    /// Most the term adds to a document in block `b` (meta `meta`), cached for the last
+    /// block asked (a walk asks about the same block many times in a row).
+    fn block_bound(&mut self, b: usize, meta: &BlockMeta, ctx: &ScoreContext<'_>) -> f64 {
+        match self.cached {
+            Some((cached, bound)) if cached == b => bound,
+            _ => {
+                let bound = term_bound(self.weight_idf, ctx.weights, meta, &ctx.avg);
+                self.cached = Some((b, bound));
+                bound
+            }
+        }
+    }
+
+    /// Most the term adds to the document under the cursor: its block's bound.
+    fn current_bound(&mut self, ctx: &ScoreContext<'_>) -> f64 {
+        match self.cursor.current_block() {
+            Some((b, meta)) => self.block_bound(b, &meta, ctx),
+            None => self.bound,
+        }
+    }
+
+    /// Most the term adds to document `doc`, from the metas only: 0 when no block can
+    /// hold it, the list's bound when the list has no metas.
+    fn bound_for(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> f64 {
+        if self.cursor.list().bound().is_none() {
+            return self.bound;
+        }
+        match self.cursor.block_for(doc) {
+            Some((b, meta)) => self.block_bound(b, &meta, ctx),
+            None => 0.0,
+        }
+    }
+}
+
+impl State {
+    /// Whether `node` (a live node's newest version) passes the query's filter.
+    fn text_filter_ok(&self, q: &TextQuery, node: u32) -> Result<bool> {
+        if q.filter.is_empty() {
+            return Ok(true);
+        }
+        Ok(self
+            .node(NodeId(node))?
+            .is_some_and(|n| q.filter.matches(&n)))
+    }
+
+    /// Scores segment `i`'s layout-2 index document at a time (MaxScore with block
+    /// bounds): query terms are ordered by their bound; the longest prefix whose bounds
+    /// together cannot lift a document above the threshold is *non-essential*: only
+    /// documents of the other (essential) terms are visited, and a non-essential term's
+    /// list is only sought to those documents, skipping whole blocks. A document is
+    /// dropped as soon as its score so far plus the bounds of the terms not yet read (per
+    /// block where known) falls below the threshold; the survivors are scored exactly, in
+    /// query-term order (the same sums an exhaustive pass makes) and become candidates.
+    fn score_blocked(
+        &self,
+        i: usize,
+        v: &TextIndexView<'_>,
+        ctx: &ScoreContext<'_>,
+        top: &mut Threshold,
+        cands: &mut Vec<Candidate>,
+        q: &TextQuery,
+    ) -> std::result::Result<(), SearchError> {
+        let seg = &self.segs.segments[i];
+        let mut terms: Vec<TermCursor<'_>> = Vec::new();
+        for t in 0..ctx.terms.len() {
+            let Some(list) = v.list(&ctx.terms[t].term)? else {
+                continue;
+            };
+            let weight_idf = ctx.weight_idf(t);
+            let bound = match list.bound() {
+                Some(m) => term_bound(weight_idf, ctx.weights, &m, &ctx.avg),
+                None => {
+                    let top_tf = BlockMeta {
+                        len_min: [0; TEXT_FIELDS],
+                        tf_max: [u8::MAX; TEXT_FIELDS],
+                        ..BlockMeta::default()
+                    };
+                    term_bound(weight_idf, ctx.weights, &top_tf, &ctx.avg)
+                }
+            };
+            let mut cursor = list.cursor();
+            if cursor.advance()? {
+                terms.push(TermCursor {
+                    term: t,
+                    cursor,
+                    bound,
+                    weight_idf,
+                    cached: None,
+                });
+            }
+        }
+        if terms.is_empty() {
+            return Ok(());
+        }
+        terms.sort_by(|a, b| a.bound.total_cmp(&b.bound));
+        let n = terms.len();
+        // prefix[j]: the bounds of terms[..j] together.
+        let mut prefix = vec![0.0f64; n + 1];
+        for j in 0..n {
+            prefix[j + 1] = prefix[j] + terms[j].bound;
+        }
+        let mut slot_of = vec![None; ctx.terms.len()];
+        for (j, t) in terms.iter().enumerate() {
+            slot_of[t.term] = Some(j);
+        }
+        let mut at_doc = vec![false; n];
+        let node_ids = seg.node_ids();
+        // terms[..essential] are non-essential.
+        let mut essential = 0usize;
+        loop {
+            let theta = top.value();
+            while essential < n && prefix[essential + 1] * ctx.bound_factor < theta {
+                essential += 1;
+            }
+            if essential >= n {
+                break;
+            }
+            let Some(doc) = terms[essential..]
+                .iter()
+                .filter(|t| !t.cursor.done())
+                .map(|t| t.cursor.rec)
+                .min()
+            else {
+                break;
+            };
+            let lens = v.doc_len(doc as usize);
+            // Block bounds first: the essential terms' current blocks and the blocks of
+            // the non-essential ones that would hold `doc`, read from metas only.
+            let mut block_sum = 0.0;
+            if theta > f64::NEG_INFINITY {
+                for t in &mut terms[essential..] {
+                    if !t.cursor.done() && t.cursor.rec == doc {
+                        block_sum += t.current_bound(ctx);
+                    }
+                }
+                for t in &mut terms[..essential] {
+                    block_sum += t.bound_for(doc, ctx);
+                }
+            }
+            let mut alive = theta == f64::NEG_INFINITY || block_sum * ctx.bound_factor >= theta;
+            let mut partial = 0.0;
+            if alive {
+                for (j, t) in terms.iter().enumerate().skip(essential) {
+                    at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
+                    if at_doc[j] {
+                        partial += t.score(ctx, &lens);
+                    }
+                }
+                alive = (partial + prefix[essential]) * ctx.bound_factor >= theta;
+                for j in (0..essential).rev() {
+                    if !alive {
+                        break;
+                    }
+                    let t = &mut terms[j];
+                    at_doc[j] = t.cursor.seek(doc)? && t.cursor.rec == doc;
+                    if at_doc[j] {
+                        partial += t.score(ctx, &lens);
+                    }
+                    alive = (partial + prefix[j]) * ctx.bound_factor >= theta;
+                }
+            }
+            if alive {
+                let mut acc = Accumulator::default();
+                for (t, slot) in slot_of.iter().enumerate() {
+                    if let Some(j) = *slot
+                        && at_doc[j]
+                    {
+                        let tf = terms[j].cursor.tf;
+                        acc.add(
+                            &ctx.terms[t],
+                            ctx.idfs[t],
+                            ctx.weights,
+                            &tf,
+                            &lens,
+                            &ctx.avg,
+                        );
+                    }
+                }
+                let base = acc.base(ctx.words);
+                if base * ctx.bound_factor >= theta {
+                    let node = *node_ids.get(doc as usize).ok_or_else(|| {
+                        SearchError::Decode(DecodeError::new(
+                            0,
+                            format!("postings name record {doc}, which does not exist"),
+                        ))
+                    })?;
+                    top.offer(base, || {
+                        Ok(self.text_version_current(i, node) && self.text_filter_ok(q, node)?)
+                    })?;
+                    cands.push(Candidate {
+                        node,
+                        base,
+                        acc,
+                        seg: Some(i),
+                    });
+                }
+            }
+            at_doc.iter_mut().for_each(|x| *x = false);
+            for t in &mut terms[essential..] {
+                if !t.cursor.done() && t.cursor.rec == doc {
+                    t.cursor.advance()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Scores every posting of segment `i`'s layout-1 index into the dense scratch
+    /// accumulator by record index; every touched document becomes a candidate.
+    fn score_every_posting(
+        &self,
+        i: usize,
+        v: &TextIndexView<'_>,
+        ctx: &ScoreContext<'_>,
+        scratch: &mut ScoreScratch,
+        cands: &mut Vec<Candidate>,
+    ) -> Result<()> {
+        let seg = &self.segs.segments[i];
+        let corrupt = |e: DecodeError| {
+            Error::corrupt(
+                seg.file.path(),
+                e.offset as u64,
+                format!("text index: {}", e.what),
+            )
+        };
+        let records = usize::try_from(v.stats.docs).unwrap_or(usize::MAX);
+        scratch.begin(records);
+        for (t, &idf) in ctx.terms.iter().zip(ctx.idfs) {
+            let Some(mut r) = v.postings(&t.term).map_err(corrupt)? else {
+                continue;
+            };
+            // Postings come in node id order, as do the segment's records: each record is
+            // found by galloping forward from the previous one.
+            let mut hint = 0usize;
+            while let Some(p) = r.next_posting().map_err(corrupt)? {
+                let Some((acc, lens)) = seg
+                    .record_of_from(NodeId(p.node), &mut hint)
+                    .and_then(|rec| Some((scratch.slot(rec)?, v.doc_len(rec))))
+                else {
+                    return Err(corrupt(DecodeError::new(
+                        r.pos(),
+                        format!("postings name node {}, which has no record", p.node),
+                    )));
+                };
+                acc.add(t, idf, ctx.weights, &p.tf, &lens, &ctx.avg);
+            }
+        }
+        cands.reserve(scratch.touched.len());
+        for &rec in &scratch.touched {
+            let rec = rec as usize;
+            let (Some(&node), Some(acc)) = (seg.node_ids().get(rec), scratch.acc.get(rec)) else {
+                continue;
+            };
+            cands.push(Candidate {
+                node,
+                base: acc.base(ctx.words),
+                acc: *acc,
+                seg: Some(i),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why a segment's pruned scoring stopped: damaged postings, or an error reading a record.
+enum SearchError {
+    Decode(DecodeError),
+    Engine(Error),
+}
+
+impl From<DecodeError> for SearchError {
+    fn from(e: DecodeError) -> SearchError {
+        SearchError::Decode(e)
+    }
+}
+
+impl From<Error> for SearchError {
+    fn from(e: Error) -> SearchError {
+        SearchError::Engine(e)
     }
 }
 

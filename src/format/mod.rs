@@ -24,7 +24,13 @@ pub mod wal;
 ///   them by version instead of by an unknown section code. WAL and manifest are
 ///   unchanged; version 1–3 files stay readable, and their nodes are indexed for text when
 ///   a compaction rewrites them (`hopgraph compact`).
-pub const FORMAT_VERSION: u32 = 4;
+/// * 5: the text index's postings (section 32) name record indices, in blocks of 128 with
+///   a meta per block (last record, end offset, per-field tf and length bounds), so a
+///   search skips blocks that cannot reach its top hits; single-field postings of tf 1 take
+///   one varint. The text stats say which layout a segment holds (1 or 2); version 4
+///   segments keep layout 1 and stay readable (searched without skipping until compaction
+///   rewrites them). WAL and manifest are unchanged.
+pub const FORMAT_VERSION: u32 = 5;
 /// The first version whose segments store `EdgeOutPos` instead of the edge columns.
 pub const SEGMENT_OUT_POS_VERSION: u32 = 2;
 /// The first version whose `KeyHash` slots carry hash tags (see `segment::KeySlots`).

@@ -1,19 +1,39 @@
 //! The full-text index sections of a segment (codes 30–33): pure bytes ↔ values.
 //!
 //! ```text
-//! TextStats (30)     layout u32 (1), fields u32 (3), docs u64, field_len_total [u64; 3],
-//!                    terms u64, postings_len u64
+//! TextStats (30)     layout u32 (2; 1 in format 4), fields u32 (3), docs u64,
+//!                    field_len_total [u64; 3], terms u64, postings_len u64
 //! TextTerms (31)     an `fst` map: term bytes → byte offset of its postings list in 32
-//! TextPostings (32)  per term, in term order, back to back:
-//!                      df varint, then df entries of
-//!                      node_delta varint (the first: the node id; then id − previous id ≥ 1),
-//!                      field_mask varint (bit f: the term occurs in field f, ≠ 0),
-//!                      tf varint (≥ 1) per set bit, lowest field first
+//! TextPostings (32)  per term, in term order, back to back, one list (layout 2):
+//!                      df varint (≥ 1)
+//!                      if df > 128: the list's BlockMeta, then one BlockMeta per block of
+//!                        128 postings (the last block may be shorter)
+//!                      df postings, each: v varint = gap << 3 | code, gap = record index −
+//!                        (previous record index + 1) (the first: the record index);
+//!                        code 1–7: the field mask, tf 1 in each of its fields;
+//!                        code 0: then mask varint (1–7), tf varint (≥ 1) per set bit,
+//!                        lowest field first
+//!                    BlockMeta (17 bytes, little-endian):
+//!                      last u32          record index of the block's last posting
+//!                      end u32           byte offset just past the block, from the first posting
+//!                      len_min [u16; 3]  per field: least length (capped at 65,535) of a
+//!                                        document of the block holding the term there
+//!                                        (65,535 when none)
+//!                      tf_max [u8; 3]    per field: greatest tf (capped: 255 = "255 or
+//!                                        more"; 0 when no document holds it there)
+//!                    layout 1 (format 4): df varint, then per posting node_delta varint
+//!                      (the first: the node id; then id − previous id ≥ 1), field_mask
+//!                      varint (≠ 0), tf varint (≥ 1) per set bit
 //! TextDocLens (33)   u32[records × 3]: terms per field of each node record of the segment,
 //!                    in record (node id) order
 //! ```
 //! Fields are 0 title, 1 content, 2 props (see `text::TextField`). Varints are unsigned
 //! LEB128 (at most 10 bytes). The four sections are present together or not at all.
+//! Layout 2 names postings by record index (the position of the node's record in the
+//! segment) and carries, per block of 128 postings, where the block ends and bounds from
+//! which a query computes the most any document of the block can score for the term —
+//! what lets a search skip blocks (see `db::text`). This build writes layout 2 and reads
+//! both.
 //!
 //! Decoding is checked: every read is bounds-checked and every count is limited by the
 //! bytes left, so no input makes a decoder panic or allocate unboundedly. The one exception
@@ -27,14 +47,22 @@ use super::codec::{ByteReader, ByteWriter, DecodeError};
 
 /// Number of indexed fields (title, content, props).
 pub const TEXT_FIELDS: usize = 3;
-/// Version of the text section layout (inside `TextStats`).
-pub const TEXT_LAYOUT_VERSION: u32 = 1;
+/// Version of the text section layout this build writes (inside `TextStats`).
+pub const TEXT_LAYOUT_VERSION: u32 = 2;
+/// The first layout with record-indexed, blocked postings and block bounds (format 5).
+pub const TEXT_LAYOUT_BLOCKED: u32 = 2;
+/// Postings per block (layout 2).
+pub const POSTINGS_BLOCK: usize = 128;
+/// Encoded length of a [`BlockMeta`].
+pub const BLOCK_META_LEN: usize = 17;
 /// Length of the `TextStats` section.
 pub const TEXT_STATS_LEN: usize = 4 + 4 + 8 + 8 * TEXT_FIELDS + 8 + 8;
 
 /// Collection statistics of one segment's text index.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TextStats {
+    /// Layout version (1 or 2).
+    pub layout: u32,
     /// Documents (node records) indexed.
     pub docs: u64,
     /// Sum of the documents' lengths (terms) per field.
@@ -49,7 +77,7 @@ impl TextStats {
     /// Encodes the stats section.
     pub fn encode(&self) -> Vec<u8> {
         let mut w = ByteWriter::new();
-        w.u32(TEXT_LAYOUT_VERSION);
+        w.u32(self.layout);
         w.u32(3); // TEXT_FIELDS
         w.u64(self.docs);
         for t in self.field_len_total {
@@ -76,7 +104,7 @@ impl TextStats {
         }
         let mut r = ByteReader::new(buf);
         let layout = r.u32("text layout")?;
-        if layout != TEXT_LAYOUT_VERSION {
+        if !(1..=TEXT_LAYOUT_VERSION).contains(&layout) {
             return Err(DecodeError::new(0, format!("text layout {layout} unknown")));
         }
         let fields = r.u32("text fields")?;
@@ -92,6 +120,7 @@ impl TextStats {
             *t = r.u64("field length total")?;
         }
         Ok(TextStats {
+            layout,
             docs,
             field_len_total,
             terms: r.u64("text terms")?,
@@ -141,7 +170,9 @@ pub struct Posting {
     pub tf: [u32; TEXT_FIELDS],
 }
 
-/// Appends one postings list (entries sorted by node id, distinct, each with some tf > 0).
+/// Appends one layout-1 postings list (entries sorted by node id, distinct, each with some
+/// tf > 0): what format 4 wrote; kept for tests of reading it.
+#[cfg(any(test, feature = "internals"))]
 pub fn encode_postings(buf: &mut Vec<u8>, postings: &[Posting]) {
     put_varint(buf, postings.len() as u64);
     let mut prev = None;
@@ -255,6 +286,397 @@ impl<'a> PostingsReader<'a> {
     }
 }
 
+/// The bounds of one block of a layout-2 postings list (or of the whole list): where it
+/// ends and what its postings can score at most (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockMeta {
+    /// Record index of the last posting.
+    pub last: u32,
+    /// Byte offset just past the last posting, from the list's first posting.
+    pub end: u32,
+    /// Per field, the least length (capped at `u16::MAX`) of a document holding the term
+    /// in that field; `u16::MAX` when none does.
+    pub len_min: [u16; TEXT_FIELDS],
+    /// Per field, the greatest tf (capped at `u8::MAX`, meaning "255 or more"); 0 when
+    /// no document holds the term in that field.
+    pub tf_max: [u8; TEXT_FIELDS],
+}
+
+impl Default for BlockMeta {
+    fn default() -> BlockMeta {
+        BlockMeta {
+            last: 0,
+            end: 0,
+            len_min: [u16::MAX; TEXT_FIELDS],
+            tf_max: [0; TEXT_FIELDS],
+        }
+    }
+}
+
+impl BlockMeta {
+    /// Widens the bounds to cover a posting of `tf` in a document of field lengths `lens`.
+    pub fn cover(&mut self, tf: &[u32; TEXT_FIELDS], lens: &[u32; TEXT_FIELDS]) {
+        for f in 0..TEXT_FIELDS {
+            if tf[f] > 0 {
+                let t = u8::try_from(tf[f]).unwrap_or(u8::MAX);
+                let l = u16::try_from(lens[f]).unwrap_or(u16::MAX);
+                self.tf_max[f] = self.tf_max[f].max(t);
+                self.len_min[f] = self.len_min[f].min(l);
+            }
+        }
+    }
+
+    fn encode(&self, buf: &mut Vec<u8>) {
+        buf.extend_from_slice(&self.last.to_le_bytes());
+        buf.extend_from_slice(&self.end.to_le_bytes());
+        for l in self.len_min {
+            buf.extend_from_slice(&l.to_le_bytes());
+        }
+        buf.extend_from_slice(&self.tf_max);
+    }
+
+    /// Decodes the meta at `bytes[at..]`.
+    fn decode(bytes: &[u8], at: usize) -> Option<BlockMeta> {
+        let b: &[u8; BLOCK_META_LEN] = bytes
+            .get(at..at.checked_add(BLOCK_META_LEN)?)?
+            .try_into()
+            .ok()?;
+        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+        Some(BlockMeta {
+            last: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            end: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            len_min: [u16_at(8), u16_at(10), u16_at(12)],
+            tf_max: [b[14], b[15], b[16]],
+        })
+    }
+}
+
+/// Appends one layout-2 postings list: `postings` (record index, tf per field), sorted by
+/// record, distinct, each with some tf > 0; `lens(record)` gives a record's field lengths
+/// for the block bounds.
+///
+/// # Errors
+/// A list whose data exceeds `u32::MAX` bytes.
+pub fn encode_postings_blocked(
+    buf: &mut Vec<u8>,
+    postings: &[(u32, [u32; TEXT_FIELDS])],
+    lens: impl Fn(u32) -> [u32; TEXT_FIELDS],
+) -> Result<(), String> {
+    put_varint(buf, postings.len() as u64);
+    let mut data = Vec::with_capacity(postings.len() * 2);
+    let mut metas = Vec::new();
+    let mut list = BlockMeta::default();
+    let mut base = 0u64;
+    for block in postings.chunks(POSTINGS_BLOCK) {
+        let mut meta = BlockMeta::default();
+        for &(rec, tf) in block {
+            let gap = u64::from(rec) - base;
+            base = u64::from(rec) + 1;
+            let mut mask = 0u64;
+            for (f, &t) in tf.iter().enumerate() {
+                if t > 0 {
+                    mask |= 1 << f;
+                }
+            }
+            if tf.iter().all(|&t| t <= 1) {
+                put_varint(&mut data, gap << 3 | mask);
+            } else {
+                put_varint(&mut data, gap << 3);
+                put_varint(&mut data, mask);
+                for &t in tf.iter().filter(|&&t| t > 0) {
+                    put_varint(&mut data, u64::from(t));
+                }
+            }
+            let l = lens(rec);
+            meta.cover(&tf, &l);
+            list.cover(&tf, &l);
+            meta.last = rec;
+        }
+        meta.end = u32::try_from(data.len()).map_err(|_| "a postings list over 4 GiB")?;
+        metas.push(meta);
+    }
+    if postings.len() > POSTINGS_BLOCK {
+        list.last = metas.last().map_or(0, |m| m.last);
+        list.end = metas.last().map_or(0, |m| m.end);
+        list.encode(buf);
+        for m in &metas {
+            m.encode(buf);
+        }
+    }
+    buf.extend_from_slice(&data);
+    Ok(())
+}
+
+/// A layout-2 postings list: its document count, bounds and postings, not yet decoded.
+#[derive(Clone, Copy, Debug)]
+pub struct PostingList<'a> {
+    df: u32,
+    /// The whole list's bounds (lists over one block only).
+    bound: Option<BlockMeta>,
+    /// The block metas (lists over one block only).
+    metas: &'a [u8],
+    /// The postings, to the end of the list (over one block) or of the section.
+    data: &'a [u8],
+    /// Offset of `data` in the postings section (for error offsets).
+    data_at: usize,
+}
+
+impl<'a> PostingList<'a> {
+    /// The list starting at `offset` of the postings section `bytes`.
+    ///
+    /// # Errors
+    /// An offset out of bounds, a document count the bytes cannot hold, damaged bounds.
+    pub fn new(bytes: &'a [u8], offset: u64) -> Result<PostingList<'a>, DecodeError> {
+        let mut pos = usize::try_from(offset)
+            .ok()
+            .filter(|&p| p < bytes.len())
+            .ok_or_else(|| {
+                DecodeError::new(0, format!("postings offset {offset} out of bounds"))
+            })?;
+        let at = pos;
+        let df = get_varint(bytes, &mut pos)?;
+        let impossible = || DecodeError::new(at, format!("postings count {df} is impossible"));
+        if df == 0 || df > (bytes.len() - pos) as u64 {
+            return Err(impossible());
+        }
+        let df = u32::try_from(df).map_err(|_| impossible())?;
+        if df as usize <= POSTINGS_BLOCK {
+            return Ok(PostingList {
+                df,
+                bound: None,
+                metas: &[],
+                data: &bytes[pos..],
+                data_at: pos,
+            });
+        }
+        let blocks = (df as usize).div_ceil(POSTINGS_BLOCK);
+        let bound = BlockMeta::decode(bytes, pos).ok_or_else(impossible)?;
+        let metas_at = pos + BLOCK_META_LEN;
+        let metas_len = blocks * BLOCK_META_LEN;
+        let metas = bytes
+            .get(metas_at..metas_at + metas_len)
+            .ok_or_else(impossible)?;
+        let data_at = metas_at + metas_len;
+        let data = bytes
+            .get(data_at..)
+            .and_then(|d| d.get(..bound.end as usize))
+            .ok_or_else(|| DecodeError::new(at, "postings list runs past its section"))?;
+        Ok(PostingList {
+            df,
+            bound: Some(bound),
+            metas,
+            data,
+            data_at,
+        })
+    }
+
+    /// Documents in the list.
+    pub fn df(&self) -> u32 {
+        self.df
+    }
+
+    /// The whole list's bounds; `None` for a list of one block (read it whole).
+    pub fn bound(&self) -> Option<BlockMeta> {
+        self.bound
+    }
+
+    /// Number of blocks with metas (0 for a list of one block).
+    pub fn blocks(&self) -> usize {
+        self.metas.len() / BLOCK_META_LEN
+    }
+
+    /// The meta of block `b`, if it has one.
+    pub fn meta(&self, b: usize) -> Option<BlockMeta> {
+        BlockMeta::decode(self.metas, b.checked_mul(BLOCK_META_LEN)?)
+    }
+
+    /// A cursor before the first posting.
+    pub fn cursor(self) -> PostingCursor<'a> {
+        PostingCursor {
+            list: self,
+            pos: 0,
+            base: 0,
+            read: 0,
+            rec: 0,
+            tf: [0; TEXT_FIELDS],
+            done: false,
+        }
+    }
+}
+
+/// Walks a layout-2 postings list forward, decoding postings one at a time and skipping
+/// whole blocks on [`PostingCursor::seek`]. Each block's end is checked against its meta
+/// as the cursor passes it, so damaged metas are errors, not wrong answers.
+#[derive(Clone, Debug)]
+pub struct PostingCursor<'a> {
+    list: PostingList<'a>,
+    pos: usize,
+    /// The least record the next posting can name (previous record + 1).
+    base: u64,
+    /// Postings decoded so far.
+    read: u32,
+    /// Record of the current posting (valid after a successful `advance`/`seek`).
+    pub rec: u32,
+    /// Per-field tf of the current posting.
+    pub tf: [u32; TEXT_FIELDS],
+    done: bool,
+}
+
+impl<'a> PostingCursor<'a> {
+    /// Whether the cursor has passed the last posting.
+    pub fn done(&self) -> bool {
+        self.done
+    }
+
+    /// The list being walked.
+    pub fn list(&self) -> &PostingList<'a> {
+        &self.list
+    }
+
+    fn err(&self, what: impl Into<String>) -> DecodeError {
+        DecodeError::new(self.list.data_at + self.pos, what)
+    }
+
+    /// Moves to the next posting; `false` (and `done`) at the end.
+    ///
+    /// # Errors
+    /// Truncated or malformed postings, or a block end that disagrees with its meta.
+    pub fn advance(&mut self) -> Result<bool, DecodeError> {
+        if self.read >= self.list.df {
+            self.done = true;
+            return Ok(false);
+        }
+        let data = self.list.data;
+        let v = get_varint(data, &mut self.pos).map_err(|e| self.shift(e))?;
+        let gap = v >> 3;
+        let code = v & 7;
+        let rec = self
+            .base
+            .checked_add(gap)
+            .and_then(|r| u32::try_from(r).ok())
+            .ok_or_else(|| self.err("postings record index beyond u32"))?;
+        let mut tf = [0u32; TEXT_FIELDS];
+        if code != 0 {
+            for (f, slot) in tf.iter_mut().enumerate() {
+                *slot = u32::from(code & (1 << f) != 0);
+            }
+        } else {
+            let mask = get_varint(data, &mut self.pos).map_err(|e| self.shift(e))?;
+            if mask == 0 || mask >> TEXT_FIELDS != 0 {
+                return Err(self.err(format!("field mask {mask:#x} is invalid")));
+            }
+            for (f, slot) in tf.iter_mut().enumerate() {
+                if mask & (1 << f) != 0 {
+                    let v = get_varint(data, &mut self.pos).map_err(|e| self.shift(e))?;
+                    *slot = u32::try_from(v)
+                        .ok()
+                        .filter(|&v| v > 0)
+                        .ok_or_else(|| self.err(format!("term frequency {v}")))?;
+                }
+            }
+        }
+        self.rec = rec;
+        self.tf = tf;
+        self.base = u64::from(rec) + 1;
+        self.read += 1;
+        let in_block = self.read as usize % POSTINGS_BLOCK;
+        if self.list.bound.is_some() && (in_block == 0 || self.read == self.list.df) {
+            let b = (self.read as usize - 1) / POSTINGS_BLOCK;
+            match self.list.meta(b) {
+                Some(m) if m.last == rec && m.end as usize == self.pos => {}
+                _ => return Err(self.err(format!("postings block {b} disagrees with its meta"))),
+            }
+        }
+        Ok(true)
+    }
+
+    fn shift(&self, e: DecodeError) -> DecodeError {
+        DecodeError::new(self.list.data_at + e.offset, e.what)
+    }
+
+    /// The block (index and meta) holding the first posting at or after `target` that is
+    /// not yet read, found from the metas without decoding; `None` when the list has no
+    /// metas or no such posting.
+    pub fn block_for(&self, target: u32) -> Option<(usize, BlockMeta)> {
+        let blocks = self.list.blocks();
+        let mut b = self.read as usize / POSTINGS_BLOCK;
+        // Gallop, then binary search, over the metas' last records.
+        let mut step = 1usize;
+        let mut lo = b;
+        loop {
+            let m = self.list.meta(b)?;
+            if m.last >= target {
+                break;
+            }
+            lo = b + 1;
+            if lo >= blocks {
+                return None;
+            }
+            b = (b + step).min(blocks - 1);
+            step *= 2;
+        }
+        let mut hi = b;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.list.meta(mid)?.last >= target {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Some((lo, self.list.meta(lo)?))
+    }
+
+    /// Moves to the first posting whose record is ≥ `target` (staying when the current one
+    /// is), skipping whole blocks by their metas; `false` (and `done`) when none is left.
+    ///
+    /// # Errors
+    /// As [`PostingCursor::advance`].
+    pub fn seek(&mut self, target: u32) -> Result<bool, DecodeError> {
+        if self.done {
+            return Ok(false);
+        }
+        if self.read > 0 && self.rec >= target {
+            return Ok(true);
+        }
+        if self.list.bound.is_some() {
+            let Some((b, _)) = self.block_for(target) else {
+                self.done = true;
+                return Ok(false);
+            };
+            let first = b * POSTINGS_BLOCK;
+            if b > 0 && first > self.read as usize {
+                let prev = self
+                    .list
+                    .meta(b - 1)
+                    .ok_or_else(|| self.err("postings block meta missing"))?;
+                self.pos = prev.end as usize;
+                self.base = u64::from(prev.last) + 1;
+                // `first` < df ≤ u32::MAX.
+                self.read = u32::try_from(first).map_err(|_| self.err("postings count"))?;
+            }
+        }
+        while self.advance()? {
+            if self.rec >= target {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The block (index and meta) holding the current posting; `None` for a list of one
+    /// block or before the first posting.
+    pub fn current_block(&self) -> Option<(usize, BlockMeta)> {
+        let b = (self.read as usize).checked_sub(1)? / POSTINGS_BLOCK;
+        Some((b, self.list.meta(b)?))
+    }
+
+    /// Byte offset in the list's data just past what was read (for `verify`).
+    fn data_pos(&self) -> usize {
+        self.list.data_at + self.pos
+    }
+}
+
 /// The encoded text sections of one segment.
 #[derive(Clone, Debug, Default)]
 pub struct TextSections {
@@ -335,6 +757,7 @@ impl TextIndexWriter {
             return Err("text documents do not match the segment's node records".into());
         }
         let mut stats = TextStats {
+            layout: TEXT_LAYOUT_VERSION,
             docs: self.docs.len() as u64,
             terms: self.terms.len() as u64,
             ..TextStats::default()
@@ -346,16 +769,33 @@ impl TextIndexWriter {
                 doc_lens.push(l);
             }
         }
+        let lens_of = |rec: u32| {
+            let at = rec as usize * TEXT_FIELDS;
+            let mut out = [0u32; TEXT_FIELDS];
+            if let Some(s) = doc_lens.get(at..at + TEXT_FIELDS) {
+                out.copy_from_slice(s);
+            }
+            out
+        };
         let mut terms: Vec<(Vec<u8>, Vec<Posting>)> = self.terms.into_iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut postings = Vec::new();
         let mut builder = fst::MapBuilder::memory();
-        for (term, mut list) in terms {
-            list.sort_unstable_by_key(|p| p.node);
+        let mut list: Vec<(u32, [u32; TEXT_FIELDS])> = Vec::new();
+        for (term, mut nodes) in terms {
+            nodes.sort_unstable_by_key(|p| p.node);
             builder
                 .insert(&term, postings.len() as u64)
                 .map_err(|e| format!("text term index: {e}"))?;
-            encode_postings(&mut postings, &list);
+            list.clear();
+            for p in nodes {
+                let rec = records
+                    .binary_search(&p.node)
+                    .map_err(|_| format!("text postings name node {}, not a record", p.node))?;
+                let rec = u32::try_from(rec).map_err(|_| "over u32::MAX records")?;
+                list.push((rec, p.tf));
+            }
+            encode_postings_blocked(&mut postings, &list, lens_of)?;
         }
         stats.postings_len = postings.len() as u64;
         let terms = builder
@@ -433,14 +873,50 @@ impl<'a> TextIndexView<'a> {
         })
     }
 
-    /// The postings list of `term`, if indexed.
+    /// The layout version of these sections (1: format 4, 2: format 5).
+    pub fn layout(&self) -> u32 {
+        self.stats.layout
+    }
+
+    /// The layout-1 postings list of `term`, if indexed.
     ///
     /// # Errors
-    /// A damaged list head.
+    /// A damaged list head, or sections of layout 2 (read those with
+    /// [`TextIndexView::list`]).
     pub fn postings(&self, term: &[u8]) -> Result<Option<PostingsReader<'a>>, DecodeError> {
+        if self.stats.layout >= TEXT_LAYOUT_BLOCKED {
+            return Err(DecodeError::new(0, "layout 2 postings read as layout 1"));
+        }
         match self.terms.get(term) {
             Some(offset) => PostingsReader::new(self.postings, offset).map(Some),
             None => Ok(None),
+        }
+    }
+
+    /// The layout-2 postings list of `term`, if indexed.
+    ///
+    /// # Errors
+    /// A damaged list head or bounds, or sections of layout 1 (read those with
+    /// [`TextIndexView::postings`]).
+    pub fn list(&self, term: &[u8]) -> Result<Option<PostingList<'a>>, DecodeError> {
+        if self.stats.layout < TEXT_LAYOUT_BLOCKED {
+            return Err(DecodeError::new(0, "layout 1 postings read as layout 2"));
+        }
+        match self.terms.get(term) {
+            Some(offset) => PostingList::new(self.postings, offset).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The number of documents holding `term` (0 when not indexed), in either layout.
+    ///
+    /// # Errors
+    /// A damaged list head.
+    pub fn df(&self, term: &[u8]) -> Result<u64, DecodeError> {
+        if self.stats.layout >= TEXT_LAYOUT_BLOCKED {
+            Ok(self.list(term)?.map_or(0, |l| u64::from(l.df())))
+        } else {
+            Ok(self.postings(term)?.map_or(0, |r| r.df()))
         }
     }
 
@@ -485,16 +961,20 @@ impl<'a> TextIndexView<'a> {
                     format!("postings of a term start at {offset}, expected {expect_at}"),
                 ));
             }
-            let mut r = PostingsReader::new(self.postings, offset)?;
-            while let Some(p) = r.next_posting()? {
-                if records.binary_search(&p.node).is_err() {
-                    return Err(DecodeError::new(
-                        r.pos(),
-                        format!("postings name node {}, which has no record here", p.node),
-                    ));
+            expect_at = if self.stats.layout >= TEXT_LAYOUT_BLOCKED {
+                self.verify_list(offset, records.len())?
+            } else {
+                let mut r = PostingsReader::new(self.postings, offset)?;
+                while let Some(p) = r.next_posting()? {
+                    if records.binary_search(&p.node).is_err() {
+                        return Err(DecodeError::new(
+                            r.pos(),
+                            format!("postings name node {}, which has no record here", p.node),
+                        ));
+                    }
                 }
-            }
-            expect_at = r.pos();
+                r.pos()
+            };
         }
         if expect_at != self.postings.len() {
             return Err(DecodeError::new(
@@ -503,6 +983,47 @@ impl<'a> TextIndexView<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// Decodes the layout-2 list at `offset` whole and checks it against its metas: record
+    /// indices below `records`, each block's last record, end and bounds exactly as the
+    /// postings give them, and the list's bounds covering all blocks. Returns the byte
+    /// offset just past the list.
+    fn verify_list(&self, offset: u64, records: usize) -> Result<usize, DecodeError> {
+        let list = PostingList::new(self.postings, offset)?;
+        let mut c = list.cursor();
+        let mut metas = Vec::new();
+        let mut block = BlockMeta::default();
+        let mut whole = BlockMeta::default();
+        while c.advance()? {
+            if c.rec as usize >= records {
+                return Err(DecodeError::new(
+                    c.data_pos(),
+                    format!("postings name record {}, of {records}", c.rec),
+                ));
+            }
+            let lens = self.doc_len(c.rec as usize);
+            block.cover(&c.tf, &lens);
+            whole.cover(&c.tf, &lens);
+            block.last = c.rec;
+            if (c.read as usize).is_multiple_of(POSTINGS_BLOCK) || c.read == list.df() {
+                block.end = u32::try_from(c.pos).unwrap_or(u32::MAX);
+                metas.push(std::mem::take(&mut block));
+            }
+        }
+        if let Some(bound) = list.bound() {
+            whole.last = c.rec;
+            whole.end = u32::try_from(c.pos).unwrap_or(u32::MAX);
+            let stored: Vec<Option<BlockMeta>> = (0..list.blocks()).map(|b| list.meta(b)).collect();
+            let want: Vec<Option<BlockMeta>> = metas.into_iter().map(Some).collect();
+            if bound != whole || stored != want {
+                return Err(DecodeError::new(
+                    list.data_at,
+                    "postings block metas disagree with the postings",
+                ));
+            }
+        }
+        Ok(c.data_pos())
     }
 }
 
@@ -547,24 +1068,23 @@ mod tests {
             .expect("fresh sections parse");
         v.verify(&[3, 7]).expect("fresh sections verify");
         assert!(v.verify(&[3]).is_err());
-        let mut r = v.postings(b"=a").expect("ok").expect("indexed");
-        assert_eq!(r.df(), 2);
-        assert_eq!(
-            r.next_posting(),
-            Ok(Some(Posting {
-                node: 3,
-                tf: [0, 1, 1]
-            }))
+        assert_eq!(v.layout(), TEXT_LAYOUT_VERSION);
+        // Postings name records: node 3 is record 0, node 7 record 1.
+        let list = v.list(b"=a").expect("ok").expect("indexed");
+        assert_eq!((list.df(), list.bound()), (2, None));
+        let mut c = list.cursor();
+        assert_eq!(c.advance(), Ok(true));
+        assert_eq!((c.rec, c.tf), (0, [0, 1, 1]));
+        assert_eq!(c.advance(), Ok(true));
+        assert_eq!((c.rec, c.tf), (1, [1, 0, 0]));
+        assert_eq!(c.advance(), Ok(false));
+        assert!(c.done());
+        assert!(v.list(b"=zz").expect("ok").is_none());
+        assert_eq!(v.df(b"=a"), Ok(2));
+        assert!(
+            v.postings(b"=a").is_err(),
+            "layout 2 is not read as layout 1"
         );
-        assert_eq!(
-            r.next_posting(),
-            Ok(Some(Posting {
-                node: 7,
-                tf: [1, 0, 0]
-            }))
-        );
-        assert_eq!(r.next_posting(), Ok(None));
-        assert!(v.postings(b"=zz").expect("ok").is_none());
         assert_eq!(v.doc_len(1), [1, 2, 0]);
         assert_eq!(v.stats.field_len_total, [1, 3, 1]);
         // Wrong record count or a wrong document set is refused.
@@ -572,6 +1092,126 @@ mod tests {
         let mut w = TextIndexWriter::new();
         w.add_doc(1, [0; 3], vec![]);
         assert!(w.finish(&[2]).is_err());
+    }
+
+    /// A list of many blocks: every posting comes back in order, `seek` lands on the
+    /// first record at or after its target from any position, and the block bounds are
+    /// what the postings hold.
+    #[test]
+    fn blocked_lists_round_trip_and_seek() {
+        let records: Vec<u32> = (0..2000).map(|i| i * 3 + 1).collect();
+        let mut w = TextIndexWriter::new();
+        let mut want = Vec::new();
+        for (rec, &node) in (0u32..).zip(&records) {
+            let lens = [1 + rec % 5, 10 + rec % 50, 0];
+            let mut terms = vec![(b"=all".to_vec(), [0, 1 + rec % 3, 0])];
+            if rec.is_multiple_of(7) {
+                terms.push((b"=some".to_vec(), [1, 300, 0]));
+                want.push((rec, [1, 300, 0], lens));
+            }
+            w.add_doc(node, lens, terms);
+        }
+        let s = w.finish(&records).expect("docs match records");
+        let v = TextIndexView::parse(&s.stats, &s.terms, &s.postings, &s.doc_lens, 2000)
+            .expect("fresh sections parse");
+        v.verify(&records).expect("fresh sections verify");
+        let list = v.list(b"=some").expect("ok").expect("indexed");
+        assert_eq!(list.df() as usize, want.len());
+        assert_eq!(list.blocks(), want.len().div_ceil(POSTINGS_BLOCK));
+        let bound = list.bound().expect("a list of several blocks has bounds");
+        assert_eq!(bound.tf_max, [1, 255, 0]);
+        assert_eq!(bound.len_min, [1, 10, u16::MAX]);
+        let mut c = list.cursor();
+        for &(rec, tf, _) in &want {
+            assert_eq!(c.advance(), Ok(true));
+            assert_eq!((c.rec, c.tf), (rec, tf));
+        }
+        assert_eq!(c.advance(), Ok(false));
+        for start in [0u32, 5, 700, 1300] {
+            for target in [0u32, 1, 7, 8, 895, 896, 897, 1500, 1995, 1996, 1999, 5000] {
+                let mut c = list.cursor();
+                if start > 0 {
+                    assert_eq!(c.seek(start), Ok(true));
+                }
+                let expect = want
+                    .iter()
+                    .map(|x| x.0)
+                    .find(|&r| r >= target.max(if start > 0 { c.rec } else { 0 }));
+                let found = c.seek(target).expect("seek");
+                assert_eq!(
+                    found.then_some(c.rec),
+                    expect,
+                    "start {start} target {target}"
+                );
+            }
+        }
+        // A damaged block meta is an error on the way, not a wrong answer.
+        let mut bad = s.postings.clone();
+        let off = usize::try_from(
+            fst::Map::new(&s.terms[..])
+                .expect("fst")
+                .get(b"=some")
+                .expect("indexed"),
+        )
+        .expect("a small offset");
+        let meta0 = off + 2 + BLOCK_META_LEN; // df varint (2 bytes), list bound, block 0
+        bad[meta0 + 4] ^= 1; // block 0's end
+        let v = TextIndexView::parse(&s.stats, &s.terms, &bad, &s.doc_lens, 2000)
+            .expect("shapes unchanged");
+        assert!(v.verify(&records).is_err());
+        let mut c = v.list(b"=some").expect("ok").expect("indexed").cursor();
+        let mut failed = false;
+        for _ in 0..want.len() {
+            if c.advance().is_err() {
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed);
+    }
+
+    /// Sections of layout 1 (format 4) still parse, verify and read.
+    #[test]
+    fn layout_1_sections_still_read() {
+        let mut postings = Vec::new();
+        encode_postings(
+            &mut postings,
+            &[
+                Posting {
+                    node: 3,
+                    tf: [0, 1, 1],
+                },
+                Posting {
+                    node: 7,
+                    tf: [1, 0, 0],
+                },
+            ],
+        );
+        let mut b = fst::MapBuilder::memory();
+        b.insert(b"=a", 0).expect("fst");
+        let terms = b.into_inner().expect("fst");
+        let stats = TextStats {
+            layout: 1,
+            docs: 2,
+            field_len_total: [1, 3, 1],
+            terms: 1,
+            postings_len: postings.len() as u64,
+        }
+        .encode();
+        let lens = [0, 1, 1, 1, 2, 0];
+        let v = TextIndexView::parse(&stats, &terms, &postings, &lens, 2).expect("parse");
+        v.verify(&[3, 7]).expect("verify");
+        assert_eq!(v.layout(), 1);
+        assert_eq!(v.df(b"=a"), Ok(2));
+        assert!(v.list(b"=a").is_err());
+        let mut r = v.postings(b"=a").expect("ok").expect("indexed");
+        assert_eq!(r.next_posting().expect("ok").map(|p| p.node), Some(3));
+        let mut bad = stats.clone();
+        bad[0] = 3;
+        assert!(
+            TextStats::decode(&bad).is_err(),
+            "unknown layouts are refused"
+        );
     }
 
     /// Damaged postings bytes give errors, never panics (a small exhaustive bit-flip run;

@@ -13,7 +13,9 @@
 //!
 //! Every plain word yields two terms: its exact (lowercased) form and its Snowball English
 //! stem, in separate namespaces ([`TermKind`]), so an exact match can rank above a
-//! stem-only one. Whole identifiers and bigrams are exact terms only. Stop words are
+//! stem-only one. A whole identifier of letters and digits (`camelCase`) is stemmed too,
+//! since other texts write it as one word; other whole identifiers and bigrams are exact
+//! terms only. Stop words are
 //! indexed like any word; [`is_stop_word`] lets a query ignore them.
 //!
 //! Limits: a term longer than [`TERM_BYTES_MAX`] bytes is cut to that length at a character
@@ -53,6 +55,20 @@ pub struct Token {
 }
 
 impl Token {
+    /// Whether the token is also indexed by its stem: a word with a letter, or a whole
+    /// identifier of letters and digits only (`camelCase`, `HTTPServer`, written as one
+    /// word elsewhere: `workerPoolSpecs` shares the stem of `workerpoolspec`).
+    pub fn is_stemmed(&self) -> bool {
+        match self.kind {
+            TermKind::Word => self.text.chars().any(char::is_alphabetic),
+            TermKind::Whole => {
+                self.text.chars().all(char::is_alphanumeric)
+                    && self.text.chars().any(char::is_alphabetic)
+            }
+            TermKind::Bigram => false,
+        }
+    }
+
     /// The exact-namespace term of this token.
     pub fn exact_term(&self) -> Vec<u8> {
         term(EXACT, &self.text)
@@ -248,7 +264,7 @@ impl Analyzer {
     /// exact form and stem, a whole identifier's or bigram's exact form.
     pub fn for_each_term(&self, text: &str, mut f: impl FnMut(Vec<u8>)) {
         for t in self.tokens(text) {
-            if t.kind == TermKind::Word && t.text.chars().any(char::is_alphabetic) {
+            if t.is_stemmed() {
                 f(term(STEM, &self.stem(&t.text)));
             }
             f(term(EXACT, &t.text));

@@ -3,10 +3,11 @@
 //! (`format::text`) and in the state's delta (`db::text`), which gather the postings and
 //! hand them here.
 //!
-//! Scoring (see DESIGN.md §13): for each query term *t* and document *d*,
-//! `weight(t) · idf(t) · Σ_f w_f · tf·(k1+1) / (tf + k1·(1 − b + b·len_f/avg_f))` with
-//! k1 = 1.2, b = 0.75 and `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`; exact terms weigh 1,
-//! stems [`STEM_WEIGHT`]. A document matching every query word gets ×[`ALL_WORDS_BOOST`],
+//! Scoring (see DESIGN.md §13) is BM25F: for each query term *t* and document *d*, the
+//! fields' frequencies are weighted and length-normalized, then summed and saturated once:
+//! `x = Σ_f w_f · tf_f / (1 − b + b·len_f/avg_f)`, score `weight(t) · idf(t) · x·(k1+1) /
+//! (x + k1)`, with k1 = 1.2, b = 0.75 and `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`; exact
+//! terms weigh 1, stems [`STEM_WEIGHT`]. A document matching every query word gets ×[`ALL_WORDS_BOOST`],
 //! and one holding the query's words as a phrase in one field a further ×[`PHRASE_BOOST`].
 
 pub mod analyze;
@@ -27,12 +28,13 @@ pub const BM25_K1: f64 = 1.2;
 /// BM25 length normalization.
 pub const BM25_B: f64 = 0.75;
 /// Weight of a word's stem term relative to its exact term. A document holding the query's
-/// exact word matches both (1 + 2), one holding another inflection only the stem (2): the
+/// exact word matches both (1 + 8), one holding another inflection only the stem (8): the
 /// exact form still ranks first, but an inflection is not outweighed by unrelated exact
-/// matches. Chosen on the known-item queries of `benches/compare/text` (100,000 documents):
-/// stem 0.5 found inflected targets in the top 10 for 0.242 of queries, 2.0 for 0.419, with
-/// exact-word queries at 0.584 instead of 0.600 (FTS5: 0.590, 0.590, 0.576).
-pub const STEM_WEIGHT: f64 = 2.0;
+/// matches. Chosen on the known-item queries of `benches/compare/text` (100,000 documents,
+/// BM25F): success@10 of exact-word / inflected queries 0.618 / 0.557 at stem weight 4,
+/// 0.612 / 0.561 at 8, 0.610 / 0.567 at 16, 0.604 / 0.572 with stems alone (FTS5: 0.590 /
+/// 0.576).
+pub const STEM_WEIGHT: f64 = 8.0;
 /// Score factor of a document that matches every (non-stop) query word.
 pub const ALL_WORDS_BOOST: f64 = 1.2;
 /// Further factor of a document holding the query's words consecutively in one field.
@@ -274,12 +276,18 @@ impl ParsedQuery {
                     q.words += 1;
                     q.word_texts.push(t.text.clone());
                     push(&mut q, t.exact_term(), 1.0, Some(w));
-                    if t.kind == TermKind::Word && t.text.chars().any(char::is_alphabetic) {
+                    if t.is_stemmed() {
                         let stem = analyze::term(analyze::STEM, &analyzer.stem(&t.text));
                         push(&mut q, stem, STEM_WEIGHT, Some(w));
                     }
                 }
-                TermKind::Whole => push(&mut q, t.exact_term(), 1.0, None),
+                TermKind::Whole => {
+                    push(&mut q, t.exact_term(), 1.0, None);
+                    if t.is_stemmed() {
+                        let stem = analyze::term(analyze::STEM, &analyzer.stem(&t.text));
+                        push(&mut q, stem, STEM_WEIGHT, None);
+                    }
+                }
             }
         }
         Ok(q)
@@ -292,14 +300,66 @@ pub fn idf(docs: u64, df: u64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0)
 }
 
-/// BM25's term-frequency part for one field.
-pub fn tf_part(tf: u32, len: u32, avg_len: f64) -> f64 {
-    if tf == 0 {
-        return 0.0;
+/// The contribution of one term (`weight_idf` = its weight × idf) to a document with
+/// per-field frequencies `tf` and lengths `lens`, split by field.
+pub fn term_fields(
+    weight_idf: f64,
+    weights: &[f64; TEXT_FIELDS],
+    tf: &[u32; TEXT_FIELDS],
+    lens: &[u32; TEXT_FIELDS],
+    avg: &[f64; TEXT_FIELDS],
+) -> [f64; TEXT_FIELDS] {
+    let mut out = [0.0; TEXT_FIELDS];
+    let mut x = [0.0; TEXT_FIELDS];
+    let mut total = 0.0;
+    for f in 0..TEXT_FIELDS {
+        if tf[f] > 0 {
+            x[f] = weights[f] * f64::from(tf[f]) / length_norm(lens[f], avg[f]);
+            total += x[f];
+        }
     }
-    let tf = f64::from(tf);
+    if total > 0.0 {
+        let s = weight_idf * saturate(total);
+        for f in 0..TEXT_FIELDS {
+            out[f] = s * x[f] / total;
+        }
+    }
+    out
+}
+
+/// BM25's length normalization of a field of `len` tokens, `avg_len` on average.
+fn length_norm(len: u32, avg_len: f64) -> f64 {
     let avg = if avg_len > 0.0 { avg_len } else { 1.0 };
-    tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * (1.0 - BM25_B + BM25_B * f64::from(len) / avg))
+    1.0 - BM25_B + BM25_B * f64::from(len) / avg
+}
+
+/// BM25's saturation of a (weighted, normalized) term frequency.
+fn saturate(tf: f64) -> f64 {
+    tf * (BM25_K1 + 1.0) / (tf + BM25_K1)
+}
+
+/// The most a term (`weight_idf` = its weight × idf) adds to the score of a document whose
+/// postings `meta` bounds (tf at most `tf_max`, length at least `len_min`, per field): the
+/// score grows with tf and shrinks with length.
+pub fn term_bound(
+    weight_idf: f64,
+    weights: &[f64; TEXT_FIELDS],
+    meta: &crate::format::text::BlockMeta,
+    avg: &[f64; TEXT_FIELDS],
+) -> f64 {
+    let mut total = 0.0;
+    for f in 0..TEXT_FIELDS {
+        if meta.tf_max[f] == 0 || weights[f] == 0.0 {
+            continue;
+        }
+        if meta.tf_max[f] == u8::MAX {
+            // "255 or more": the limit for tf → ∞.
+            return weight_idf * (BM25_K1 + 1.0);
+        }
+        total += weights[f] * f64::from(meta.tf_max[f])
+            / length_norm(u32::from(meta.len_min[f]), avg[f]);
+    }
+    weight_idf * saturate(total)
 }
 
 /// Accumulated score of one candidate document.
@@ -325,8 +385,9 @@ impl Accumulator {
         lens: &[u32; TEXT_FIELDS],
         avg: &[f64; TEXT_FIELDS],
     ) {
-        for f in 0..TEXT_FIELDS {
-            self.fields[f] += term.weight * idf * weights[f] * tf_part(tf[f], lens[f], avg[f]);
+        let parts = term_fields(term.weight * idf, weights, tf, lens, avg);
+        for (field, part) in self.fields.iter_mut().zip(parts) {
+            *field += part;
         }
         if let Some(w) = term.word {
             self.words |= 1 << w;
@@ -398,7 +459,7 @@ pub fn has_phrase_in(
 
 /// Whether `text` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
 pub fn text_has_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bool {
-    if phrase.len() < 2 {
+    if phrase.len() < 2 || !phrase_may_occur(text, phrase) {
         return false;
     }
     let tokens = analyzer.tokens(text);
@@ -408,6 +469,45 @@ pub fn text_has_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bo
         .map(|t| t.text.as_str())
         .collect();
     units.windows(phrase.len()).any(|w| w == phrase)
+}
+
+/// A cheap necessary condition for [`text_has_phrase`], `true` when unsure: in ASCII text,
+/// a phrase of ASCII lowercase letters and digits can only occur where its units appear in
+/// order, case aside, separated by characters that are not letters or digits (tokens of
+/// ASCII text are its runs of letters and digits, split further at case changes and
+/// connectors, so nothing alphanumeric lies between two consecutive ones).
+pub fn phrase_may_occur(text: &str, phrase: &[String]) -> bool {
+    let plain = |u: &String| {
+        !u.is_empty()
+            && u.len() < analyze::TERM_BYTES_MAX
+            && u.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    if !text.is_ascii() || !phrase.iter().all(plain) {
+        return true;
+    }
+    let t = text.as_bytes();
+    let at = |i: usize, unit: &str| {
+        t.get(i..i + unit.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(unit.as_bytes()))
+    };
+    let Some((first, rest)) = phrase.split_first() else {
+        return true;
+    };
+    (0..t.len()).any(|i| {
+        if !at(i, first) {
+            return false;
+        }
+        let mut j = i + first.len();
+        rest.iter().all(|unit| {
+            while t.get(j).is_some_and(|b| !b.is_ascii_alphanumeric()) {
+                j += 1;
+            }
+            let ok = at(j, unit);
+            j += unit.len();
+            ok
+        })
+    })
 }
 
 /// Up to [`SNIPPET_CHARS_MAX`] characters of `text` starting a little before the first

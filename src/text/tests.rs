@@ -53,11 +53,53 @@ fn query_terms_have_exact_and_stem_forms() {
 fn bm25_prefers_rare_terms_short_fields_and_more_occurrences() {
     assert!(idf(1000, 1) > idf(1000, 100));
     assert!(idf(10, 10) >= 0.0);
-    assert!(tf_part(1, 5, 10.0) > tf_part(1, 50, 10.0));
-    assert!(tf_part(3, 10, 10.0) > tf_part(1, 10, 10.0));
-    // Saturation: k1 bounds the term-frequency part below k1 + 1.
-    assert!(tf_part(1000, 10, 10.0) < BM25_K1 + 1.0);
-    assert_eq!(tf_part(0, 10, 10.0), 0.0);
+    let w = [2.0, 1.0, 1.0];
+    let avg = [5.0, 10.0, 10.0];
+    let score = |tf: [u32; 3], lens: [u32; 3]| -> f64 {
+        term_fields(1.0, &w, &tf, &lens, &avg).iter().sum()
+    };
+    assert!(score([0, 1, 0], [5, 5, 0]) > score([0, 1, 0], [5, 50, 0]));
+    assert!(score([0, 3, 0], [5, 10, 0]) > score([0, 1, 0], [5, 10, 0]));
+    // The title weighs more, and a word in two fields more than in one, but the fields are
+    // saturated together (BM25F): below k1 + 1 however often the word occurs.
+    assert!(score([1, 0, 0], [5, 10, 0]) > score([0, 1, 0], [5, 10, 0]));
+    assert!(score([1, 1, 0], [5, 10, 0]) > score([1, 0, 0], [5, 10, 0]));
+    assert!(score([1000, 1000, 1000], [5, 10, 10]) < BM25_K1 + 1.0);
+    assert_eq!(score([0, 0, 0], [5, 10, 10]), 0.0);
+    let parts = term_fields(1.0, &w, &[1, 3, 0], &[5, 10, 0], &avg);
+    assert!(parts[1] > parts[0] && parts[0] > 0.0 && parts[2] == 0.0);
+}
+
+/// The block bound a search prunes with is never below a score of a document the block
+/// could hold (any tf up to the bound's, any length from the bound's).
+#[test]
+fn term_bound_covers_every_document_it_bounds() {
+    use crate::format::text::BlockMeta;
+    let w = [2.0, 1.0, 0.5];
+    let avg = [4.0, 30.0, 7.5];
+    for tf_max in [[1u8, 0, 0], [0, 3, 1], [2, 7, 255], [1, 1, 1]] {
+        for len_min in [[1u16, 1, 1], [3, 20, 5], [9, 200, 60]] {
+            let meta = BlockMeta {
+                tf_max,
+                len_min,
+                ..BlockMeta::default()
+            };
+            let bound = term_bound(1.7, &w, &meta, &avg);
+            for scale_tf in 0..=3u32 {
+                for extra_len in [0u32, 1, 10, 1000] {
+                    let tf: [u32; 3] = std::array::from_fn(|f| match tf_max[f] {
+                        0 => 0,
+                        255 => 255 + 1000 * scale_tf,
+                        t => (u32::from(t) * scale_tf / 3).max(1),
+                    });
+                    let lens: [u32; 3] = std::array::from_fn(|f| u32::from(len_min[f]) + extra_len);
+                    let s: f64 = term_fields(1.7, &w, &tf, &lens, &avg).iter().sum();
+                    // Equal up to rounding (the search adds 1e-9 of slack).
+                    assert!(s <= bound * (1.0 + 1e-12), "{tf:?} {lens:?}: {s} > {bound}");
+                }
+            }
+        }
+    }
 }
 
 #[test]
@@ -120,4 +162,64 @@ fn doc_terms_count_fields_and_props_strings() {
     assert_eq!(tf("=gamma"), Some([0, 2, 0]));
     assert_eq!(tf("=delta"), Some([0, 0, 1]));
     assert_eq!(tf("=5"), None, "non-string props are not indexed");
+}
+
+/// The phrase pre-check never says no where the full check says yes (over texts mixing
+/// case changes, connectors, punctuation, digits and non-ASCII), and does say no to
+/// plain texts without the phrase.
+#[test]
+fn phrase_precheck_never_hides_a_phrase() {
+    let a = Analyzer::new();
+    let phrases: Vec<Vec<String>> = [
+        vec!["impersonate", "verbosity"],
+        vec!["http", "server", "v2"],
+        vec!["open", "rs"],
+        vec!["a", "b"],
+    ]
+    .iter()
+    .map(|p| p.iter().map(|s| (*s).to_owned()).collect())
+    .collect();
+    let pieces = [
+        "Impersonate",
+        "verbosity",
+        "HTTPServer",
+        "v2",
+        "src/db/open.rs",
+        "a_b",
+        "A-B",
+        "x",
+        "impersonate,",
+        "(verbosity)",
+        "HttpServerV2",
+        "open.RS",
+        "数据",
+        "é",
+        "--",
+        "a'b",
+        "2",
+        "ImpersonateVerbosity",
+        "impersonate_verbosity",
+    ];
+    let mut seed = 7u64;
+    for _ in 0..4000 {
+        let mut text = String::new();
+        for _ in 0..6 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let p = pieces[(seed >> 33) as usize % pieces.len()];
+            text.push_str(p);
+            if !(seed >> 40).is_multiple_of(3) {
+                text.push(' ');
+            }
+        }
+        for p in &phrases {
+            if text_has_phrase(&a, &text, p) {
+                assert!(phrase_may_occur(&text, p), "{text:?} {p:?}");
+            }
+        }
+    }
+    let p = &phrases[0];
+    assert!(!phrase_may_occur("verbosity then impersonate", p));
+    assert!(phrase_may_occur("the Impersonate, VERBOSITY flags", p));
 }

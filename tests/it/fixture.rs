@@ -127,3 +127,38 @@ fn format_v3_fixture_opens_with_the_same_content() {
 fn format_v4_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(4);
 }
+
+#[test]
+fn format_v5_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(5);
+}
+
+/// Text search reads both postings layouts: layout 1 in the version 4 fixture (scored
+/// without skipping), layout 2 in the version 5 one, with the same answers.
+#[test]
+fn text_search_reads_the_v4_and_v5_fixture_layouts() {
+    for version in [4, 5] {
+        let db =
+            Database::open_with(fixture_dir(version), Options::default().read_only(true)).unwrap();
+        let snap = db.snapshot();
+        let alpha = snap.node_id("alpha").unwrap();
+        for (q, field) in [
+            ("ALPHA", hopgraph::TextField::Title),
+            ("firsts", hopgraph::TextField::Content),
+        ] {
+            let hits = snap.search_text(&hopgraph::TextQuery::new(q)).unwrap();
+            assert_eq!(hits.len(), 1, "v{version} {q}");
+            assert_eq!(
+                (hits[0].node, hits[0].field),
+                (alpha, field),
+                "v{version} {q}"
+            );
+        }
+        assert!(
+            snap.search_text(&hopgraph::TextQuery::new("beta"))
+                .unwrap()
+                .iter()
+                .any(|h| Some(h.node) == snap.node_id("beta"))
+        );
+    }
+}

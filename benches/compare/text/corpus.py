@@ -5,7 +5,10 @@ Corpus: real text nobody in this project wrote, from this Debian machine: the En
 manual pages (/usr/share/man/man[1-8]/*.gz, roff markup stripped crudely) and the package
 changelogs and copyright files under /usr/share/doc. Each file is cut into documents of
 30-120 words at paragraph breaks; a document's title is its source ("ls(1)",
-"changelog of bash", ...). Output: docs.jsonl ({"key","title","content"} per line).
+"changelog of bash", ...). Past about 705,000 documents these run out and the
+Rust toolchain's HTML documentation (~/.rustup/toolchains/*/share/doc/rust/html, tags
+stripped) follows, then the Markdown files of the crates in cargo's registry cache
+and the docstrings of Python's standard library (/usr/lib/python3.11). Output: docs.jsonl ({"key","title","content"} per line).
 
 Queries (queries.jsonl): for a seeded sample of documents, the 3 rarest words of the
 document (corpus document frequency, ties by word), in three families:
@@ -15,7 +18,7 @@ document (corpus document frequency, ties by word), in three families:
               -s), stemmer-independent; kept only when every word changed.
 Usage: corpus.py OUT_DIR N_DOCS N_QUERIES
 """
-import gzip, json, os, random, re, sys
+import ast, glob, gzip, html, json, os, random, re, sys
 from collections import Counter
 
 WORD = re.compile(r"[a-z]+")
@@ -47,6 +50,17 @@ def strip_roff(text):
     return "\n".join(out)
 
 
+BLOCK = re.compile(r"</?(p|div|li|h[1-6]|pre|tr|section|br|dt|dd|table)\b[^>]*>", re.I)
+
+
+def strip_html(text):
+    m = re.search(r"<main\b.*?</main>", text, re.S | re.I)
+    text = m.group(0) if m else text
+    text = re.sub(r"<(script|style|nav|head)\b.*?</\1>", " ", text, flags=re.S | re.I)
+    text = BLOCK.sub("\n\n", text)
+    return html.unescape(re.sub(r"<[^>]+>", " ", text))
+
+
 def sources():
     for sec in range(1, 9):
         d = f"/usr/share/man/man{sec}"
@@ -62,6 +76,41 @@ def sources():
             if name.startswith(("changelog", "copyright", "NEWS", "README")):
                 kind = name.split(".")[0]
                 yield f"{kind} of {pkg}", read(os.path.join(d, name))
+    # Beyond about 705,000 documents the two sources above run out; the Rust toolchain's
+    # HTML documentation (the books, the reference and the standard library's API pages,
+    # written by the Rust project) supplies the rest.
+    for root in sorted(glob.glob(os.path.expanduser("~/.rustup/toolchains/*/share/doc/rust/html")))[:1]:
+        for d, dirs, files in os.walk(root):
+            dirs.sort()
+            if os.path.relpath(d, root).split(os.sep)[0] == "src":
+                dirs.clear()  # source listings, not prose
+                continue
+            for name in sorted(files):
+                if name.endswith(".html"):
+                    path = os.path.join(d, name)
+                    yield f"rust doc {os.path.relpath(path, root)}", strip_html(read(path))
+    # Then the Markdown files (READMEs, changelogs) of the crates in cargo's registry
+    # cache, and the docstrings of Python's standard library.
+    reg = os.path.expanduser("~/.cargo/registry/src")
+    for d, dirs, files in os.walk(reg):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".md"):
+                path = os.path.join(d, name)
+                yield f"{name} of crate {os.path.relpath(d, reg)}", read(path)
+    for d, dirs, files in os.walk("/usr/lib/python3.11"):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(d, name)
+                try:
+                    tree = ast.parse(read(path))
+                except (SyntaxError, ValueError):
+                    continue
+                docs = [ast.get_docstring(n) for n in ast.walk(tree) if isinstance(
+                    n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+                yield f"python {os.path.relpath(path, '/usr/lib')}", "\n\n".join(
+                    x for x in docs if x)
 
 
 def docs(limit):

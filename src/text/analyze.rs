@@ -168,9 +168,24 @@ impl Analyzer {
         }
     }
 
-    /// The stem of a lowercased word.
+    /// The stem of a lowercased word: its Snowball English stem, except that a plural `s`
+    /// the Snowball rules keep because no vowel precedes it (`sdks`, `gpls`, `cpus`,
+    /// `whys`) is dropped before stemming, as the original Porter stemmer does: technical
+    /// text is full of acronyms and identifiers whose plurals must meet their singulars.
+    /// Endings `ss`, `is` and `us` after a vowel (`class`, `this`, `focus`, `status`) stay.
     pub fn stem(&self, word: &str) -> String {
-        truncate(&self.stemmer.stem(word)).to_owned()
+        let stem = self.stemmer.stem(word);
+        if stem == word
+            && let Some(singular) = word.strip_suffix('s')
+            && singular.len() >= 2
+            && !singular.ends_with(['s', 'i'])
+            && !singular
+                .strip_suffix('u')
+                .is_some_and(|head| head.contains(['a', 'e', 'i', 'o', 'u', 'y']))
+        {
+            return truncate(&self.stemmer.stem(singular)).to_owned();
+        }
+        truncate(&stem).to_owned()
     }
 
     /// The tokens of `text` in text order (a whole identifier comes right before its
@@ -332,6 +347,21 @@ mod tests {
     #[test]
     fn inflections_share_a_stem() {
         let a = Analyzer::new();
+        for (plural, singular) in [
+            ("sdks", "sdk"),
+            ("gpls", "gpl"),
+            ("cpus", "cpu"),
+            ("whys", "why"),
+            ("pkcs", "pkc"),
+            ("focuses", "focus"),
+            ("statuses", "status"),
+            ("classes", "class"),
+            ("apis", "api"),
+        ] {
+            assert_eq!(a.stem(plural), a.stem(singular), "{plural}");
+        }
+        assert_eq!(a.stem("this"), "this");
+        assert_eq!(a.stem("focus"), "focus");
         assert_eq!(a.stem("running"), a.stem("runs"));
         assert_eq!(a.stem("databases"), a.stem("database"));
         assert_eq!(a.stem("connected"), a.stem("connection"));

@@ -302,12 +302,8 @@ pub fn call(
                 db.note_write();
                 kg::delete_entities(&db, &names)?
             } else {
-                let mut missing: Vec<&str> = Vec::new();
-                for n in &names {
-                    if !missing.contains(&n.as_str()) {
-                        missing.push(n);
-                    }
-                }
+                // As on an empty graph: every name, as given, is missing.
+                let missing: Vec<&str> = names.iter().map(String::as_str).collect();
                 Outcome {
                     success: true,
                     message: if names.is_empty() {
@@ -341,12 +337,8 @@ pub fn call(
                 kg::delete_observations(&db, &items)?
             } else {
                 let requested: usize = items.iter().map(|i| i.observations.len()).sum();
-                let mut missing: Vec<&str> = Vec::new();
-                for i in &items {
-                    if !missing.contains(&i.entity_name.as_str()) {
-                        missing.push(&i.entity_name);
-                    }
-                }
+                // One name per item, as on an empty graph.
+                let missing: Vec<&str> = items.iter().map(|i| i.entity_name.as_str()).collect();
                 Outcome {
                     success: true,
                     message: if items.is_empty() {

@@ -249,7 +249,9 @@ fn observations_patch(node: &Node, obs: Vec<String>) -> Result<NodePatch, ToolEr
     })
 }
 
-/// `delete_entities`: deletes the named entities and every relation touching them.
+/// `delete_entities`: deletes the named entities and every relation touching them. The
+/// message counts as the original does, over the names as given (a name given twice
+/// counts twice).
 ///
 /// # Errors
 /// Storage errors.
@@ -260,12 +262,11 @@ pub fn delete_entities(db: &Database, names: &[String]) -> Result<Outcome, ToolE
     let mut batch = WriteBatch::new();
     let mut deleted = 0usize;
     for name in names {
-        if !seen.insert(name.as_str()) {
-            continue;
-        }
         if snap.node_id(name).is_some() {
-            batch.delete_node(name.clone());
             deleted += 1;
+            if seen.insert(name.as_str()) {
+                batch.delete_node(name.clone());
+            }
         } else {
             missing.push(name.as_str());
         }
@@ -278,7 +279,7 @@ pub fn delete_entities(db: &Database, names: &[String]) -> Result<Outcome, ToolE
     } else {
         format!(
             "Deleted {deleted} of {} entities. Not found: {}",
-            seen.len(),
+            names.len(),
             missing.join(", ")
         )
     };
@@ -289,6 +290,8 @@ pub fn delete_entities(db: &Database, names: &[String]) -> Result<Outcome, ToolE
 }
 
 /// `delete_observations`: removes the given observations from each entity (every copy).
+/// The message counts as the original does: the copies removed against the
+/// observations asked for, and each item naming a missing entity.
 ///
 /// # Errors
 /// Storage errors.
@@ -310,9 +313,7 @@ pub fn delete_observations(
                     current.insert(name, (node, obs));
                 }
                 None => {
-                    if !missing.contains(&name) {
-                        missing.push(name);
-                    }
+                    missing.push(name);
                     continue;
                 }
             }
@@ -320,12 +321,9 @@ pub fn delete_observations(
         let Some((_, obs)) = current.get_mut(name) else {
             continue;
         };
-        for o in &item.observations {
-            if obs.contains(o) {
-                removed += 1;
-                obs.retain(|x| x != o);
-            }
-        }
+        let before = obs.len();
+        obs.retain(|x| !item.observations.contains(x));
+        removed += before - obs.len();
     }
     let mut batch = WriteBatch::new();
     for (name, (node, obs)) in current {
@@ -337,7 +335,7 @@ pub fn delete_observations(
     if !batch.is_empty() {
         db.commit(batch).map_err(|e| engine_error(&e))?;
     }
-    let message = if removed == requested && missing.is_empty() {
+    let message = if removed == requested {
         "Observations deleted successfully".to_owned()
     } else {
         let mut m = format!("Deleted {removed} of {requested} observations.");

@@ -251,3 +251,42 @@ fn related_and_traverse() {
         "no title: the start of the content"
     );
 }
+
+/// The delete tools' messages count as the official server's do: over the names as
+/// given, and over the observation copies removed against those asked for.
+#[test]
+fn kg_delete_messages_count_as_the_original() {
+    use hopgraph_memory::aim::Entity;
+    use hopgraph_memory::kg::{self, ObservationDelete};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let entity = |name: &str, obs: &[&str]| Entity {
+        name: name.into(),
+        entity_type: "thing".into(),
+        observations: obs.iter().map(|o| o.to_string()).collect(),
+    };
+    kg::create_entities(&db, &[entity("a", &["x", "x", "y"]), entity("b", &[])]).unwrap();
+    let del = |name: &str, obs: &[&str]| ObservationDelete {
+        entity_name: name.into(),
+        observations: obs.iter().map(|o| o.to_string()).collect(),
+    };
+    let msg = |items: &[ObservationDelete]| kg::delete_observations(&db, items).unwrap().message;
+    assert_eq!(msg(&[del("a", &["x"])]), "Deleted 2 of 1 observations.");
+    let snap = db.snapshot();
+    let g = kg::open_nodes(&snap, &["a".to_owned()]).unwrap();
+    assert_eq!(g.entities[0].observations, ["y"]);
+    assert_eq!(
+        msg(&[del("ghost", &[])]),
+        "Observations deleted successfully"
+    );
+    assert_eq!(
+        msg(&[del("ghost", &["q"]), del("ghost", &["r"])]),
+        "Deleted 0 of 2 observations. Entities not found: ghost, ghost"
+    );
+    let names: Vec<String> = ["b", "b", "zz", "zz"].map(String::from).to_vec();
+    assert_eq!(
+        kg::delete_entities(&db, &names).unwrap().message,
+        "Deleted 2 of 4 entities. Not found: zz, zz"
+    );
+    assert!(db.snapshot().node_id("b").is_none());
+}

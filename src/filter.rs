@@ -4,6 +4,10 @@
 //!
 //! Every condition reads only the node record; an empty filter accepts every live node.
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::graph::NodeId;
 use crate::model::Node;
 
 /// Conditions on a node record; all given conditions must hold.
@@ -20,6 +24,9 @@ pub struct NodeFilter {
     pub created_after: Option<u64>,
     /// Only nodes created strictly before this time (ms since the Unix epoch).
     pub created_before: Option<u64>,
+    /// Only these nodes (e.g. those within some hops of a seed, from the expansion
+    /// kernel); `None`: any node. Shared, so cloning a filter does not copy the set.
+    pub nodes: Option<Arc<HashSet<NodeId>>>,
 }
 
 impl NodeFilter {
@@ -61,6 +68,13 @@ impl NodeFilter {
         self
     }
 
+    /// Only the nodes in `nodes`.
+    #[must_use]
+    pub fn nodes(mut self, nodes: impl IntoIterator<Item = NodeId>) -> NodeFilter {
+        self.nodes = Some(Arc::new(nodes.into_iter().collect()));
+        self
+    }
+
     /// Whether no condition is set (the kernels then skip reading node records).
     pub fn is_empty(&self) -> bool {
         self == &NodeFilter::default()
@@ -74,6 +88,7 @@ impl NodeFilter {
             && self.min_importance.is_none_or(|m| p.importance >= m)
             && self.created_after.is_none_or(|t| node.created_at >= t)
             && self.created_before.is_none_or(|t| node.created_at < t)
+            && self.nodes.as_ref().is_none_or(|s| s.contains(&node.id))
     }
 }
 
@@ -121,5 +136,9 @@ mod tests {
                 .matches(&n)
         );
         assert!(!NodeFilter::any().statuses(["active"]).matches(&n));
+        assert!(NodeFilter::any().nodes([NodeId(3), NodeId(0)]).matches(&n));
+        assert!(!NodeFilter::any().nodes([NodeId(3)]).matches(&n));
+        assert!(!NodeFilter::any().nodes([]).matches(&n));
+        assert!(!NodeFilter::any().nodes([NodeId(0)]).is_empty());
     }
 }

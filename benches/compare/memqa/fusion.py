@@ -22,7 +22,7 @@ def relative(lst):
     if not lst:
         return {}
     top = max(lst[0][1], 1e-300)
-    return {key: sc / top for key, sc in lst}
+    return {key: max(sc, 0.0) / top for key, sc in lst}
 
 
 def minmax(lst):

@@ -259,6 +259,11 @@ pub fn call(
                 created_after: args.opt_str("created_after")?,
                 created_before: args.opt_str("created_before")?,
                 embedding: args.opt_num_list("embedding")?,
+                near: args.opt_str_list("near")?,
+                max_hops: args
+                    .opt_int("max_hops", 1, 6)?
+                    .map(|x| u64::try_from(x).unwrap_or(1)),
+                edge_types: args.opt_str_list("edge_types")?,
             };
             let handle = db(None)?;
             let snap = handle.snapshot();
@@ -271,7 +276,11 @@ pub fn call(
                 embed::check_model(&handle, e, false)?;
                 req.embedding = Some(embed::embed_one(e, req.query.clone())?);
             }
-            ToolOutput::json(&search::memory_search(&snap, &req)?)
+            ToolOutput::json(&search::memory_search_in(
+                &snap,
+                &mut stores.scratch(),
+                &req,
+            )?)
         }
         "link" => {
             let req = LinkRequest {

@@ -290,3 +290,117 @@ fn kg_delete_messages_count_as_the_original() {
     );
     assert!(db.snapshot().node_id("b").is_none());
 }
+
+/// `near` + `max_hops`: only memories within the hops of a near id (both directions, any
+/// edge type unless `edge_types`), closer ones boosted; unknown ids are named.
+#[test]
+fn search_near_restricts_by_hops_and_boosts_closer() {
+    use hopgraph_memory::search::{SearchRequest, memory_search};
+    let (_d, db) = graph();
+    let snap = db.snapshot();
+    let search = |near: &[&str], hops: Option<u64>, types: Option<&[&str]>| {
+        memory_search(
+            &snap,
+            &SearchRequest {
+                query: "content".into(),
+                near: Some(near.iter().map(|s| (*s).to_owned()).collect()),
+                max_hops: hops,
+                edge_types: types.map(|t| t.iter().map(|s| (*s).to_owned()).collect()),
+                ..SearchRequest::default()
+            },
+        )
+    };
+    let ids = |r: &hopgraph_memory::search::SearchResult| {
+        r.results
+            .iter()
+            .map(|h| (h.id.clone(), h.hops.unwrap()))
+            .collect::<Vec<_>>()
+    };
+    // a -caused_by-> b -caused_by-> c <-related_to- d; every content matches equally.
+    let r = search(&["a"], Some(1), None).unwrap();
+    assert_eq!(ids(&r), [("a".into(), 0), ("b".into(), 1)]);
+    assert!(r.results[0].score > r.results[1].score);
+    // Default 2 hops, edges walked backwards too: from c, b and d at 1, a at 2.
+    let r = search(&["c"], None, None).unwrap();
+    assert_eq!(
+        ids(&r),
+        [
+            ("c".into(), 0),
+            ("b".into(), 1),
+            ("d".into(), 1),
+            ("a".into(), 2)
+        ]
+    );
+    // Only related_to edges: c and d.
+    let r = search(&["c"], Some(6), Some(&["related_to"])).unwrap();
+    assert_eq!(ids(&r), [("c".into(), 0), ("d".into(), 1)]);
+    // e is isolated: only itself.
+    assert_eq!(ids(&search(&["e"], Some(6), None).unwrap()), [("e".into(), 0)]);
+    let err = search(&["a", "nope", "zz"], None, None).unwrap_err().0;
+    assert!(err.contains("`near`") && err.contains("\"nope\" or \"zz\""), "{err}");
+    let err = search(&["a"], Some(7), None).unwrap_err().0;
+    assert!(err.contains("`max_hops`"), "{err}");
+    let err = memory_search(
+        &snap,
+        &SearchRequest {
+            query: "content".into(),
+            max_hops: Some(2),
+            ..SearchRequest::default()
+        },
+    )
+    .unwrap_err()
+    .0;
+    assert!(err.contains("needs `near`"), "{err}");
+    // Without near, no hop counts in the answer.
+    let r = memory_search(
+        &snap,
+        &SearchRequest {
+            query: "content".into(),
+            ..SearchRequest::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.results.len(), 5);
+    assert!(r.results.iter().all(|h| h.hops.is_none()));
+    assert!(!serde_json::to_string(&r).unwrap().contains("hops"));
+}
+
+/// Hybrid fusion's graph step: the neighbour of the strong hit, found by neither list,
+/// joins the results above a weak lone hit.
+#[test]
+fn hybrid_search_lifts_the_neighbour_of_a_strong_hit() {
+    use hopgraph_memory::search::{SearchRequest, memory_search};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    for (k, text, e) in [
+        ("q", "Where did you go hiking last weekend?", [1.0f32, 0.0]),
+        ("ans", "Up to the lake by the old mill.", [0.0, 1.0]),
+        ("weak", "I like weekend mornings", [0.6, 0.8]),
+        ("far", "nothing related", [0.0, 1.0]),
+    ] {
+        b.upsert_node(
+            k,
+            NodeProps {
+                content: text.into(),
+                embedding: Some(e.to_vec()),
+                ..Default::default()
+            },
+        );
+    }
+    b.link("q", "next", "ans", EdgeProps::default());
+    db.commit(b).unwrap();
+    let r = memory_search(
+        &db.snapshot(),
+        &SearchRequest {
+            query: "hiking weekend".into(),
+            embedding: Some(vec![1.0, 0.0]),
+            ..SearchRequest::default()
+        },
+    )
+    .unwrap();
+    let ids: Vec<&str> = r.results.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids[0], "q", "{ids:?}");
+    assert_eq!(ids[1], "ans", "{ids:?}");
+    assert!(ids.iter().position(|&i| i == "weak") > Some(1), "{ids:?}");
+}

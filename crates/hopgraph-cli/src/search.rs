@@ -48,7 +48,12 @@ pub(crate) struct SearchArgs {
           value_parser = clap::value_parser!(u64).range(1..=6))]
     max_hops: Option<u64>,
     /// With --near: walk only edges of these types (repeat or comma-separate).
-    #[arg(long = "edge-type", value_name = "TYPE", value_delimiter = ',', requires = "near")]
+    #[arg(
+        long = "edge-type",
+        value_name = "TYPE",
+        value_delimiter = ',',
+        requires = "near"
+    )]
     edge_types: Vec<String>,
     /// Print JSON instead of text.
     #[arg(long)]

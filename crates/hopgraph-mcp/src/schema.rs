@@ -644,7 +644,7 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "memory_search",
             title: "Search memories",
-            description: "Ranked full-text search over memory titles, contents and metadata text such as AIM observations: BM25 ranking, case-, punctuation- and inflection-insensitive (\"Deploys\" finds \"deploy\"), identifiers like snake_case or src/db/open.rs match whole or by part; any word may match, memories matching every word or the exact phrase rank higher, a title match counts double. Each result names the `field` that matched best and a `snippet` of it. Filters (`type`, `min_importance`, `created_after`/`created_before`) apply during the search; `offset` pages. With an `embedding` (of the store's one dimension; another is an error naming both) the vector index ranks memories by cosine similarity; with both `query` and `embedding` the two rankings are fused by reciprocal rank fusion, so a memory found only by its words or only by its meaning still ranks, and one found by both ranks first; an embedding without `query` ranks by cosine alone. Scores: text only 0-1 (best hit 1), embedding only cosine, both the fused score. Use it to find ids for get_memory, link, memory_path or expand. Read-only.",
+            description: "Ranked full-text search over memory titles, contents and metadata text such as AIM observations: BM25 ranking, case-, punctuation- and inflection-insensitive (\"Deploys\" finds \"deploy\"), identifiers like snake_case or src/db/open.rs match whole or by part; any word may match, memories matching every word or the exact phrase rank higher, a title match counts double. Each result names the `field` that matched best and a `snippet` of it. Filters (`type`, `min_importance`, `created_after`/`created_before`) apply during the search; `offset` pages. With an `embedding` (of the store's one dimension; another is an error naming both) the vector index ranks memories by cosine similarity; with both `query` and `embedding` the two rankings are fused (0.75 x the text score relative to the best text hit + 0.25 x the cosine relative to the best cosine, over their union, so a memory found only by its words or only by its meaning still ranks, and one found by both ranks first; then each memory linked to one of the 5 best gets 0.6 x that hit's score added, so the neighbour of a strong hit can join the results); an embedding without `query` ranks by cosine alone. Graph-aware: `near` (memory ids) keeps only memories within `max_hops` (1-6, default 2) of one of them, edges walked both ways (only `edge_types` when given), and multiplies each score by 1 + 2^-hops (the near memories x2, one hop x1.5, two x1.25); each hit then reports its `hops`. Unknown `near` ids are an error naming them. Scores: text only 0-1 (best hit 1), embedding only cosine, both the fused score. Use it to find ids for get_memory, link, memory_path or expand. Read-only.\n\nEXAMPLES:\n- memory_search({query: \"deploy rollback\"})\n- memory_search({query: \"why did the cache fail\", near: [\"incident-42\"], max_hops: 2})\n- memory_search({query: \"decision\", near: [\"m-17\", \"m-18\"], max_hops: 3, edge_types: [\"caused_by\"], type: \"decision\"})",
             input: input(
                 json!({
                     "query": {"type": "string", "maxLength": 4096, "description": "Words to find (required unless `embedding` is given). A query of only stop words finds nothing."},
@@ -654,7 +654,10 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "min_importance": {"type": "number", "description": "Only memories with at least this importance."},
                     "created_after": {"type": "string", "description": "Only memories created at or after this RFC 3339 time."},
                     "created_before": {"type": "string", "description": "Only memories created before this RFC 3339 time."},
-                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Optional query embedding (a server started with an embedding model computes it from `query` when omitted)."}
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Optional query embedding (a server started with an embedding model computes it from `query` when omitted)."},
+                    "near": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 100, "description": "Only memories within `max_hops` of one of these memory ids (edges walked both ways); closer ones rank higher (score x (1 + 2^-hops)). Unknown ids are an error naming them."},
+                    "max_hops": {"type": "integer", "minimum": 1, "maximum": 6, "default": 2, "description": "With `near`: how many hops from those memories (1-6). Default 2."},
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "description": "With `near`: walk only edges of these types (default: any type)."}
                 }),
                 &[],
             ),
@@ -666,7 +669,8 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                         "score": {"type": "number"},
                         "type": nullable("string"),
                         "field": {"type": ["string", "null"], "enum": ["title", "content", "observations", null], "description": "The field that matched best; null for an embedding-only hit."},
-                        "snippet": {"type": ["string", "null"], "maxLength": 200, "description": "Up to 200 characters of that field around the first match."}
+                        "snippet": {"type": ["string", "null"], "maxLength": 200, "description": "Up to 200 characters of that field around the first match."},
+                        "hops": {"type": "integer", "minimum": 0, "description": "With `near` only: hops from the nearest `near` memory (0: one of them)."}
                     }), &[])},
                     "truncated": {"type": "boolean"}
                 }),

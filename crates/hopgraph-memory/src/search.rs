@@ -183,7 +183,10 @@ pub fn memory_search_in(
             } else {
                 "edge_types"
             };
-            return Err(ToolError::invalid_arg(name, "needs `near` (the ids to search near)"));
+            return Err(ToolError::invalid_arg(
+                name,
+                "needs `near` (the ids to search near)",
+            ));
         }
         None => None,
     };
@@ -699,7 +702,7 @@ mod tests {
         spread_scores(&mut chain, 0.5, 10, |x| {
             Some(match x.0 {
                 2 => vec![n(1), n(3)],
-                k => vec![n(if k == 1 { 2 } else { 2 })],
+                _ => vec![n(2)],
             })
         });
         assert!(chain.values().all(|&v| close(v, 1.5)), "{chain:?}");

@@ -335,9 +335,15 @@ fn search_near_restricts_by_hops_and_boosts_closer() {
     let r = search(&["c"], Some(6), Some(&["related_to"])).unwrap();
     assert_eq!(ids(&r), [("c".into(), 0), ("d".into(), 1)]);
     // e is isolated: only itself.
-    assert_eq!(ids(&search(&["e"], Some(6), None).unwrap()), [("e".into(), 0)]);
+    assert_eq!(
+        ids(&search(&["e"], Some(6), None).unwrap()),
+        [("e".into(), 0)]
+    );
     let err = search(&["a", "nope", "zz"], None, None).unwrap_err().0;
-    assert!(err.contains("`near`") && err.contains("\"nope\" or \"zz\""), "{err}");
+    assert!(
+        err.contains("`near`") && err.contains("\"nope\" or \"zz\""),
+        "{err}"
+    );
     let err = search(&["a"], Some(7), None).unwrap_err().0;
     assert!(err.contains("`max_hops`"), "{err}");
     let err = memory_search(

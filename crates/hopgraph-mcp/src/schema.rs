@@ -671,7 +671,7 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                         "field": {"type": ["string", "null"], "enum": ["title", "content", "observations", null], "description": "The field that matched best; null for an embedding-only hit."},
                         "snippet": {"type": ["string", "null"], "maxLength": 200, "description": "Up to 200 characters of that field around the first match."},
                         "hops": {"type": "integer", "minimum": 0, "description": "With `near` only: hops from the nearest `near` memory (0: one of them)."}
-                    }), &[])},
+                    }), &["hops"])},
                     "truncated": {"type": "boolean"}
                 }),
                 &[],

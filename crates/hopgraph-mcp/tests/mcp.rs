@@ -2209,3 +2209,73 @@ fn e2e_update_memory_keeps_identity_and_reindexes() {
     );
     assert!(s.close().success());
 }
+
+/// `memory_search` with `near` + `max_hops` over stdio: the schema lists them, results
+/// stay within the hops (both directions) with their hop counts, closer ones first, and
+/// unknown ids are named in the error.
+#[test]
+fn memory_search_near_over_stdio() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn_initialized(dir.path());
+    let tools = tool_list(&mut s);
+    let search = tools
+        .iter()
+        .find(|t| t["name"] == "memory_search")
+        .expect("memory_search listed");
+    for p in ["near", "max_hops", "edge_types"] {
+        assert!(
+            search["inputSchema"]["properties"][p].is_object(),
+            "{p}: {search}"
+        );
+    }
+    assert!(search["description"].as_str().unwrap().contains("near:"));
+    for id in ["m1", "m2", "m3", "m4"] {
+        s.call_ok(
+            "create_memory",
+            json!({"type": "episodic", "content": format!("deploy note {id}"), "id": id}),
+        );
+    }
+    // m1 -caused_by-> m2 -caused_by-> m3; m4 alone.
+    s.call_ok(
+        "link",
+        json!({"source_id": "m1", "target_id": "m2", "edge_type": "caused_by"}),
+    );
+    s.call_ok(
+        "link",
+        json!({"source_id": "m2", "target_id": "m3", "edge_type": "caused_by"}),
+    );
+    let r = s.call_ok(
+        "memory_search",
+        json!({"query": "deploy", "near": ["m3"], "max_hops": 1}),
+    );
+    let hits = r["structuredContent"]["results"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let got: Vec<(String, u64)> = hits
+        .iter()
+        .map(|h| {
+            (
+                h["id"].as_str().unwrap().to_owned(),
+                h["hops"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [("m3".to_owned(), 0), ("m2".to_owned(), 1)], "{r}");
+    let r = s.call_ok("memory_search", json!({"query": "deploy", "near": ["m3"]}));
+    assert_eq!(
+        r["structuredContent"]["results"].as_array().unwrap().len(),
+        3,
+        "default 2 hops: {r}"
+    );
+    let err = s.call_err(
+        "memory_search",
+        json!({"query": "deploy", "near": ["m1", "ghost"]}),
+    );
+    assert!(err.contains("`near`") && err.contains("\"ghost\""), "{err}");
+    let err = s.call_err(
+        "memory_search",
+        json!({"query": "deploy", "near": ["m1"], "max_hops": 9}),
+    );
+    assert!(err.contains("max_hops"), "{err}");
+}

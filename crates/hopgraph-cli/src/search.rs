@@ -44,16 +44,11 @@ pub(crate) struct SearchArgs {
     #[arg(long, value_name = "ID", value_delimiter = ',')]
     near: Vec<String>,
     /// With --near: hops from those nodes (1-6, default 2).
-    #[arg(long, value_name = "N", requires = "near",
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=6))]
     max_hops: Option<u64>,
     /// With --near: walk only edges of these types (repeat or comma-separate).
-    #[arg(
-        long = "edge-type",
-        value_name = "TYPE",
-        value_delimiter = ',',
-        requires = "near"
-    )]
+    #[arg(long = "edge-type", value_name = "TYPE", value_delimiter = ',')]
     edge_types: Vec<String>,
     /// Print JSON instead of text.
     #[arg(long)]

@@ -1006,6 +1006,60 @@ fn search_finds_imported_observations() {
     assert!(err.contains("query"), "{err}");
 }
 
+/// `search --near ID --max-hops N`: only nodes within the hops (both directions), each
+/// with its hop count; an unknown id is an invalid-input error naming it.
+#[test]
+fn search_near_keeps_to_the_hops() {
+    let tmp = tempdir();
+    let db = tmp.path().join("db");
+    let input = tmp.path().join("g.jsonl");
+    std::fs::write(
+        &input,
+        [
+            r#"{"node":{"key":"a","content":"deploy one"}}"#,
+            r#"{"node":{"key":"b","content":"deploy two"}}"#,
+            r#"{"node":{"key":"c","content":"deploy three"}}"#,
+            r#"{"edge":{"source":"a","target":"b","type":"next"}}"#,
+            r#"{"edge":{"source":"b","target":"c","type":"next"}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    ok(&["import", "--db", &db_arg(&db), input.to_str().unwrap()]);
+    let json = ok(&[
+        "search",
+        "--db",
+        &db_arg(&db),
+        "deploy",
+        "--near",
+        "c",
+        "--max-hops",
+        "1",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let got: Vec<(&str, u64)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["id"].as_str().unwrap(), h["hops"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got, [("c", 0), ("b", 1)], "{json}");
+    let text = ok(&["search", "--db", &db_arg(&db), "deploy", "--near", "a"]);
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(text.lines().next().unwrap().contains("(0 hops)"), "{text}");
+    let err = fails(
+        5,
+        &["search", "--db", &db_arg(&db), "deploy", "--near", "zz"],
+    );
+    assert!(err.contains("\"zz\""), "{err}");
+    let err = fails(
+        5,
+        &["search", "--db", &db_arg(&db), "deploy", "--max-hops", "2"],
+    );
+    assert!(err.contains("needs `near`"), "{err}");
+}
+
 /// One table of exit codes, the same kind of failure giving the same code in every command.
 #[test]
 fn every_exit_code_of_the_table() {

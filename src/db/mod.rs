@@ -192,6 +192,9 @@ struct Shared {
     recovery: Mutex<RecoveryReport>,
     /// What the files looked like at the last publication (for cheap change checks).
     probe: Mutex<Probe>,
+    /// Held for the whole of a [`Database::checkpoint`], so that this process runs one
+    /// at a time (the writer mutex is held only at its start and its end).
+    checkpointing: Mutex<()>,
 }
 
 impl Shared {

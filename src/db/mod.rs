@@ -114,6 +114,10 @@ impl Options {
     }
 
     /// Checkpoint automatically once the WAL exceeds this many bytes (default 64 MiB).
+    /// The automatic checkpoint runs on the committing thread with the writer lock held;
+    /// a host that cannot have one commit wait for it sets this high (`u64::MAX`) and calls
+    /// [`Database::checkpoint`] from a thread of its own, which writes the segment without
+    /// the lock (see DESIGN.md §6).
     #[must_use]
     pub fn checkpoint_wal_bytes(mut self, bytes: u64) -> Options {
         self.checkpoint_wal_bytes = bytes;

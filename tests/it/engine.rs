@@ -331,7 +331,7 @@ fn checkpoints_run_alongside_commits() {
             let r = db.checkpoint().unwrap();
             carried.fetch_add(r.carried, std::sync::atomic::Ordering::AcqRel);
             rounds += 1;
-            if rounds % 7 == 0 {
+            if rounds.is_multiple_of(7) {
                 db.compact().unwrap();
             }
         }

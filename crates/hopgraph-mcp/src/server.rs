@@ -129,7 +129,7 @@ impl ServerHandler for HopgraphServer {
                 r.structured_content = Some(out.structured);
                 r
             }
-            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.0)]),
+            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.into_message())]),
             Err(_) => CallToolResult::error(vec![ContentBlock::text(
                 "Internal error: the tool failed unexpectedly",
             )]),

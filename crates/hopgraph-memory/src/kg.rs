@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::aim::{self, Entity, Relation};
-use super::{ToolError, engine_error};
+use super::{ToolError, ToolErrorKind, engine_error};
 use hopgraph::{
     Database, Direction, Node, NodeId, NodePatch, OpResult, Snapshot, TypeFilter, WriteBatch,
 };
@@ -87,7 +87,10 @@ pub struct Outcome {
 
 /// The error of a missing entity, in the original's words.
 pub fn entity_not_found(name: &str) -> ToolError {
-    ToolError(format!("Entity with name {name} not found"))
+    ToolError::new(
+        ToolErrorKind::NotFound,
+        format!("Entity with name {name} not found"),
+    )
 }
 
 /// The entity view of a node: its key, kind and `metadata.observations` (strings only).

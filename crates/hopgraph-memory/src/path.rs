@@ -11,7 +11,7 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::ToolError;
+use crate::{ToolError, ToolErrorKind};
 use hopgraph::Snapshot;
 use hopgraph::kernel::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
 use hopgraph::{Direction, EdgeId, NodeId};
@@ -154,9 +154,12 @@ fn path_text(path: &[PathEntry<'_>]) -> String {
 fn entries<'s>(snap: &'s Snapshot, path: &Path) -> Result<Vec<PathEntry<'s>>, ToolError> {
     let mut out = Vec::with_capacity(path.nodes.len());
     for (i, &id) in path.nodes.iter().enumerate() {
-        let (key, title) = snap
-            .node_label(id)?
-            .ok_or_else(|| ToolError(format!("internal error: path node {id} has no record")))?;
+        let (key, title) = snap.node_label(id)?.ok_or_else(|| {
+            ToolError::new(
+                ToolErrorKind::Internal,
+                format!("internal error: path node {id} has no record"),
+            )
+        })?;
         let hop = path.hops.get(i);
         out.push(PathEntry {
             id: key,

@@ -226,7 +226,8 @@ fn related_and_traverse() {
         },
     )
     .unwrap_err();
-    assert_eq!(e.0, "Memory not found.");
+    assert_eq!(e.message(), "Memory not found.");
+    assert_eq!(e.kind(), hopgraph_memory::ToolErrorKind::NotFound);
 
     let mut scratch = Scratch::new();
     let req = TraverseRequest {

@@ -17,6 +17,7 @@ mod fixture;
 mod layers;
 mod model;
 mod paths;
+mod substring;
 mod processes;
 mod text;
 mod vector;

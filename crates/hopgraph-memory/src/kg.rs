@@ -554,7 +554,16 @@ pub fn search_nodes_in(
     search_nodes_check(query)?;
     let q = query.to_lowercase();
     let mut ids = Vec::new();
-    for id in snap.node_ids() {
+    // The engine's word index narrows the nodes to check (a superset of the matches);
+    // a query without a letter or digit checks every node.
+    let candidates: Box<dyn Iterator<Item = NodeId>> = match snap
+        .substring_candidates(query)
+        .map_err(|e| engine_error(&e))?
+    {
+        Some(c) => Box::new(c.into_iter()),
+        None => Box::new(snap.node_ids()),
+    };
+    for id in candidates {
         let Some(node) = snap.node(id).map_err(|e| engine_error(&e))? else {
             continue;
         };

@@ -75,11 +75,21 @@ pub fn query_run(query: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// One segment's distinct words, sorted, each with the increasing ids of the nodes whose
-/// texts hold it.
+/// One segment's distinct words, each with the increasing ids of the nodes whose texts
+/// hold it. The words are stored end to end in one string, each followed by `\n` (never
+/// part of a word), so a query is one substring search over that string rather than one
+/// per word.
 #[derive(Debug, Default)]
 pub struct WordIndex {
-    words: Vec<(Box<str>, Box<[u32]>)>,
+    /// Every node is a candidate for every query (the fallback of [`Self::everything`]).
+    all: bool,
+    /// The words, each followed by `\n`.
+    text: String,
+    /// Byte offset of each word in `text`, increasing.
+    starts: Vec<u32>,
+    /// `ids[ends[i - 1]..ends[i]]` (from 0 for the first) are word `i`'s nodes.
+    ends: Vec<u32>,
+    ids: Vec<u32>,
 }
 
 impl WordIndex {
@@ -88,7 +98,8 @@ impl WordIndex {
     /// # Errors
     /// `Corrupt` when a record does not decode.
     pub fn build(seg: &Segment) -> Result<WordIndex> {
-        let mut map: HashMap<Box<str>, Vec<u32>> = HashMap::new();
+        let mut map: HashMap<Box<str>, Vec<u32>, foldhash::fast::RandomState> =
+            HashMap::with_hasher(foldhash::fast::RandomState::default());
         for &id in seg.node_ids() {
             let Some(node) = seg.node(NodeId(id))? else {
                 continue;
@@ -106,23 +117,58 @@ impl WordIndex {
                 });
             }
         }
-        let mut words: Vec<(Box<str>, Box<[u32]>)> = map
-            .into_iter()
-            .map(|(w, ids)| (w, ids.into_boxed_slice()))
-            .collect();
-        words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        Ok(WordIndex { words })
+        let mut idx = WordIndex::default();
+        let mut total = 0usize;
+        for (w, ids) in map {
+            // A segment holds at most u32::MAX records of bounded size; the offsets of
+            // its words' text stay below 4 GiB in any segment this engine writes, and a
+            // larger one would only make the index useless, not wrong: stop indexing.
+            let (Ok(start), Ok(end)) = (
+                u32::try_from(idx.text.len()),
+                u32::try_from(total + ids.len()),
+            ) else {
+                return Ok(WordIndex::everything(seg));
+            };
+            total += ids.len();
+            idx.starts.push(start);
+            idx.text.push_str(&w);
+            idx.text.push('\n');
+            idx.ids.extend_from_slice(&ids);
+            idx.ends.push(end);
+        }
+        Ok(idx)
+    }
+
+    /// An index that gives every node of `seg` as a candidate for every query.
+    fn everything(seg: &Segment) -> WordIndex {
+        let ids = seg.node_ids().to_vec();
+        WordIndex {
+            all: true,
+            ids,
+            ..WordIndex::default()
+        }
     }
 
     /// Adds to `out` the nodes of every word that contains `run`.
     pub fn collect(&self, run: &str, out: &mut Vec<u32>) {
-        for (w, ids) in &self.words {
-            if w.contains(run) {
-                out.extend_from_slice(ids);
+        if self.all {
+            out.extend_from_slice(&self.ids);
+            return;
+        }
+        let mut last = usize::MAX;
+        for (pos, _) in self.text.match_indices(run) {
+            let pos = u32::try_from(pos).unwrap_or(u32::MAX);
+            // The word the match starts in (a match never crosses a `\n`).
+            let w = self.starts.partition_point(|&s| s <= pos).saturating_sub(1);
+            if w == last {
+                continue;
             }
+            last = w;
+            let from = if w == 0 { 0 } else { self.ends[w - 1] as usize };
+            let to = self.ends[w] as usize;
+            out.extend_from_slice(&self.ids[from..to]);
         }
     }
-
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ mod fixture;
 mod layers;
 mod model;
 mod paths;
-mod substring;
 mod processes;
+mod substring;
 mod text;
 mod vector;

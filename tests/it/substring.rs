@@ -25,18 +25,14 @@ struct Ent {
 }
 
 fn ent() -> impl Strategy<Value = Ent> {
-    (
-        0u8..40,
-        TEXT,
-        TEXT,
-        prop::collection::vec(TEXT, 0..3),
-    )
-        .prop_map(|(key, kind, title, obs)| Ent {
+    (0u8..40, TEXT, TEXT, prop::collection::vec(TEXT, 0..3)).prop_map(|(key, kind, title, obs)| {
+        Ent {
             key,
             kind,
             title,
             obs,
-        })
+        }
+    })
 }
 
 fn key_of(e: &Ent) -> String {
@@ -90,7 +86,11 @@ fn check(snap: &Snapshot, query: &str) -> Result<(), TestCaseError> {
     let q = query.to_lowercase();
     let want: BTreeSet<NodeId> = snap
         .node_ids()
-        .filter(|&id| texts(snap, id).iter().any(|t| t.to_lowercase().contains(&q)))
+        .filter(|&id| {
+            texts(snap, id)
+                .iter()
+                .any(|t| t.to_lowercase().contains(&q))
+        })
         .collect();
     match snap.substring_candidates(query).unwrap() {
         None => prop_assert!(

@@ -536,6 +536,10 @@ pub fn read_graph(
 /// `search_nodes`: the entities whose name, entityType or any observation contains
 /// `query` (case-insensitive), with the relations touching them.
 ///
+/// Only the nodes of `Snapshot::substring_candidates` (a superset of the matches, from the
+/// engine's per-segment word index) are checked; a query without a letter or digit checks
+/// every node. The answer is the full scan's.
+///
 /// # Errors
 /// A query over [`SEARCH_QUERY_CHARS_MAX`] characters, storage errors.
 pub fn search_nodes(snap: &Snapshot, query: &str) -> Result<Graph, ToolError> {

@@ -21,6 +21,7 @@ mod open;
 mod segment;
 mod snapshot;
 mod state;
+mod substring;
 mod text;
 mod vector;
 

@@ -41,6 +41,8 @@ pub struct Segment {
     pub vector_meta: Option<crate::format::segment::VectorMeta>,
     /// The embeddings of such an older segment, decoded from its records on first use.
     pub(crate) legacy_vectors: std::sync::OnceLock<super::vector::LegacyVectors>,
+    /// The distinct words of the nodes' texts, built on the first substring search.
+    pub(crate) words: std::sync::OnceLock<Arc<super::substring::WordIndex>>,
 }
 
 /// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
@@ -111,7 +113,22 @@ impl Segment {
             text_checked: std::sync::OnceLock::new(),
             vector_meta,
             legacy_vectors: std::sync::OnceLock::new(),
+            words: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// The segment's word index for substring search, built on first use (one read of
+    /// every node record) and kept for the segment's life.
+    ///
+    /// # Errors
+    /// `Corrupt` when a record does not decode (nothing is kept; the next call retries).
+    pub fn words(&self) -> Result<Arc<super::substring::WordIndex>> {
+        if let Some(w) = self.words.get() {
+            return Ok(w.clone());
+        }
+        let built = Arc::new(super::substring::WordIndex::build(self)?);
+        // Two threads may build it at once; both results are equal, the first is kept.
+        Ok(self.words.get_or_init(|| built).clone())
     }
 
     /// The cumulative summary stored in this segment.

@@ -283,6 +283,41 @@ impl Snapshot {
         n
     }
 
+    /// Candidates for a case-insensitive substring search: a superset of the live nodes
+    /// one of whose texts contains `query` once both are lowercased with
+    /// `str::to_lowercase`, in increasing id order, or `None` when `query` has no letter
+    /// or digit (then any node may match: scan [`Snapshot::node_ids`]). The texts are the
+    /// key, kind, title, content, status, and every string value and string item of an
+    /// array value of the props (top level), each lowercased on its own; a caller checks
+    /// the candidates against the texts it cares about (a subset of these).
+    ///
+    /// Cost: the first call on a segment reads all its node records once to list their
+    /// distinct words (kept with the segment and shared by every snapshot); each call then
+    /// tests the query's longest alphanumeric run against each segment's distinct words,
+    /// and adds every node written since the last checkpoint. See `db/substring.rs` for
+    /// why no match is lost.
+    ///
+    /// # Errors
+    /// `Corrupt` when a segment's node record does not decode.
+    pub fn substring_candidates(&self, query: &str) -> Result<Option<Vec<NodeId>>> {
+        let Some(run) = super::substring::query_run(query) else {
+            return Ok(None);
+        };
+        let mut ids: Vec<u32> = Vec::new();
+        for seg in &self.state.segs.segments {
+            seg.words()?.collect(&run, &mut ids);
+        }
+        ids.extend(self.state.delta.nodes.keys().copied());
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(Some(
+            ids.into_iter()
+                .map(NodeId)
+                .filter(|&id| self.state.is_live(id))
+                .collect(),
+        ))
+    }
+
     /// Live node ids in increasing order. Cost: O(node_bound × segments) over the whole
     /// iteration.
     pub fn node_ids(&self) -> impl Iterator<Item = NodeId> + '_ {

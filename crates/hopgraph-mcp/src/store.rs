@@ -437,6 +437,20 @@ impl Stores {
             );
             report.compactions += 1;
         }
+        if idle
+            && self.config.profiles.iter().any(|p| {
+                matches!(
+                    p,
+                    crate::schema::Profile::ServerMemory | crate::schema::Profile::Aim
+                )
+            })
+        {
+            // search_nodes / aim_memory_search use the segments' word indexes: build the
+            // new segment's here, off the request path, rather than in the next search.
+            let t = Instant::now();
+            h.snapshot().substring_candidates("a")?;
+            log_slow(h, "word index", t, "for search_nodes");
+        }
         if idle {
             // Everything written before this pass is now in one segment; a later write
             // makes the context a candidate again.

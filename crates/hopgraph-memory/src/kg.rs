@@ -539,6 +539,10 @@ pub fn read_graph(
 /// `search_nodes`: the entities whose name, entityType or any observation contains
 /// `query` (case-insensitive), with the relations touching them.
 ///
+/// Only the nodes of `Snapshot::substring_candidates` (a superset of the matches, from the
+/// engine's per-segment word index) are checked; a query without a letter or digit checks
+/// every node. The answer is the full scan's.
+///
 /// # Errors
 /// A query over [`SEARCH_QUERY_CHARS_MAX`] characters, storage errors.
 pub fn search_nodes(snap: &Snapshot, query: &str) -> Result<Graph, ToolError> {
@@ -557,7 +561,16 @@ pub fn search_nodes_in(
     search_nodes_check(query)?;
     let q = query.to_lowercase();
     let mut ids = Vec::new();
-    for id in snap.node_ids() {
+    // The engine's word index narrows the nodes to check (a superset of the matches);
+    // a query without a letter or digit checks every node.
+    let candidates: Box<dyn Iterator<Item = NodeId>> = match snap
+        .substring_candidates(query)
+        .map_err(|e| engine_error(&e))?
+    {
+        Some(c) => Box::new(c.into_iter()),
+        None => Box::new(snap.node_ids()),
+    };
+    for id in candidates {
         let Some(node) = snap.node(id).map_err(|e| engine_error(&e))? else {
             continue;
         };

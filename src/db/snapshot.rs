@@ -293,23 +293,36 @@ impl Snapshot {
     ///
     /// Cost: the first call on a segment reads all its node records once to list their
     /// distinct words (kept with the segment and shared by every snapshot); each call then
-    /// tests the query's longest alphanumeric run against each segment's distinct words,
-    /// and adds every node written since the last checkpoint. See `db/substring.rs` for
+    /// looks each of the query's longest alphanumeric runs (up to three) up in each
+    /// segment's distinct words, intersects the nodes found per run, and adds every node
+    /// written since the last checkpoint. See `db/substring.rs` for
     /// why no match is lost.
     ///
     /// # Errors
     /// `Corrupt` when a segment's node record does not decode.
     pub fn substring_candidates(&self, query: &str) -> Result<Option<Vec<NodeId>>> {
-        let Some(run) = super::substring::query_run(query) else {
+        let runs = super::substring::query_runs(query);
+        if runs.is_empty() {
             return Ok(None);
-        };
-        let mut ids: Vec<u32> = Vec::new();
-        for seg in &self.state.segs.segments {
-            seg.words()?.collect(&run, &mut ids);
         }
-        ids.extend(self.state.delta.nodes.keys().copied());
-        ids.sort_unstable();
-        ids.dedup();
+        let mut ids: Option<Vec<u32>> = None;
+        for run in &runs {
+            let mut found: Vec<u32> = Vec::new();
+            for seg in &self.state.segs.segments {
+                seg.words()?.collect(run, &mut found);
+            }
+            found.extend(self.state.delta.nodes.keys().copied());
+            found.sort_unstable();
+            found.dedup();
+            ids = Some(match ids {
+                None => found,
+                Some(mut prev) => {
+                    prev.retain(|id| found.binary_search(id).is_ok());
+                    prev
+                }
+            });
+        }
+        let ids = ids.unwrap_or_default();
         Ok(Some(
             ids.into_iter()
                 .map(NodeId)

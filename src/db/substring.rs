@@ -8,12 +8,16 @@
 //! maximal runs of alphanumeric characters (`char::is_alphanumeric`). Each word lists the
 //! nodes whose texts hold it.
 //!
-//! **Why the candidates are a superset.** Let `q` be the lowercased query and `r` its
-//! longest run of alphanumeric characters. If a lowercased text contains `q`, it contains
+//! **Why the candidates are a superset.** Let `q` be the lowercased query and `r` any of
+//! its runs of alphanumeric characters. If a lowercased text contains `q`, it contains
 //! `r`; since every character of `r` is alphanumeric, that occurrence of `r` lies inside
 //! one maximal alphanumeric run of the text, i.e. inside one word `w`, so `w` contains
-//! `r`. The candidates are therefore the nodes of every word containing `r`, in every
-//! segment, plus every node of the delta (not indexed), minus the nodes that are not live.
+//! `r`. So a matching node is among the nodes of the words containing `r`, for every run
+//! `r` of `q`: the candidates are the intersection, over the runs [`query_runs`] picks
+//! (the longest, and up to two more of at least [`RUN_BYTES_MIN`] bytes), of the nodes of
+//! every word containing the run, in
+//! every segment, plus every node of the delta (not indexed), minus the nodes that are
+//! not live.
 //! A node superseded by a newer segment or the delta is a candidate through its newer
 //! version's texts (and maybe through its old ones too: a superset either way). A query
 //! with no alphanumeric character gives no `r`: the caller scans.
@@ -61,18 +65,31 @@ pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-/// The longest run of alphanumeric characters of `query.to_lowercase()` (the first of the
-/// longest, by bytes), `None` when it has none.
-pub fn query_run(query: &str) -> Option<String> {
+/// Most runs of a query looked up (the longest ones): each costs a pass over every
+/// segment's words.
+pub const QUERY_RUNS_MAX: usize = 3;
+/// Shortest run looked up besides the longest one.
+pub const RUN_BYTES_MIN: usize = 3;
+
+/// The distinct runs of alphanumeric characters of `query.to_lowercase()` to look up:
+/// the longest (the first of the longest), then the next longest of at least
+/// [`RUN_BYTES_MIN`] bytes, at most [`QUERY_RUNS_MAX`] in all; empty when it has none.
+/// (A shorter run is in too many words to narrow the candidates for its cost.)
+pub fn query_runs(query: &str) -> Vec<String> {
     let lower = query.to_lowercase();
-    lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .fold(None::<&str>, |best, w| match best {
-            Some(b) if b.len() >= w.len() => Some(b),
-            _ => Some(w),
-        })
-        .map(str::to_owned)
+    let mut runs: Vec<&str> = Vec::new();
+    for w in lower.split(|c: char| !c.is_alphanumeric()) {
+        if !w.is_empty() && !runs.contains(&w) {
+            runs.push(w);
+        }
+    }
+    runs.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    let mut kept = 0;
+    runs.retain(|w| {
+        kept += 1;
+        kept == 1 || (kept <= QUERY_RUNS_MAX && w.len() >= RUN_BYTES_MIN)
+    });
+    runs.into_iter().map(str::to_owned).collect()
 }
 
 /// One segment's distinct words, each with the increasing ids of the nodes whose texts
@@ -177,10 +194,11 @@ mod tests {
 
     #[test]
     fn runs_and_words() {
-        assert_eq!(query_run("Hello, World!").as_deref(), Some("hello"));
-        assert_eq!(query_run("a bc").as_deref(), Some("bc"));
-        assert_eq!(query_run(" -- ").as_deref(), None);
-        assert_eq!(query_run("").as_deref(), None);
+        assert_eq!(query_runs("Hello, World!"), ["hello", "world"]);
+        assert_eq!(query_runs("a bc a"), ["bc"]);
+        assert_eq!(query_runs("abc de fgh ijkl mnop"), ["ijkl", "mnop", "abc"]);
+        assert!(query_runs(" -- ").is_empty());
+        assert!(query_runs("").is_empty());
         let mut words = Vec::new();
         for_each_word("Rust-lang's CPU: ΟΔΟΣ", |w| words.push(w.to_owned()));
         assert_eq!(words, ["rust", "lang", "s", "cpu", &"ΟΔΟΣ".to_lowercase()]);

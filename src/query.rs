@@ -220,7 +220,10 @@ impl Snapshot {
         let missing = |key: &str| Error::NodeNotFound {
             key: key.to_owned(),
         };
-        let (a, b) = (a.ok_or_else(|| missing(from))?, b.ok_or_else(|| missing(to))?);
+        let (a, b) = (
+            a.ok_or_else(|| missing(from))?,
+            b.ok_or_else(|| missing(to))?,
+        );
         let query = PathQuery {
             direction: spec.direction,
             types: spec.type_filter(self),

@@ -281,7 +281,10 @@ pub fn prefetch_at<T>(s: &[T], i: usize) {
 /// The tag of a key whose hash is `hash`: the hash's low 32 bits.
 #[inline]
 fn key_tag(hash: u64) -> u32 {
-    #[allow(clippy::cast_possible_truncation, reason = "the low 32 bits are the tag")]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the low 32 bits are the tag"
+    )]
     let tag = hash as u32;
     tag
 }
@@ -726,7 +729,12 @@ mod tests {
                 table.find(&q, table.home(&q))
             };
             for (k, id) in keys.iter().zip(&ids) {
-                assert_eq!(find(k), Some(*id), "{n} keys, {:?}", String::from_utf8_lossy(k));
+                assert_eq!(
+                    find(k),
+                    Some(*id),
+                    "{n} keys, {:?}",
+                    String::from_utf8_lossy(k)
+                );
             }
             for absent in [
                 &b"absent"[..],

@@ -30,7 +30,7 @@ enum Step {
 
 /// Keys 0..8; the odd ones too long to sit inline in a key-index slot (over 11 bytes).
 fn key(k: u8) -> String {
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         format!("k{k}")
     } else {
         format!("memory-key-{k:03}-long")

@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 use crate::ToolError;
 use hopgraph::Snapshot;
 use hopgraph::kernel::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
-use hopgraph::{Direction, EdgeId, NodeId};
+use hopgraph::{Direction, EdgeId};
 
 /// Most paths returned with `all_shortest`.
 pub const ALL_SHORTEST_MAX: usize = 16;

@@ -681,6 +681,8 @@ impl<W: Write> SegmentEncoder<W> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::cast_possible_truncation, reason = "test sizes are small")]
+
     use super::{
         KEY_INLINE_MAX, KEY_SLOT_LEN, KeyQuery, KeySlotTable, KeySlots, build_key_hash,
         build_key_slots, key_hash, key_slot_count,
@@ -769,7 +771,7 @@ mod tests {
         assert!(short[9..].iter().all(|&b| b == 0));
         let long = slots.iter().find(|s| s[0] == 9).unwrap();
         assert_eq!(long[4], 0xFF);
-        let tag = super::key_hash64(&keys[1]) as u32;
+        let tag = super::key_tag(super::key_hash64(&keys[1]));
         assert_eq!(&long[5..9], &tag.to_le_bytes());
         let mut off = [0u8; 8];
         off[..7].copy_from_slice(&long[9..]);
@@ -785,7 +787,7 @@ mod tests {
     #[test]
     fn damaged_key_slots_do_not_panic() {
         let long = [b'y'; 40];
-        let tag = super::key_hash64(&long) as u32;
+        let tag = super::key_tag(super::key_hash64(&long));
         let mut full = vec![0u8; 4 * KEY_SLOT_LEN];
         for s in full.chunks_mut(KEY_SLOT_LEN) {
             s[4] = 0xFF;

@@ -751,6 +751,18 @@ mod tests {
         }
     }
 
+    /// The key hash is part of the format: these values are what DESIGN.md's definition
+    /// gives (computed independently), and must never change.
+    #[test]
+    fn key_hash64_is_pinned() {
+        assert_eq!(super::key_hash64(b""), 0x9ca0_66f1_a4ab_2eea);
+        assert_eq!(super::key_hash64(b"alpha"), 0x7c37_3591_7ddc_c70a);
+        assert_eq!(
+            super::key_hash64(b"memory-0000-0001-long"),
+            0x3a29_5e76_2bb3_f12c
+        );
+    }
+
     /// The slot bytes are what the format says: node id, then the inline key after its
     /// length + 1, or 0xFF, the tag and the record offset.
     #[test]

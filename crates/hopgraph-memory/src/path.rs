@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 use crate::{ToolError, ToolErrorKind};
 use hopgraph::Snapshot;
 use hopgraph::kernel::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
-use hopgraph::{Direction, EdgeId, NodeId};
+use hopgraph::{Direction, EdgeId};
 
 /// Most paths returned with `all_shortest`.
 pub const ALL_SHORTEST_MAX: usize = 16;
@@ -172,10 +172,6 @@ fn entries<'s>(snap: &'s Snapshot, path: &Path) -> Result<Vec<PathEntry<'s>>, To
     Ok(out)
 }
 
-fn resolve(snap: &Snapshot, key: &str) -> Option<NodeId> {
-    snap.node_id(key)
-}
-
 /// Answers a `memory_path` request on `snap`, reusing `scratch`.
 ///
 /// Unknown endpoints and unreachable targets are normal results (`found: false` with the
@@ -191,13 +187,15 @@ pub fn memory_path<'s>(
     scratch: &mut Scratch,
     req: &PathRequest,
 ) -> Result<PathResult<'s>, ToolError> {
-    let Some(from) = resolve(snap, &req.from) else {
+    // Both endpoints at once: their key-index reads overlap.
+    let [from, to] = snap.node_id_pair(&req.from, &req.to);
+    let Some(from) = from else {
         return Ok(PathResult::not_found(format!(
             "Unknown memory id: {}",
             req.from
         )));
     };
-    let Some(to) = resolve(snap, &req.to) else {
+    let Some(to) = to else {
         return Ok(PathResult::not_found(format!(
             "Unknown memory id: {}",
             req.to

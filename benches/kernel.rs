@@ -24,7 +24,10 @@
 //! map`, the fair reference for the engine's key-level query) — twice: best of 31 runs per
 //! pair (caches warm with the pair's own data), and a single pass in which each system
 //! answers its own stream of 5,000 pairs once each (caches holding other queries' data, as
-//! in the comparison harness, and never the pair another system just answered).
+//! in the comparison harness, and never the pair another system just answered). Two more
+//! systems of that pass look keys up only, on their own streams: the engine's
+//! `Snapshot::node_id_pair` against two `get`s of the in-memory key map (`key_lookup`
+//! line: the cost of the key level alone, with caches holding the other systems' data).
 //!
 //! `database` is the whole engine: the same graph bulk-loaded into a real database (keys
 //! are the decimal node numbers), queried through a `Snapshot` over the memory-mapped
@@ -69,8 +72,11 @@ const PAIRS: usize = 200;
 /// reads miss the CPU caches the way a stream of different queries does.
 const STREAM_PAIRS: usize = 5000;
 /// Systems of the single-pass measurement, each with its own stream of pairs: the engine,
-/// the hop-count baseline, the path baseline, and the path baseline with key look-ups.
-const SYSTEMS: usize = 4;
+/// the hop-count baseline, the path baseline, the path baseline with key look-ups, and the
+/// two key look-ups alone (the engine's `Snapshot::node_id_pair`, the in-memory key map).
+const SYSTEMS: usize = 6;
+/// Of the [`SYSTEMS`], those that answer a path (the rest look keys up only).
+const PATH_SYSTEMS: usize = 4;
 const CAUSED_BY: TypeId = TypeId(0);
 
 /// One direction of a typed CSR, in columns as a database segment stores it
@@ -661,7 +667,7 @@ fn database_paths(f: &Fixture, scratch: &mut Scratch, only: Option<&str>) -> u64
     });
     let mut hops = 0u64;
     for (a, b) in &f.key_pairs {
-        let (Some(x), Some(y)) = (f.snap.node_id(a), f.snap.node_id(b)) else {
+        let [Some(x), Some(y)] = f.snap.node_id_pair(a, b) else {
             continue;
         };
         if let PathOutcome::Found(p) = shortest_path(&f.snap, scratch, x, y, &q) {
@@ -813,13 +819,24 @@ fn single_pass_latency(
                 2 => base
                     .path(&f.plain, *a, *b, only, 10)
                     .map(|p| p.hops.len() as u32),
-                _ => keyed_path(f, base, ka, kb, only),
+                3 => keyed_path(f, base, ka, kb, only),
+                4 => {
+                    let [x, y] = f.snap.node_id_pair(ka, kb);
+                    Some(u32::from(x.is_some()) + u32::from(y.is_some()))
+                }
+                _ => Some(
+                    u32::from(f.key_map.contains_key(ka.as_str()))
+                        + u32::from(f.key_map.contains_key(kb.as_str())),
+                ),
             };
             times[system].push(t.elapsed());
             hops[system] += u64::from(black_box(len).unwrap_or(0));
         }
     }
-    for (system, stream) in streams.iter().enumerate() {
+    // Every key of the streams is a node's: both look-ups find both.
+    assert_eq!(hops[4], 2 * STREAM_PAIRS as u64, "engine key look-ups");
+    assert_eq!(hops[5], 2 * STREAM_PAIRS as u64, "key map look-ups");
+    for (system, stream) in streams.iter().enumerate().take(PATH_SYSTEMS) {
         let expected: u64 = stream
             .iter()
             .map(|(_, (a, b))| u64::from(base.path_len(&f.plain, *a, *b, only, 10).unwrap_or(0)))
@@ -829,7 +846,7 @@ fn single_pass_latency(
             "single pass ({name}): system {system} disagrees with the hop-count baseline"
         );
     }
-    let [engine, plain, plain_path, keyed] = times;
+    let [engine, plain, plain_path, keyed, engine_keys, map_keys] = times;
     print_latency_ratios(
         &format!(
             "shortest_path/{name} single pass ({STREAM_PAIRS} pairs per system, each once, own streams)"
@@ -840,6 +857,11 @@ fn single_pass_latency(
             ("path baseline", plain_path),
             ("path baseline + key map", keyed),
         ],
+    );
+    print_latency_ratios(
+        &format!("key_lookup/{name} single pass ({STREAM_PAIRS} pairs per system, both keys)"),
+        engine_keys,
+        [("key map", map_keys)],
     );
 }
 
@@ -874,8 +896,8 @@ fn engine_query(
     ka: &str,
     kb: &str,
 ) -> Option<u32> {
-    let (x, y) = (f.snap.node_id(ka)?, f.snap.node_id(kb)?);
-    match shortest_path(&f.snap, scratch, x, y, q) {
+    let [x, y] = f.snap.node_id_pair(ka, kb);
+    match shortest_path(&f.snap, scratch, x?, y?, q) {
         PathOutcome::Found(p) => Some(p.hops.len() as u32),
         _ => None,
     }

@@ -215,7 +215,15 @@ impl Snapshot {
         to: &str,
         spec: &PathSpec,
     ) -> Result<Option<FoundPath>> {
-        let (a, b) = (self.require(from)?, self.require(to)?);
+        // Both keys at once: their key-index reads overlap.
+        let [a, b] = self.node_id_pair(from, to);
+        let missing = |key: &str| Error::NodeNotFound {
+            key: key.to_owned(),
+        };
+        let (a, b) = (
+            a.ok_or_else(|| missing(from))?,
+            b.ok_or_else(|| missing(to))?,
+        );
         let query = PathQuery {
             direction: spec.direction,
             types: spec.type_filter(self),

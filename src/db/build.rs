@@ -12,11 +12,10 @@ use std::sync::mpsc;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use crate::error::{Error, Result};
-use crate::format::FORMAT_VERSION;
 use crate::format::codec::ByteWriter;
 use crate::format::record::encode_node;
 use crate::format::segment::{
-    SectionKind as K, Summary, build_key_hash, encode_bitmap, encode_treemap, encode_type_bitmaps,
+    SectionKind as K, Summary, build_key_slots, encode_bitmap, encode_treemap, encode_type_bitmaps,
 };
 use crate::format::text::TextIndexWriter;
 use crate::graph::limits;
@@ -333,7 +332,9 @@ pub(crate) fn write_segment_staged(
             enc.array(K::NodeOffsets, &nodes.offsets)?;
             enc.section(K::NodeBlob, &nodes.blob)?;
             enc.array(K::KeyOrder, &nodes.key_order)?;
-            enc.array(K::KeyHash, &nodes.key_hash)?;
+            // 16-byte slots on 16-byte boundaries: a slot never straddles a cache line.
+            enc.align(16)?;
+            enc.section(K::KeyHash, &nodes.key_hash)?;
             enc.section(K::TextStats, &text.stats)?;
             enc.section(K::TextTerms, &text.terms)?;
             enc.section(K::TextPostings, &text.postings)?;
@@ -358,7 +359,7 @@ struct NodeSections {
     offsets: Vec<u64>,
     blob: Vec<u8>,
     key_order: Vec<u32>,
-    key_hash: Vec<u32>,
+    key_hash: Vec<u8>,
 }
 
 impl NodeSections {
@@ -375,7 +376,13 @@ impl NodeSections {
         }
         let keys: Vec<&[u8]> = records.iter().map(|(_, rec)| key_of(rec)).collect();
         let key_order = key_order(&keys)?;
-        let key_hash = build_key_hash(FORMAT_VERSION, keys.iter().copied());
+        let key_hash = build_key_slots(
+            keys.iter()
+                .zip(&ids)
+                .zip(&offsets)
+                .map(|((k, id), off)| (*k, *id, *off)),
+        )
+        .ok_or_else(|| Error::invalid("node records too large for one segment's key index"))?;
         Ok(NodeSections {
             ids,
             offsets,

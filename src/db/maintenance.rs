@@ -10,11 +10,15 @@
 //!
 //! A crash before step 4 leaves the old manifest, old WAL and an unreferenced segment or
 //! WAL that the next writer removes; after step 4 the new files are complete and durable.
-//! Compaction merges without the locks (a private staging file, `seg-N.hgs.compact-*.tmp`)
-//! and then commits like a checkpoint with the merged segment replacing all segments, if
-//! the segment list and the next segment id did not change meanwhile (else it merges again
-//! under the locks); old segment files are unlinked when the last snapshot of this process
-//! drops them.
+//! `Database::checkpoint` does step 2 without the locks: it freezes the state and reserves
+//! the segment id under them, writes the segment under a private staging name
+//! (`seg-N.hgs.checkpoint-*.tmp`) without them, then under them again renames it, creates
+//! the next WAL holding a byte copy of the records committed meanwhile, rebuilds the delta
+//! from those records, and does steps 4–5. Compaction likewise merges without the locks (a
+//! private staging file, `seg-N.hgs.compact-*.tmp`) and then commits like a checkpoint
+//! with the merged segment replacing the segments it merged (segments that checkpoints
+//! appended meanwhile stay after it), else it merges again under the locks; old segment
+//! files are unlinked when the last snapshot of this process drops them.
 
 use std::sync::Arc;
 
@@ -49,6 +53,9 @@ pub struct CheckpointReport {
     pub nodes: u64,
     /// Size of the new segment file.
     pub bytes: u64,
+    /// Commits made while the segment was being written, carried over to the new WAL
+    /// (they stay in the delta).
+    pub carried: u64,
 }
 
 /// What a compaction did.
@@ -146,14 +153,143 @@ impl Database {
         Ok(g)
     }
 
-    /// Writes the in-memory delta as a new segment and starts a fresh WAL. Readers are not
-    /// blocked; writers wait for the duration.
+    /// Writes the in-memory delta as a new segment and starts a fresh WAL. Neither readers
+    /// nor writers wait for the segment to be written.
+    ///
+    /// Under the locks this freezes the state (an `Arc`, no copy) and reserves the next
+    /// segment id; without them it writes the frozen delta as a segment under a private
+    /// staging name; then, under the locks again, it renames the segment into place,
+    /// creates the next WAL holding the records committed meanwhile (copied byte for
+    /// byte: a record's checksum covers the database id and its LSN, not its position),
+    /// rebuilds the delta from those records on top of the new segment list, as recovery
+    /// would, and switches the manifest (the commit point). Writers wait only for that last
+    /// step, whose cost follows the commits made during the write, not the size of the
+    /// delta. If another checkpoint or a bulk load changed the log meanwhile, the staged
+    /// file is dropped and the checkpoint runs under the locks. See DESIGN.md §6.
     ///
     /// # Errors
-    /// I/O errors; `ReadOnly`; `WriterPoisoned`.
+    /// I/O errors; `ReadOnly`; `WriterPoisoned`. An error while the segment is staged
+    /// changes nothing and leaves the handle usable; an I/O error in the final step
+    /// poisons the handle.
     pub fn checkpoint(&self) -> Result<CheckpointReport> {
+        let _one_at_a_time = self.shared.checkpointing.lock();
+        let frozen = {
+            let mut w = self.shared.writer.lock();
+            let r = self.maintenance_guard(&mut w).map(|_g| {
+                if w.state.delta.is_empty() {
+                    return None;
+                }
+                let seg_id = w.manifest.next_segment_id;
+                // Reserved in memory: a checkpoint or compaction of this process that
+                // commits meanwhile takes a later id. Never written unless used.
+                w.manifest.next_segment_id += 1;
+                Some(Frozen {
+                    state: w.state.clone(),
+                    seg_id,
+                    wal_seq: w.manifest.wal_seq,
+                    wal_end: w.wal_end,
+                })
+            });
+            match w.poison_on_io("checkpoint", r)? {
+                Some(f) => f,
+                // Nothing to write but maybe a log to restart: cheap under the locks.
+                None => return self.checkpoint_locked(&mut w),
+            }
+        };
+        let st = &frozen.state;
+        let dir = &self.shared.dir;
+        let io = self.shared.io();
+        let staging = format!(
+            "{}.checkpoint-{}-{}.tmp",
+            crate::storage::segment_file_name(frozen.seg_id),
+            std::process::id(),
+            now_ms()
+        );
+        let (nodes, edges) = (st.delta.nodes.len() as u64, st.delta.edges.len() as u64);
+        let bytes = match write_segment_staged(
+            io,
+            dir,
+            &staging,
+            frozen.seg_id,
+            self.shared.db_id,
+            st.lsn,
+            delta_content(st),
+        ) {
+            Ok(b) => b,
+            Err(e) => {
+                // Nothing shared was touched: the handle stays usable.
+                let _ = io.remove_file(&dir.join(&staging));
+                return Err(e);
+            }
+        };
         let mut w = self.shared.writer.lock();
-        self.checkpoint_locked(&mut w)
+        let r = self.maintenance_guard(&mut w).and_then(|_g| {
+            let unchanged = w.manifest.wal_seq == frozen.wal_seq
+                && w.manifest.checkpoint_lsn == st.checkpoint_lsn
+                && w.manifest.next_segment_id > frozen.seg_id
+                && !w.manifest.segments.contains(&frozen.seg_id)
+                && w.wal_end >= frozen.wal_end;
+            if !unchanged {
+                let _ = io.remove_file(&dir.join(&staging));
+                return self.checkpoint_held(&mut w);
+            }
+            let tail = w.wal.scan(frozen.wal_end, st.lsn + 1)?;
+            if tail.end != w.wal_end {
+                // The writer is caught up to `wal_end`, so the scan must end there.
+                let _ = io.remove_file(&dir.join(&staging));
+                return self.checkpoint_held(&mut w);
+            }
+            publish_staged_segment(io, dir, &staging, frozen.seg_id)?;
+            let seg = Segment::open(
+                &self.shared.options.io,
+                dir,
+                frozen.seg_id,
+                self.shared.db_id,
+            )?;
+            seg.file.verify()?;
+            let wal_seq = w.manifest.wal_seq + 1;
+            let wal_name = wal_file_name(wal_seq);
+            // An unreferenced file of that name can only be a leftover of a crashed checkpoint.
+            let _ = io.remove_file(&dir.join(&wal_name));
+            let wal = WalFile::create(
+                io,
+                dir,
+                &wal_name,
+                WalHeader::new(self.shared.db_id, wal_seq, st.lsn + 1),
+            )?;
+            let tail_len = tail.end - frozen.wal_end;
+            let tail_bytes = usize::try_from(tail_len)
+                .ok()
+                .and_then(|n| tail.buf.get(..n))
+                .ok_or_else(|| Error::Internal("WAL tail larger than read".into()))?;
+            if !tail_bytes.is_empty() {
+                wal.write_at(tail_bytes, WalFile::data_start())?;
+                wal.sync()?;
+            }
+            let mut segments = w.state.segs.segments.clone();
+            segments.push(seg);
+            let mut state = State::from_segments(SegmentSet::new(segments), 0, st.lsn);
+            super::open::apply_scan(&mut state, &tail, w.wal.path(), frozen.wal_end)?;
+            let m = Manifest {
+                generation: w.manifest.generation + 1,
+                wal_seq,
+                checkpoint_lsn: st.lsn,
+                checkpoint_time_ms: now_ms(),
+                segments: state.segs.segments.iter().map(|s| s.file.id).collect(),
+                ..w.manifest.clone()
+            };
+            self.switch_manifest(&mut w, m, state, Some(wal))?;
+            w.wal_end = WalFile::data_start() + tail_len;
+            Ok(CheckpointReport {
+                segment: Some(frozen.seg_id),
+                lsn: st.lsn,
+                edges,
+                nodes,
+                bytes,
+                carried: tail.records.len() as u64,
+            })
+        });
+        w.poison_on_io("checkpoint", r)
     }
 
     /// Checkpoint (and automatic compaction) with the writer mutex held. An I/O failure
@@ -187,23 +323,7 @@ impl Database {
             });
         }
         let dir = &self.shared.dir;
-        let mut content = SegmentContent {
-            summary: summary_of(&st),
-            embedding_dim: st.embedding_dim(),
-            ..SegmentContent::default()
-        };
-        for node in st.delta.nodes.values() {
-            content.push_node_record(node);
-        }
-        // The delta's text index holds exactly the live delta nodes' entries, as analysis
-        // made them: written term by term instead of analyzing every text again (which
-        // was most of a checkpoint's time, and of the writers' wait for it).
-        st.delta.text.write_into(&mut content.text);
-        for e in st.delta.edges.values() {
-            content.edges.push_edge(e);
-        }
-        content.edge_tombstones = st.delta.deleted_edges.iter().copied().collect();
-        content.node_tombstones = st.delta.deleted_nodes.iter().copied().collect();
+        let content = delta_content(&st);
         let (edges, nodes) = (content.edges.len() as u64, content.nodes.len() as u64);
         let seg_id = w.manifest.next_segment_id;
         let io = self.shared.io();
@@ -248,6 +368,7 @@ impl Database {
             edges,
             nodes,
             bytes,
+            carried: 0,
         })
     }
 
@@ -289,12 +410,13 @@ impl Database {
     ///
     /// The merge runs without the locks, so writers and checkpoints go on meanwhile (a
     /// commit never waits for a compaction's reading and writing): under the locks this
-    /// notes which segments to merge and the id the merged segment will take, then writes
-    /// the merged segment under a private staging name, then takes the locks again and,
-    /// if no checkpoint, compaction or bulk load changed the segment list or took that id
-    /// in between, renames it into place and switches the manifest (the commit point).
-    /// Otherwise it discards the staged file and merges again under the locks. See
-    /// DESIGN.md §6.
+    /// notes which segments to merge and reserves the id the merged segment will take,
+    /// then writes the merged segment under a private staging name, then takes the locks
+    /// again and, if the segment list still begins with the merged segments (checkpoints
+    /// may have appended newer ones, which stay after the merged segment), renames it into
+    /// place and switches the manifest (the commit point). If another compaction or a bulk
+    /// load changed the list meanwhile, it discards the staged file and merges again under
+    /// the locks. See DESIGN.md §6.
     ///
     /// # Errors
     /// I/O errors; `ReadOnly`; `WriterPoisoned`. An error before the final step changes
@@ -302,9 +424,12 @@ impl Database {
     pub fn compact(&self) -> Result<CompactReport> {
         let (st, seg_id) = {
             let mut w = self.shared.writer.lock();
-            let r = self
-                .maintenance_guard(&mut w)
-                .map(|_g| (w.state.clone(), w.manifest.next_segment_id));
+            let r = self.maintenance_guard(&mut w).map(|_g| {
+                let seg_id = w.manifest.next_segment_id;
+                // Reserved in memory, as a checkpoint does (see `checkpoint`).
+                w.manifest.next_segment_id += 1;
+                (w.state.clone(), seg_id)
+            });
             w.poison_on_io("compaction", r)?
         };
         let Some(merged) = merge_content(&st)? else {
@@ -338,23 +463,29 @@ impl Database {
         };
         let mut w = self.shared.writer.lock();
         let r = self.maintenance_guard(&mut w).and_then(|_g| {
-            let unchanged =
-                w.manifest.next_segment_id == seg_id && same_segments(&w.state.segs, &st.segs);
+            // Checkpoints may have appended segments meanwhile: they stay, after the merged
+            // one (their data is newer). Anything else (another compaction, a bulk load,
+            // another process's change) means merging again under the locks.
+            let unchanged = w.manifest.next_segment_id > seg_id
+                && !w.manifest.segments.contains(&seg_id)
+                && starts_with_segments(&w.state.segs, &st.segs);
             if !unchanged {
                 let _ = io.remove_file(&dir.join(&staging));
                 return self.compact_held(&mut w);
             }
+            let newer: Vec<Arc<Segment>> = w.state.segs.segments[st.segs.segments.len()..].to_vec();
             publish_staged_segment(io, dir, &staging, seg_id)?;
             let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
             seg.file.verify()?;
+            let mut kept = vec![seg];
+            kept.extend(newer);
             let m = Manifest {
                 generation: w.manifest.generation + 1,
-                next_segment_id: seg_id + 1,
-                segments: vec![seg_id],
+                segments: kept.iter().map(|s| s.file.id).collect(),
                 ..w.manifest.clone()
             };
             let mut state = State::clone(&w.state);
-            state.segs = Arc::new(SegmentSet::new(vec![seg]));
+            state.segs = Arc::new(SegmentSet::new(kept));
             self.switch_manifest(&mut w, m, state, None)?;
             Ok(CompactReport {
                 segments_merged: segments,
@@ -475,6 +606,39 @@ impl Database {
     }
 }
 
+/// What [`Database::checkpoint`] noted under the locks before writing without them.
+struct Frozen {
+    /// The state whose delta becomes the segment.
+    state: Arc<State>,
+    /// The segment id reserved for it.
+    seg_id: u64,
+    /// The WAL it was read from, and the end of the records it covers.
+    wal_seq: u64,
+    wal_end: u64,
+}
+
+/// The delta of `st` as the content of one segment.
+fn delta_content(st: &State) -> SegmentContent<'static> {
+    let mut content = SegmentContent {
+        summary: summary_of(st),
+        embedding_dim: st.embedding_dim(),
+        ..SegmentContent::default()
+    };
+    for node in st.delta.nodes.values() {
+        content.push_node_record(node);
+    }
+    // The delta's text index holds exactly the live delta nodes' entries, as analysis
+    // made them: written term by term instead of analyzing every text again (which
+    // was most of a checkpoint's time).
+    st.delta.text.write_into(&mut content.text);
+    for e in st.delta.edges.values() {
+        content.edges.push_edge(e);
+    }
+    content.edge_tombstones = st.delta.deleted_edges.iter().copied().collect();
+    content.node_tombstones = st.delta.deleted_nodes.iter().copied().collect();
+    content
+}
+
 /// The merged content of every segment of `st`, or `None` when there is nothing to merge.
 struct Merged<'a> {
     content: SegmentContent<'a>,
@@ -535,9 +699,9 @@ fn merge_content(st: &State) -> Result<Option<Merged<'static>>> {
     }))
 }
 
-/// Whether two segment sets hold the same segment files, in the same order.
-fn same_segments(a: &SegmentSet, b: &SegmentSet) -> bool {
-    a.segments.len() == b.segments.len()
+/// Whether `a`'s segment files begin with all of `b`'s, in the same order.
+fn starts_with_segments(a: &SegmentSet, b: &SegmentSet) -> bool {
+    a.segments.len() >= b.segments.len()
         && a.segments
             .iter()
             .zip(&b.segments)

@@ -21,6 +21,7 @@ mod open;
 mod segment;
 mod snapshot;
 mod state;
+mod substring;
 mod text;
 mod vector;
 
@@ -114,6 +115,10 @@ impl Options {
     }
 
     /// Checkpoint automatically once the WAL exceeds this many bytes (default 64 MiB).
+    /// The automatic checkpoint runs on the committing thread with the writer lock held;
+    /// a host that cannot have one commit wait for it sets this high (`u64::MAX`) and calls
+    /// [`Database::checkpoint`] from a thread of its own, which writes the segment without
+    /// the lock (see DESIGN.md §6).
     #[must_use]
     pub fn checkpoint_wal_bytes(mut self, bytes: u64) -> Options {
         self.checkpoint_wal_bytes = bytes;
@@ -192,6 +197,9 @@ struct Shared {
     recovery: Mutex<RecoveryReport>,
     /// What the files looked like at the last publication (for cheap change checks).
     probe: Mutex<Probe>,
+    /// Held for the whole of a [`Database::checkpoint`], so that this process runs one
+    /// at a time (the writer mutex is held only at its start and its end).
+    checkpointing: Mutex<()>,
 }
 
 impl Shared {

@@ -23,7 +23,7 @@ use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
 use crate::storage::fs::{create_dir_durable, sync_dir, write_atomic};
 use crate::storage::io::Io;
 use crate::storage::lock::WriterLock;
-use crate::storage::wal::WalFile;
+use crate::storage::wal::{WalFile, WalScan};
 use crate::storage::{MANIFEST_FILE, segment_file_name, wal_file_name};
 use crate::sync::{Mutex, Published};
 
@@ -205,27 +205,7 @@ fn replay_tail(w: &mut Writer, may_truncate: bool, report: &mut RecoveryReport) 
     let scan = w.wal.scan(w.wal_end, w.state.lsn + 1)?;
     if !scan.records.is_empty() {
         let mut st = State::clone(&w.state);
-        for (lsn, range) in &scan.records {
-            let at = w.wal_end + range.start as u64 - crate::format::wal::FRAME_LEN as u64;
-            let payload = decode_commit(&scan.buf[range.clone()]).map_err(|e| {
-                Error::corrupt(w.wal.path(), at, format!("record LSN {lsn}: {}", e.what))
-            })?;
-            for op in &payload.ops {
-                st.apply(op).map_err(|e| {
-                    // An intact record that does not fit the state means the state is
-                    // wrong or the record is: blame a segment that fails full
-                    // verification if there is one, else the log.
-                    st.segs
-                        .segments
-                        .iter()
-                        .find_map(|s| s.file.verify().err())
-                        .unwrap_or_else(|| {
-                            Error::corrupt(w.wal.path(), at, format!("record LSN {lsn}: {e}"))
-                        })
-                })?;
-            }
-            st.lsn = *lsn;
-        }
+        apply_scan(&mut st, &scan, w.wal.path(), w.wal_end)?;
         report.wal_records_replayed += scan.records.len() as u64;
         report.wal_bytes_replayed += scan.end - w.wal_end;
         w.state = Arc::new(st);
@@ -237,6 +217,36 @@ fn replay_tail(w: &mut Writer, may_truncate: bool, report: &mut RecoveryReport) 
         report.torn_tail_bytes += scan.trailing_bytes;
         report.torn_tail_reason = Some(reason);
         w.wal.truncate(w.wal_end)?;
+    }
+    Ok(())
+}
+
+/// Applies the records of `scan` (read from `wal_path` at file offset `offset`) to `st`.
+pub(super) fn apply_scan(
+    st: &mut State,
+    scan: &WalScan,
+    wal_path: &Path,
+    offset: u64,
+) -> Result<()> {
+    for (lsn, range) in &scan.records {
+        let at = offset + range.start as u64 - crate::format::wal::FRAME_LEN as u64;
+        let payload = decode_commit(&scan.buf[range.clone()])
+            .map_err(|e| Error::corrupt(wal_path, at, format!("record LSN {lsn}: {}", e.what)))?;
+        for op in &payload.ops {
+            st.apply(op).map_err(|e| {
+                // An intact record that does not fit the state means the state is
+                // wrong or the record is: blame a segment that fails full
+                // verification if there is one, else the log.
+                st.segs
+                    .segments
+                    .iter()
+                    .find_map(|s| s.file.verify().err())
+                    .unwrap_or_else(|| {
+                        Error::corrupt(wal_path, at, format!("record LSN {lsn}: {e}"))
+                    })
+            })?;
+        }
+        st.lsn = *lsn;
     }
     Ok(())
 }
@@ -444,6 +454,7 @@ fn open_inner(dir: &Path, options: Options, undo: &mut Undo) -> Result<Database>
             lock,
             recovery: Mutex::new(report),
             probe: Mutex::new(probe),
+            checkpointing: Mutex::new(()),
         }),
     })
 }

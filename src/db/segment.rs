@@ -12,7 +12,9 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use crate::error::{Error, Result};
 use crate::format::codec::ByteReader;
 use crate::format::record::{decode_edge_props, decode_node};
-use crate::format::segment::{KeySlots, SectionKind as K, Summary, key_hash};
+use crate::format::segment::{
+    KeyQuery, KeySlotTable, KeySlots, SectionKind as K, Summary, key_hash, prefetch_at,
+};
 use crate::graph::{EdgeDir, EdgeId, NodeId, TypeId, limits};
 use crate::model::{Edge, Node, Props};
 use crate::storage::segment_file::SegmentFile;
@@ -41,6 +43,8 @@ pub struct Segment {
     pub vector_meta: Option<crate::format::segment::VectorMeta>,
     /// The embeddings of such an older segment, decoded from its records on first use.
     pub(crate) legacy_vectors: std::sync::OnceLock<super::vector::LegacyVectors>,
+    /// The distinct words of the nodes' texts, built on the first substring search.
+    pub(crate) words: std::sync::OnceLock<Arc<super::substring::WordIndex>>,
 }
 
 /// Typed views of one direction of a segment's CSR, borrowed for the length of a call.
@@ -111,7 +115,22 @@ impl Segment {
             text_checked: std::sync::OnceLock::new(),
             vector_meta,
             legacy_vectors: std::sync::OnceLock::new(),
+            words: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// The segment's word index for substring search, built on first use (one read of
+    /// every node record) and kept for the segment's life.
+    ///
+    /// # Errors
+    /// `Corrupt` when a record does not decode (nothing is kept; the next call retries).
+    pub fn words(&self) -> Result<Arc<super::substring::WordIndex>> {
+        if let Some(w) = self.words.get() {
+            return Ok(w.clone());
+        }
+        let built = Arc::new(super::substring::WordIndex::build(self)?);
+        // Two threads may build it at once; both results are equal, the first is kept.
+        Ok(self.words.get_or_init(|| built).clone())
     }
 
     /// The cumulative summary stored in this segment.
@@ -251,12 +270,63 @@ impl Segment {
         }
     }
 
-    /// Looks a key up in this segment's key index: the `KeyHash` table when present, else a
-    /// binary search over the sorted keys. At the table's load (at most 3/4) a look-up
-    /// probes about 1.8 slots; from version 3 the slots' hash tags let it pass the slots of
-    /// other keys without reading their records, so it compares about one key. The section
-    /// slices are fetched once per call.
-    pub fn node_id_by_key(&self, key: &str) -> Option<NodeId> {
+    /// The version 6 key index of this segment (`None` for an older segment or one without
+    /// a key index).
+    #[inline]
+    pub fn key_slots(&self) -> Option<KeySlotTable<'_>> {
+        let l = &self.file.layout;
+        if l.version < crate::format::KEY_SLOTS_VERSION {
+            return None;
+        }
+        let b = self.file.bytes();
+        KeySlotTable::new(l.bytes(b, K::KeyHash), l.bytes(b, K::NodeBlob))
+    }
+
+    /// Looks a prepared key up in this segment's key index. From version 6 the slot that
+    /// matches holds the node id, and a key of at most 11 bytes is compared in the slot
+    /// itself, so a look-up reads about one cache line (two for a longer key: its record).
+    /// Older segments: see `node_id_by_key_v5`.
+    #[inline]
+    pub fn node_id_by_query(&self, q: &KeyQuery<'_>) -> Option<NodeId> {
+        match self.key_slots() {
+            Some(t) => t.find(q, t.home(q)).map(NodeId),
+            None => self.node_id_by_key_v5(q.key()),
+        }
+    }
+
+    /// Looks up two prepared keys (`None`: not asked) with their slots' loads started
+    /// before either is compared, so that the two cache misses overlap; then starts
+    /// loading the CSR run starts of the nodes found (the path search reads them first).
+    #[inline]
+    pub fn node_ids_by_queries(&self, qs: [Option<&KeyQuery<'_>>; 2]) -> [Option<NodeId>; 2] {
+        let found = match self.key_slots() {
+            Some(t) => {
+                let homes = qs.map(|q| q.map(|q| t.home(q)));
+                for h in homes.into_iter().flatten() {
+                    t.prefetch(h);
+                }
+                [0, 1].map(|i| match (qs[i], homes[i]) {
+                    (Some(q), Some(h)) => t.find(q, h).map(NodeId),
+                    _ => None,
+                })
+            }
+            None => qs.map(|q| q.and_then(|q| self.node_id_by_key_v5(q.key()))),
+        };
+        let c = self.file.csr();
+        for id in found.into_iter().flatten() {
+            for offsets in c.offsets {
+                prefetch_at(offsets, id.index());
+            }
+        }
+        found
+    }
+
+    /// Looks a key up in the key index of a segment older than version 6: the `KeyHash`
+    /// table when present, else a binary search over the sorted keys. At the table's load
+    /// (at most 3/4) a look-up probes about 1.8 slots; from version 3 the slots' hash tags
+    /// let it pass the slots of other keys without reading their records, so it compares
+    /// about one key. The section slices are fetched once per call.
+    fn node_id_by_key_v5(&self, key: &[u8]) -> Option<NodeId> {
         let b = self.file.bytes();
         let l = &self.file.layout;
         let order = l.u32s(b, K::KeyOrder);
@@ -277,7 +347,7 @@ impl Segment {
             // is an empty slot and the probe ends within `table.len()` steps.
             let mask = table.len() - 1;
             let split = KeySlots::new(l.version, ids.len());
-            let hash = key_hash(key.as_bytes());
+            let hash = key_hash(key);
             let mut i = hash as usize & mask;
             for _ in 0..table.len() {
                 let slot = table[i];
@@ -286,7 +356,7 @@ impl Segment {
                     return None;
                 }
                 // Another key's slot (tags differ) is passed without reading its record.
-                if split.may_hold(slot, hash) && key_at(record - 1)? == key.as_bytes() {
+                if split.may_hold(slot, hash) && key_at(record - 1)? == key {
                     return self.node_of_record(ids, record - 1);
                 }
                 i = (i + 1) & mask;
@@ -297,7 +367,7 @@ impl Segment {
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let rec = order[mid] as usize;
-            match key_at(rec)?.cmp(key.as_bytes()) {
+            match key_at(rec)?.cmp(key) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return self.node_of_record(ids, rec),

@@ -106,9 +106,18 @@ impl Snapshot {
         self.state.embedding_dim().map(|d| d as usize)
     }
 
-    /// The id of the live node with `key`. Cost: O(log n) per segment.
+    /// The id of the live node with `key`. Cost: a hash probe per segment (about one cache
+    /// miss in a segment of format 6 for a key of at most 11 bytes), newest first.
     pub fn node_id(&self, key: &str) -> Option<NodeId> {
         self.state.node_id(key)
+    }
+
+    /// The ids of the live nodes with keys `a` and `b`: the same answers as two calls of
+    /// [`Snapshot::node_id`], with the two look-ups' memory reads overlapped (the key-level
+    /// path queries look up both endpoints this way). Cost: about one cache miss for
+    /// both keys of at most 11 bytes in a segment written by format 6.
+    pub fn node_id_pair(&self, a: &str, b: &str) -> [Option<NodeId>; 2] {
+        self.state.node_id_pair(a, b)
     }
 
     /// The live node `id`.
@@ -281,6 +290,54 @@ impl Snapshot {
         let mut n = 0u64;
         self.for_each_neighbor(node, direction, types, |_| n += 1);
         n
+    }
+
+    /// Candidates for a case-insensitive substring search: a superset of the live nodes
+    /// one of whose texts contains `query` once both are lowercased with
+    /// `str::to_lowercase`, in increasing id order, or `None` when `query` has no letter
+    /// or digit (then any node may match: scan [`Snapshot::node_ids`]). The texts are the
+    /// key, kind, title, content, status, and every string value and string item of an
+    /// array value of the props (top level), each lowercased on its own; a caller checks
+    /// the candidates against the texts it cares about (a subset of these).
+    ///
+    /// Cost: the first call on a segment reads all its node records once to list their
+    /// distinct words (kept with the segment and shared by every snapshot); each call then
+    /// looks each of the query's longest alphanumeric runs (up to three) up in each
+    /// segment's distinct words, intersects the nodes found per run, and adds every node
+    /// written since the last checkpoint. See `db/substring.rs` for
+    /// why no match is lost.
+    ///
+    /// # Errors
+    /// `Corrupt` when a segment's node record does not decode.
+    pub fn substring_candidates(&self, query: &str) -> Result<Option<Vec<NodeId>>> {
+        let runs = super::substring::query_runs(query);
+        if runs.is_empty() {
+            return Ok(None);
+        }
+        let mut ids: Option<Vec<u32>> = None;
+        for run in &runs {
+            let mut found: Vec<u32> = Vec::new();
+            for seg in &self.state.segs.segments {
+                seg.words()?.collect(run, &mut found);
+            }
+            found.extend(self.state.delta.nodes.keys().copied());
+            found.sort_unstable();
+            found.dedup();
+            ids = Some(match ids {
+                None => found,
+                Some(mut prev) => {
+                    prev.retain(|id| found.binary_search(id).is_ok());
+                    prev
+                }
+            });
+        }
+        let ids = ids.unwrap_or_default();
+        Ok(Some(
+            ids.into_iter()
+                .map(NodeId)
+                .filter(|&id| self.state.is_live(id))
+                .collect(),
+        ))
     }
 
     /// Live node ids in increasing order. Cost: O(node_bound × segments) over the whole

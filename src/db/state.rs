@@ -16,6 +16,7 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 use super::segment::{SegView, Segment};
 use crate::error::Result;
 use crate::format::record::WalOp;
+use crate::format::segment::KeyQuery;
 use crate::graph::{EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, RunEntry, TypeFilter, TypeId};
 use crate::model::{Edge, Node};
 
@@ -300,13 +301,43 @@ impl State {
         {
             return Some(NodeId(id));
         }
+        let q = KeyQuery::new(key.as_bytes());
         let id = self
             .segs
             .segments
             .iter()
             .rev()
-            .find_map(|s| s.node_id_by_key(key))?;
+            .find_map(|s| s.node_id_by_query(&q))?;
         (!self.node_deleted(id)).then_some(id)
+    }
+
+    /// The ids of the live nodes with keys `a` and `b`, as [`State::node_id`] answers each:
+    /// the keys are hashed once for every segment, and in each segment both slots are
+    /// loaded before either is compared, so their cache misses overlap.
+    pub fn node_id_pair(&self, a: &str, b: &str) -> [Option<NodeId>; 2] {
+        let keys = [a, b];
+        let mut found: [Option<NodeId>; 2] = [None, None];
+        let mut from_delta = [false; 2];
+        if !self.delta.keys.is_empty() {
+            for i in 0..2 {
+                if let Some(&id) = self.delta.keys.get(keys[i]) {
+                    found[i] = Some(NodeId(id));
+                    from_delta[i] = true;
+                }
+            }
+        }
+        let qs = keys.map(|k| KeyQuery::new(k.as_bytes()));
+        for s in self.segs.segments.iter().rev() {
+            if found[0].is_some() && found[1].is_some() {
+                break;
+            }
+            let ask = [0, 1].map(|i| found[i].is_none().then_some(&qs[i]));
+            let got = s.node_ids_by_queries(ask);
+            for i in 0..2 {
+                found[i] = found[i].or(got[i]);
+            }
+        }
+        [0, 1].map(|i| found[i].filter(|&id| from_delta[i] || !self.node_deleted(id)))
     }
 
     /// Whether `id` was deleted, in the delta or by a segment tombstone.

@@ -30,10 +30,21 @@ pub mod wal;
 ///   one varint. The text stats say which layout a segment holds (1 or 2); version 4
 ///   segments keep layout 1 and stay readable (searched without skipping until compaction
 ///   rewrites them). WAL and manifest are unchanged.
-pub const FORMAT_VERSION: u32 = 5;
+/// * 6: the `KeyHash` index (section 26) holds 16-byte slots: the node id, then the key
+///   itself when it has at most 11 bytes, else a 32-bit hash tag and its record's offset
+///   in `NodeBlob`; slots are placed by a multiply-mix hash (`segment::key_hash64`) instead
+///   of CRC-32, `records + ⌈records / 3⌉ + 1` of them. A look-up learns the node id in the
+///   slot it matches, so a short key costs one slot read (about one cache line) where
+///   version 5 read slot, record offsets, record and node id. The section starts at a
+///   16-byte aligned offset. WAL and manifest are unchanged; version 1–5 files stay
+///   readable (their index is probed as before until a compaction rewrites them).
+pub const FORMAT_VERSION: u32 = 6;
 /// The first version whose segments store `EdgeOutPos` instead of the edge columns.
 pub const SEGMENT_OUT_POS_VERSION: u32 = 2;
 /// The first version whose `KeyHash` slots carry hash tags (see `segment::KeySlots`).
 pub const KEY_HASH_TAG_VERSION: u32 = 3;
+/// The first version whose `KeyHash` index holds 16-byte slots with the node id and short
+/// keys inline (see `segment::KeySlotTable`).
+pub const KEY_SLOTS_VERSION: u32 = 6;
 /// The oldest format version this build reads.
 pub const FORMAT_VERSION_MIN: u32 = 1;

@@ -18,10 +18,12 @@
 //!
 //! 1. *Parent within a level*: a node reached from several nodes of the level being
 //!    expanded keeps the least parent `NodeId` (the first in ascending order), and the hop
-//!    from that parent is the least (`TypeId`, `EdgeId`, forward before backward) among the
-//!    edges joining them, where "forward" means the edge is walked from its source to its
-//!    target along the path from `from` to `to` (on the forward side that is an edge found in
-//!    `Out`, on the backward side one found in `In`).
+//!    from that parent is a forward edge if one joins them, else a backward one, and among
+//!    those the least (`TypeId`, `EdgeId`); "forward" means the edge is walked from its
+//!    source to its target along the path from `from` to `to` (on the forward side that is
+//!    an edge found in `Out`, on the backward side one found in `In`). Each side scans its
+//!    forward direction first, so the entry that first reached a node names this edge and
+//!    the path is built without searching for it.
 //! 2. *Meeting*: in the level where the sides meet, the least node `x` of the expanding
 //!    frontier that has an allowed edge to the other side's frontier, then the least such
 //!    neighbor `y` of `x`. The path is the expanding side's parent chain to `x`, the hop
@@ -46,8 +48,8 @@
 //! node is probed before any edge is scanned, so a meeting in that level scans nothing.
 //! Answers are the same either way; a probe that finds the meeting visits fewer nodes, so it
 //! can answer where the scan would have run out of budget (never the reverse). The same
-//! look-up, from the smaller end, resolves each hop of the finished path (rule 1's least
-//! edge) that the run entry recorded for it does not settle (see `best_hop`), and, after a
+//! look-up, from the smaller end, resolves each hop of the finished path (rule 1's edge)
+//! that the run entry recorded for it does not name (see `best_hop`), and, after a
 //! scan finds a meeting, checks whether a smaller node of the other
 //! frontier is joined too.
 //!
@@ -148,9 +150,16 @@ pub(crate) struct Meet {
     pub(crate) last: usize,
 }
 
-/// The physical directions of each side, and whether `Out` is walked forward on it.
+/// The physical directions of each side, in scan order: the forward one first (`Out` on
+/// the forward side, `In` on the backward side), so that the first entry naming a node is
+/// a forward edge whenever one joins it to its parent (rule 1 then needs no search).
 pub(crate) fn side_dirs(direction: Direction) -> [&'static [EdgeDir]; 2] {
-    [direction.dirs(), direction.reverse().dirs()]
+    const BACKWARD_BOTH: [EdgeDir; 2] = [EdgeDir::In, EdgeDir::Out];
+    let backward = match direction {
+        Direction::Both => &BACKWARD_BOTH[..],
+        d => d.reverse().dirs(),
+    };
+    [direction.dirs(), backward]
 }
 const FORWARD_ON_OUT: [bool; 2] = [true, false];
 
@@ -644,16 +653,18 @@ fn cheaper_side<G: Adjacency>(
     }
 }
 
-/// The hop from `parent` to `child` that rule 1 prefers: the least (`TypeId`, `EdgeId`,
-/// forward first) among the edges joining them in the side's directions. The search keeps
+/// The hop from `parent` to `child` that rule 1 prefers: a forward edge if one joins them,
+/// else a backward one, and within that the least (`TypeId`, `EdgeId`). The search keeps
 /// only the least parent (first to reach the node in a sorted frontier), so the choice among
 /// that parent's parallel edges is made here, once per path hop.
 ///
-/// `via` is the entry of the parent's runs that first named `child`. When the graph can
-/// read its edge ([`Adjacency::run_entry_edge`]), that is the least edge in its direction,
-/// and a direction the scan read before it has no allowed edge to `child` (the node would
-/// have been reached there), so only the directions after it are searched, up to its
-/// type. For a one-direction query no search is left at all.
+/// `via` is the entry of the parent's runs that first named `child`. The side scans its
+/// forward direction first (see [`side_dirs`]), so when the graph can read that entry's
+/// edge ([`Adjacency::run_entry_edge`]) it is the hop: the least edge in its direction, and
+/// if that direction is backward, no forward edge joins the two (the scan would have named
+/// `child` there first). The edge is resolved from the position in hand, with no search.
+/// Otherwise (a graph that cannot name entries, a meeting found by a probe) the forward
+/// direction is searched, then the backward one.
 fn best_hop<G: Adjacency>(
     graph: &G,
     s: usize,
@@ -664,35 +675,28 @@ fn best_hop<G: Adjacency>(
     via: RunEntry,
 ) -> PathHop {
     let dirs = side_dirs(direction)[s];
-    let mut best: Option<(TypeId, EdgeId, bool)> = None;
-    let mut rest = dirs;
+    let hop = |d: EdgeDir, edge_type: TypeId, edge: EdgeId| PathHop {
+        edge,
+        edge_type,
+        forward: (d == EdgeDir::Out) == FORWARD_ON_OUT[s],
+    };
     if let Some((d, t, e)) = graph.run_entry_edge(via)
-        && let Some(at) = dirs.iter().position(|&x| x == d)
+        && dirs.contains(&d)
     {
-        let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        best = Some((t, e, !forward));
-        rest = &dirs[at + 1..];
+        return hop(d, t, e);
     }
-    for &d in rest {
-        let forward = (d == EdgeDir::Out) == FORWARD_ON_OUT[s];
-        // A direction searched after an edge of type t was found matters only up to t.
-        let max_type = best.map_or(TypeId(u16::MAX), |b| b.0);
-        if let Some(e) = graph.least_edge_between_upto(parent, child, d, types, max_type) {
-            let cand = (e.edge_type, e.edge, !forward);
-            if best.is_none_or(|b| cand < b) {
-                best = Some(cand);
-            }
+    for &d in dirs {
+        if let Some(e) = graph.least_edge_between(parent, child, d, types) {
+            return hop(d, e.edge_type, e.edge);
         }
     }
     // The search linked `child` to `parent` through an allowed edge in these directions,
     // so only a damaged graph (neighbor ids that disagree with the edges around them) has
     // none; the hop then names no edge and no type (ids no graph hands out).
-    let missing = (TypeId(u16::MAX), EdgeId(u64::MAX), s == 1);
-    let (edge_type, edge, backward) = best.unwrap_or(missing);
     PathHop {
-        edge,
-        edge_type,
-        forward: !backward,
+        edge: EdgeId(u64::MAX),
+        edge_type: TypeId(u16::MAX),
+        forward: s == 0,
     }
 }
 

@@ -695,8 +695,9 @@ fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
     joined
 }
 
-/// Rule 1's hop from `x` to `y` found by scanning every edge at `x`: the least (type, edge
-/// id, forward first) among the edges joining them that the direction allows.
+/// Rule 1's hop from `x` to `y` found by scanning every edge at `x`: among the edges
+/// joining them that the direction allows, a forward one if any, and the least (type, edge
+/// id) of those.
 fn rule_one_hop(
     g: &impl Adjacency,
     x: NodeId,
@@ -704,17 +705,17 @@ fn rule_one_hop(
     direction: Direction,
     types: &TypeFilter,
 ) -> Option<PathHop> {
-    let mut best: Option<(TypeId, EdgeId, bool)> = None;
+    let mut best: Option<(bool, TypeId, EdgeId)> = None;
     for &d in direction.dirs() {
         let forward = d == crate::graph::EdgeDir::Out;
         g.for_each_edge(x, d, types, |e| {
-            let cand = (e.edge_type, e.edge, !forward);
+            let cand = (!forward, e.edge_type, e.edge);
             if e.neighbor == y && best.is_none_or(|b| cand < b) {
                 best = Some(cand);
             }
         });
     }
-    best.map(|(edge_type, edge, backward)| PathHop {
+    best.map(|(backward, edge_type, edge)| PathHop {
         edge,
         edge_type,
         forward: !backward,

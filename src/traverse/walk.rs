@@ -2,7 +2,7 @@
 //!
 //! [`traverse`] is a BFS from one start node: a node reached from several nodes of the
 //! previous level keeps the parent with the least (parent `NodeId`, `TypeId`, `EdgeId`,
-//! forward before backward), as in [`path`](super::path); results come level by level
+//! forward before backward); results come level by level
 //! (depth never decreases) and, within a level, by ascending `NodeId`.
 //!
 //! [`neighbors`] lists one hop sorted by (`TypeId`, neighbor `NodeId`, `EdgeId`, out

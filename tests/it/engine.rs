@@ -289,3 +289,102 @@ fn compaction_runs_alongside_commits_and_checkpoints() {
     assert_eq!(edge_list(&db.snapshot()), want);
     db.verify().unwrap();
 }
+
+/// Checkpoints write their segment without the locks while commits go on: the commits
+/// made meanwhile are carried to the next WAL and stay visible, in this process and after
+/// a reopen, with their text searchable; compactions interleave with both.
+#[test]
+fn checkpoints_run_alongside_commits() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let carried = std::sync::atomic::AtomicU64::new(0);
+    let committed = std::thread::scope(|s| {
+        let writer = db.clone();
+        let (done, carried) = (&done, &carried);
+        let commits = s.spawn(move || {
+            let mut i = 0u32;
+            // Until several checkpoints carried commits over (or a generous bound).
+            while carried.load(std::sync::atomic::Ordering::Acquire) < 20 && i < 20_000 {
+                let mut b = WriteBatch::new();
+                b.upsert_node(format!("n{i}"), titled(&format!("{} shared", tag(i))));
+                if i > 0 {
+                    b.link(
+                        format!("n{}", i - 1),
+                        "next",
+                        format!("n{i}"),
+                        EdgeProps::default(),
+                    );
+                }
+                if i % 5 == 4 {
+                    // Deletes of nodes that may sit in the segment being written.
+                    b.delete_node(format!("n{}", i - 3));
+                }
+                writer.commit(b).unwrap();
+                i += 1;
+            }
+            done.store(true, std::sync::atomic::Ordering::Release);
+            i
+        });
+        let mut rounds = 0u32;
+        while !done.load(std::sync::atomic::Ordering::Acquire) {
+            let r = db.checkpoint().unwrap();
+            carried.fetch_add(r.carried, std::sync::atomic::Ordering::AcqRel);
+            rounds += 1;
+            if rounds.is_multiple_of(7) {
+                db.compact().unwrap();
+            }
+        }
+        commits.join().unwrap()
+    });
+    assert!(
+        carried.load(std::sync::atomic::Ordering::Acquire) > 0,
+        "no checkpoint overlapped a commit in {committed} commits"
+    );
+    let deleted = |i: u32| i % 5 == 1 && i + 3 < committed;
+    let check = |db: &Database| {
+        let snap = db.snapshot();
+        for i in 0..committed {
+            assert_eq!(
+                snap.node_id(&format!("n{i}")).is_some(),
+                !deleted(i),
+                "n{i}"
+            );
+        }
+        let live = (0..committed).filter(|&i| !deleted(i)).count();
+        assert_eq!(snap.node_count(), live as u64);
+        let want: Vec<(String, String, String)> = (1..committed)
+            .filter(|&i| !deleted(i) && !deleted(i - 1))
+            .map(|i| (format!("n{}", i - 1), "next".to_owned(), format!("n{i}")))
+            .collect();
+        let mut want = want;
+        want.sort();
+        assert_eq!(edge_list(&snap), want);
+        let last = committed - 1;
+        let hits = snap
+            .search_text(&hopgraph::TextQuery::new(tag(last)))
+            .unwrap();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(Some(hits[0].node), snap.node_id(&format!("n{last}")));
+        db.verify().unwrap();
+    };
+    check(&db);
+    db.checkpoint().unwrap();
+    check(&db);
+    drop(db);
+    let db = Database::open(dir.path()).unwrap();
+    check(&db);
+}
+
+/// A word of consonants naming `i` (no stemmer rule applies to it, no two are alike).
+fn tag(mut i: u32) -> String {
+    const LETTERS: &[u8; 16] = b"bcdfghjklmnpqrtv";
+    let mut out = String::from("zz");
+    loop {
+        out.push(char::from(LETTERS[(i % 16) as usize]));
+        i /= 16;
+        if i == 0 {
+            return out;
+        }
+    }
+}

@@ -133,6 +133,34 @@ fn format_v5_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(5);
 }
 
+#[test]
+fn format_v6_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(6);
+}
+
+/// Key look-ups, one at a time and in pairs, read every version's key index (v1 binary
+/// search, v2–v5 `u32` slots, v6 16-byte slots) with the same answers.
+#[test]
+fn key_lookups_read_every_fixture_version() {
+    let keys = ["alpha", "beta", "gamma", "doomed", "absent"];
+    for version in 1..=6 {
+        let db =
+            Database::open_with(fixture_dir(version), Options::default().read_only(true)).unwrap();
+        let snap = db.snapshot();
+        let found: Vec<bool> = keys.iter().map(|k| snap.node_id(k).is_some()).collect();
+        assert_eq!(found, [true, true, true, false, false], "v{version}");
+        for a in keys {
+            for b in keys {
+                assert_eq!(
+                    snap.node_id_pair(a, b),
+                    [snap.node_id(a), snap.node_id(b)],
+                    "v{version} {a} {b}"
+                );
+            }
+        }
+    }
+}
+
 /// Text search reads both postings layouts: layout 1 in the version 4 fixture (scored
 /// without skipping), layout 2 in the version 5 one, with the same answers.
 #[test]

@@ -18,5 +18,6 @@ mod layers;
 mod model;
 mod paths;
 mod processes;
+mod substring;
 mod text;
 mod vector;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""hopgraph vs SQLite FTS5 on the corpus of corpus.py (see RESULTS.md).
+"""hopgraph vs SQLite FTS5 and tantivy on the corpus of corpus.py (see RESULTS.md).
 
 FTS5: one table fts5(title, content, tokenize='porter unicode61'), ranked by bm25() with
 the same field weights as hopgraph's default (title 2, content 1); a query's words are
@@ -33,6 +33,54 @@ def report(name, qs, ms, keys, build_s, size):
           f"success@10: {succ}")
 
 
+def tantivy_run(data, qs):
+    """The `tantivy` Python package (the Rust engine through its bindings): fields
+    title and content with its `en_stem` tokenizer (lower case + Porter-style English
+    stemmer), BM25, title boosted 2 as above; the query's words quoted and OR-ed (the
+    query parser's default). Skipped with a note when the package is missing."""
+    try:
+        import tantivy
+    except ImportError:
+        print("tantivy: skipped (pip install tantivy)")
+        return
+    path = os.path.join(data, "tantivy.idx")
+    subprocess.run(["rm", "-rf", path], check=True)
+    os.makedirs(path)
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("key", stored=True, tokenizer_name="raw")
+    sb.add_text_field("title", tokenizer_name="en_stem")
+    sb.add_text_field("content", tokenizer_name="en_stem")
+    index = tantivy.Index(sb.build(), path=path)
+    t = time.perf_counter()
+    w = index.writer(heap_size=500_000_000, num_threads=2)
+    with open(os.path.join(data, "docs.jsonl")) as f:
+        for d in map(json.loads, f):
+            w.add_document(tantivy.Document(key=d["key"], title=d["title"], content=d["content"]))
+    w.commit()
+    w.wait_merging_threads()
+    build = time.perf_counter() - t
+    index.reload()
+    searcher = index.searcher()
+
+    def search(q):
+        words = re.findall(r"\w+", q)
+        if not words:
+            return []
+        query = index.parse_query(" ".join(f'"{x}"' for x in words), ["title", "content"],
+                                  field_boosts={"title": 2.0})
+        return [searcher.doc(a)["key"][0] for _, a in searcher.search(query, 10).hits]
+
+    for q in qs:
+        search(q["q"])
+    ms, keys = [], []
+    for q in qs:
+        t = time.perf_counter()
+        k = search(q["q"])
+        ms.append((time.perf_counter() - t) * 1e3)
+        keys.append(k)
+    report("tantivy (python bindings) " + tantivy.__version__, qs, ms, keys, build, du(path))
+
+
 def main():
     data, binary = sys.argv[1], sys.argv[2]
     qs = [json.loads(l) for l in open(os.path.join(data, "queries.jsonl"))]
@@ -64,6 +112,8 @@ def main():
         ms.append((time.perf_counter() - t) * 1e3)
         keys.append(k)
     report("sqlite fts5 " + sqlite3.sqlite_version, qs, ms, keys, fts_build, du(path))
+    con.close()
+    tantivy_run(data, qs)
     # hopgraph
     dbdir = os.path.join(data, "hopgraph.db")
     subprocess.run(["rm", "-rf", dbdir], check=True)

@@ -14,11 +14,11 @@ use super::input::{Invalid, InvalidLines, LineReader};
 use super::{CliError, CliResult, DbArg, json_line, open_read_only};
 use hopgraph::kernel::{Budget, Scratch};
 use hopgraph::{Direction, Snapshot};
-use hopgraph_memory::ToolError;
 use hopgraph_memory::path::{PathRequest, PathResult, memory_path};
 use hopgraph_memory::walk::{
     ExpandRequest, MEMORY_NOT_FOUND, RelatedRequest, TraverseRequest, expand, related, traverse,
 };
+use hopgraph_memory::{ToolError, ToolErrorKind};
 
 /// Which edges to follow from a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -626,13 +626,18 @@ fn truncated_note(out: &mut impl Write, truncated: bool) -> io::Result<()> {
     Ok(())
 }
 
-fn tool(e: ToolError) -> CliError {
-    CliError::new(e.0)
+/// A tool error as a CLI error; its kind picks the exit code.
+pub(crate) fn tool(e: ToolError) -> CliError {
+    match e.kind() {
+        ToolErrorKind::NotFound => CliError::not_found(e.into_message()),
+        ToolErrorKind::Storage => CliError::io(e.into_message()),
+        _ => CliError::new(e.into_message()),
+    }
 }
 
 /// The contract's "Memory not found." with the key it is about (exit 1).
 pub(crate) fn not_found(e: ToolError, key: &str) -> CliError {
-    if e.0 == MEMORY_NOT_FOUND {
+    if e.message() == MEMORY_NOT_FOUND {
         CliError::not_found(format!("unknown node key: {key}"))
     } else {
         tool(e)

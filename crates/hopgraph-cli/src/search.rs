@@ -4,7 +4,7 @@ use std::io::{self, BufWriter, Write};
 
 use clap::Args;
 
-use super::{CliError, CliResult, DbArg, json_line, open_read_only};
+use super::{CliResult, DbArg, json_line, open_read_only};
 use hopgraph_memory::search::{SearchRequest, memory_search};
 
 const SEARCH_EXAMPLES: &str = "Examples:
@@ -66,7 +66,7 @@ pub(crate) fn run(args: SearchArgs) -> CliResult {
         edge_types: (!args.edge_types.is_empty()).then_some(args.edge_types),
         ..SearchRequest::default()
     };
-    let result = memory_search(&db.snapshot(), &request).map_err(|e| CliError::new(e.0))?;
+    let result = memory_search(&db.snapshot(), &request).map_err(crate::query::tool)?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         json_line(&mut out, &result)?;

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use hopgraph::Props;
-use hopgraph_memory::ToolError;
+use hopgraph_memory::{ToolError, ToolErrorKind};
 
 /// Longest string accepted for an id-like argument (a node key or an edge id), in bytes.
 pub const ID_BYTES_MAX: usize = hopgraph::limits::NODE_KEY_BYTES_MAX;
@@ -37,7 +37,10 @@ fn wrong(name: &str, expected: &str, got: &Value) -> ToolError {
 }
 
 fn missing(name: &str) -> ToolError {
-    ToolError(format!("Missing required argument `{name}`"))
+    ToolError::new(
+        ToolErrorKind::InvalidArgument,
+        format!("Missing required argument `{name}`"),
+    )
 }
 
 /// A JSON number as an integer, if it is one (`5` and `5.0` are; `5.5` is not).
@@ -282,7 +285,11 @@ pub fn item_obj<'v>(name: &str, v: &'v Value) -> Result<Args<'v>, ToolError> {
 /// Prefixes argument names in an error from an item's [`Args`] with the item's path:
 /// ``Invalid argument `name` `` becomes ``Invalid argument `relations[2].name` ``.
 pub fn in_item(prefix: &str, e: ToolError) -> ToolError {
-    ToolError(e.0.replacen("argument `", &format!("argument `{prefix}."), 1))
+    ToolError::new(
+        e.kind(),
+        e.message()
+            .replacen("argument `", &format!("argument `{prefix}."), 1),
+    )
 }
 
 #[cfg(test)]
@@ -295,24 +302,24 @@ mod tests {
         let v = json!({"a": "x", "n": 11, "f": 2.5, "z": null});
         let args = Args::new(v.as_object());
         assert_eq!(
-            args.opt_int("n", 1, 10).unwrap_err().0,
+            args.opt_int("n", 1, 10).unwrap_err().into_message(),
             "Invalid argument `n`: must be between 1 and 10, got 11"
         );
         assert_eq!(
-            args.opt_int("a", 1, 10).unwrap_err().0,
+            args.opt_int("a", 1, 10).unwrap_err().into_message(),
             "Invalid argument `a`: must be an integer, got a string"
         );
         assert_eq!(
-            args.opt_int("f", 1, 10).unwrap_err().0,
+            args.opt_int("f", 1, 10).unwrap_err().into_message(),
             "Invalid argument `f`: must be an integer, got a number"
         );
         assert_eq!(args.opt_int("z", 1, 10).unwrap(), None);
         assert_eq!(
-            args.req_str("q").unwrap_err().0,
+            args.req_str("q").unwrap_err().into_message(),
             "Missing required argument `q`"
         );
         assert_eq!(
-            in_item("relations[0]", args.req_str("q").unwrap_err()).0,
+            in_item("relations[0]", args.req_str("q").unwrap_err()).into_message(),
             "Missing required argument `relations[0].q`"
         );
     }

@@ -20,8 +20,8 @@ use std::path::Path;
 use hopgraph::{Database, Snapshot};
 use hopgraph_embed::Embedder;
 pub use hopgraph_embed::{MODEL_RECORD_FILE, ModelRecord};
-use hopgraph_memory::ToolError;
 use hopgraph_memory::aim::Entity;
+use hopgraph_memory::{ToolError, ToolErrorKind};
 use serde_json::{Value, json};
 
 /// The text embedded for a memory (see [`hopgraph_memory::embed_text`]).
@@ -42,8 +42,9 @@ pub fn entity_text(e: &Entity) -> String {
 pub fn read_model_record(dir: &Path) -> Result<Option<ModelRecord>, ToolError> {
     ModelRecord::read(dir).map_err(|e| {
         let path = dir.join(MODEL_RECORD_FILE);
-        ToolError(hopgraph_memory::one_line(
-            &if e.kind() == std::io::ErrorKind::InvalidData {
+        ToolError::new(
+            ToolErrorKind::Embedding,
+            hopgraph_memory::one_line(&if e.kind() == std::io::ErrorKind::InvalidData {
                 format!(
                     "Damaged embedding model record {}: {e}; delete it to let the server's model \
                  adopt this context",
@@ -51,8 +52,8 @@ pub fn read_model_record(dir: &Path) -> Result<Option<ModelRecord>, ToolError> {
                 )
             } else {
                 format!("Storage error: cannot read {}: {e}", path.display())
-            },
-        ))
+            }),
+        )
     })
 }
 
@@ -67,19 +68,25 @@ pub fn check_model(db: &Database, embedder: &Embedder, writing: bool) -> Result<
     check_dimension(&db.snapshot(), embedder)?;
     let ours = ModelRecord::of(embedder);
     match read_model_record(db.path())? {
-        Some(rec) if rec.fingerprint != ours.fingerprint => Err(ToolError(format!(
-            "Embedding model mismatch: this context's embeddings were made by model {} \
+        Some(rec) if rec.fingerprint != ours.fingerprint => Err(ToolError::new(
+            ToolErrorKind::Embedding,
+            format!(
+                "Embedding model mismatch: this context's embeddings were made by model {} \
              (fingerprint {}, {} dimensions), the server's model is {} (fingerprint {}, {} \
              dimensions); start the server with that model for this context (or use another \
              context), or pass `embedding` yourself",
-            rec.id, rec.fingerprint, rec.dimension, ours.id, ours.fingerprint, ours.dimension
-        ))),
+                rec.id, rec.fingerprint, rec.dimension, ours.id, ours.fingerprint, ours.dimension
+            ),
+        )),
         Some(_) => Ok(()),
         None if writing => ours.write(db.path()).map_err(|e| {
-            ToolError(hopgraph_memory::one_line(&format!(
-                "Storage error: cannot record the embedding model in {}: {e}",
-                db.path().display()
-            )))
+            ToolError::new(
+                ToolErrorKind::Storage,
+                hopgraph_memory::one_line(&format!(
+                    "Storage error: cannot record the embedding model in {}: {e}",
+                    db.path().display()
+                )),
+            )
         }),
         None => Ok(()),
     }
@@ -92,13 +99,16 @@ pub fn check_model(db: &Database, embedder: &Embedder, writing: bool) -> Result<
 /// `Embedding model mismatch: ...` naming both dimensions and the model.
 pub fn check_dimension(snap: &Snapshot, embedder: &Embedder) -> Result<(), ToolError> {
     match snap.embedding_dimension() {
-        Some(d) if d != embedder.dimension() => Err(ToolError(format!(
-            "Embedding model mismatch: this context's embeddings have {d} dimensions, the \
+        Some(d) if d != embedder.dimension() => Err(ToolError::new(
+            ToolErrorKind::Embedding,
+            format!(
+                "Embedding model mismatch: this context's embeddings have {d} dimensions, the \
              server's model {} makes {}; use a model of {d} dimensions for this context (or \
              another context), or pass `embedding` yourself",
-            embedder.model_id(),
-            embedder.dimension()
-        ))),
+                embedder.model_id(),
+                embedder.dimension()
+            ),
+        )),
         _ => Ok(()),
     }
 }
@@ -109,10 +119,10 @@ pub fn check_dimension(snap: &Snapshot, embedder: &Embedder) -> Result<(), ToolE
 /// `Embedding failed: ...` with the model's error.
 pub fn embed_all(embedder: &Embedder, texts: &[String]) -> Result<Vec<Vec<f64>>, ToolError> {
     let vectors = embedder.embed(texts).map_err(|e| {
-        ToolError(hopgraph_memory::one_line(&format!(
-            "Embedding failed ({}): {e}",
-            embedder.model_id()
-        )))
+        ToolError::new(
+            ToolErrorKind::Embedding,
+            hopgraph_memory::one_line(&format!("Embedding failed ({}): {e}", embedder.model_id())),
+        )
     })?;
     Ok(vectors
         .into_iter()
@@ -126,8 +136,12 @@ pub fn embed_all(embedder: &Embedder, texts: &[String]) -> Result<Vec<Vec<f64>>,
 /// As [`embed_all`].
 pub fn embed_one(embedder: &Embedder, text: String) -> Result<Vec<f64>, ToolError> {
     let mut v = embed_all(embedder, &[text])?;
-    v.pop()
-        .ok_or_else(|| ToolError("Embedding failed: the model returned no vector".into()))
+    v.pop().ok_or_else(|| {
+        ToolError::new(
+            ToolErrorKind::Embedding,
+            "Embedding failed: the model returned no vector",
+        )
+    })
 }
 
 /// `search_mode` and `embed_model` of `graph_stats`.

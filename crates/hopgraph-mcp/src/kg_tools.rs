@@ -12,9 +12,9 @@
 use std::collections::{HashMap, HashSet};
 
 use hopgraph::Database;
-use hopgraph_memory::ToolError;
 use hopgraph_memory::aim::{Entity, Relation};
 use hopgraph_memory::kg::{self, Graph, ObservationAdd, ObservationDelete, Outcome, RelationScope};
+use hopgraph_memory::{ToolError, ToolErrorKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -29,8 +29,12 @@ fn output<T: Serialize, S: Serialize>(
     text_value: &T,
     structured: &S,
 ) -> Result<ToolOutput, ToolError> {
-    let encode =
-        |e: serde_json::Error| ToolError(format!("Internal error: cannot encode the result: {e}"));
+    let encode = |e: serde_json::Error| {
+        ToolError::new(
+            ToolErrorKind::Internal,
+            format!("Internal error: cannot encode the result: {e}"),
+        )
+    };
     Ok(ToolOutput {
         text: serde_json::to_string_pretty(text_value).map_err(encode)?,
         structured: serde_json::to_value(structured).map_err(encode)?,
@@ -40,8 +44,12 @@ fn output<T: Serialize, S: Serialize>(
 fn outcome(o: &Outcome) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput {
         text: o.message.clone(),
-        structured: serde_json::to_value(o)
-            .map_err(|e| ToolError(format!("Internal error: cannot encode the result: {e}")))?,
+        structured: serde_json::to_value(o).map_err(|e| {
+            ToolError::new(
+                ToolErrorKind::Internal,
+                format!("Internal error: cannot encode the result: {e}"),
+            )
+        })?,
     })
 }
 
@@ -61,7 +69,10 @@ fn entities(args: &Args<'_>) -> Result<Vec<Entity>, ToolError> {
                     name: a.req_str("name")?,
                     entity_type: a.req_str("entityType")?,
                     observations: a.opt_str_list("observations")?.ok_or_else(|| {
-                        ToolError("Missing required argument `observations`".into())
+                        ToolError::new(
+                            ToolErrorKind::InvalidArgument,
+                            "Missing required argument `observations`",
+                        )
                     })?,
                 })
             };
@@ -105,8 +116,12 @@ fn named_lists(
             let read = || -> Result<(String, Vec<String>), ToolError> {
                 Ok((
                     a.req_str("entityName")?,
-                    a.opt_str_list(list)?
-                        .ok_or_else(|| ToolError(format!("Missing required argument `{list}`")))?,
+                    a.opt_str_list(list)?.ok_or_else(|| {
+                        ToolError::new(
+                            ToolErrorKind::InvalidArgument,
+                            format!("Missing required argument `{list}`"),
+                        )
+                    })?,
                 ))
             };
             read().map_err(|e| in_item(&p, e))
@@ -115,8 +130,12 @@ fn named_lists(
 }
 
 fn string_list(args: &Args<'_>, name: &str) -> Result<Vec<String>, ToolError> {
-    args.opt_str_list(name)?
-        .ok_or_else(|| ToolError(format!("Missing required argument `{name}`")))
+    args.opt_str_list(name)?.ok_or_else(|| {
+        ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!("Missing required argument `{name}`"),
+        )
+    })
 }
 
 /// Whether `name` is a tool this module runs (server-memory's, and AIM's beyond
@@ -175,7 +194,12 @@ pub fn call(
     arguments: Option<&Map<String, Value>>,
 ) -> Result<ToolOutput, ToolError> {
     let args = Args::new(arguments);
-    let op = op_of(name).ok_or_else(|| ToolError(format!("Unknown tool: {name}")))?;
+    let op = op_of(name).ok_or_else(|| {
+        ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!("Unknown tool: {name}"),
+        )
+    })?;
     let aim = name.starts_with("aim_");
     // server-memory has no context: the default one. AIM names one (and a location).
     let (context, location) = if aim {
@@ -416,7 +440,10 @@ pub fn call(
                 Ok(ToolOutput {
                     text: kg::pretty(&g, label),
                     structured: serde_json::to_value(&g).map_err(|e| {
-                        ToolError(format!("Internal error: cannot encode the result: {e}"))
+                        ToolError::new(
+                            ToolErrorKind::Internal,
+                            format!("Internal error: cannot encode the result: {e}"),
+                        )
                     })?,
                 })
             } else {

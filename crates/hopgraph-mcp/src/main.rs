@@ -1,8 +1,10 @@
-//! `hopgraph-mcp`: the hopgraph memory graph as an MCP server over stdio.
+//! `hopgraph-mcp`: the hopgraph memory graph as an MCP server over stdio, or over MCP's
+//! streamable HTTP transport with `--http ADDR`.
 //!
 //! ```text
 //! hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N] [--max-open-contexts N]
 //!              [--embed-model DIR] [--tools LIST]
+//!              [--http ADDR [--http-token TOKEN | --http-token-file FILE]]
 //! ```
 //! The data directory comes from `--data-dir`, else `HOPGRAPH_DATA_DIR`, else the platform
 //! data directory (`$XDG_DATA_HOME/hopgraph` or `~/.local/share/hopgraph`). Each context is
@@ -21,10 +23,12 @@ use hopgraph_mcp::{HopgraphServer, StoreConfig, Stores, serve};
 use hopgraph_memory::check_context_name;
 
 const USAGE: &str = "\
-hopgraph-mcp: serve a hopgraph memory graph to MCP clients over stdio
+hopgraph-mcp: serve a hopgraph memory graph to MCP clients over stdio (default) or
+streamable HTTP
 
 Usage: hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
                     [--max-open-contexts N] [--embed-model DIR] [--tools LIST]
+                    [--http ADDR [--http-token TOKEN | --http-token-file FILE]]
 
 Options:
   --data-dir DIR    where the databases live (default: $HOPGRAPH_DATA_DIR, else
@@ -53,6 +57,21 @@ Options:
                     context), aim (mcp-knowledge-graph's ten aim_memory_* tools with
                     contexts and locations); all share one graph. Example:
                     --tools memory,server-memory
+  --http ADDR       serve MCP's streamable HTTP transport on ADDR (IP:PORT, e.g.
+                    127.0.0.1:8765; default: $HOPGRAPH_HTTP, else stdio) at the
+                    endpoint http://ADDR/mcp, to several clients at once: same
+                    stores, tools and limits as stdio. Port 0 picks a free port; the
+                    address is logged as \"listening on http://IP:PORT/mcp\"
+  --http-token TOKEN
+                    the bearer token every HTTP request must carry as
+                    \"Authorization: Bearer TOKEN\" (default: $HOPGRAPH_HTTP_TOKEN);
+                    16 to 1024 visible ASCII characters; required when ADDR is not a
+                    loopback address, optional (but checked when given) on loopback.
+                    Prefer the file or the variable: arguments are visible to other
+                    users in the process list
+  --http-token-file FILE
+                    read the token from FILE (default: $HOPGRAPH_HTTP_TOKEN_FILE);
+                    surrounding whitespace is ignored
   -h, --help        print this help
   -V, --version     print the version
 
@@ -75,6 +94,11 @@ Limits (checked before the request's values are built; each is answered with an 
                     to, name, ...): 512; edge_type, relationType: 128; context: 64;
                     any other: 1 MiB; metadata: 64 KiB serialized (link: 4 KiB)
 
+HTTP: requests without the token are answered 401; a body past the line limit 413
+  (read no further); a body that breaks another limit is answered as over stdio. On
+  loopback the Host header must name a loopback host (against DNS rebinding). At most
+  1024 connections and 256 sessions at once; a session idle for 5 minutes is closed.
+
 Maintenance: a context's log is checkpointed once it exceeds 4 MiB or after 2 s idle,
   and its segments are merged (dropping deleted data) when idle or past 16 segments,
   on a background thread; written contexts are checkpointed and compacted at
@@ -91,6 +115,9 @@ struct Cli {
     open_max: Option<usize>,
     embed_model: Option<PathBuf>,
     tools: Option<String>,
+    http: Option<String>,
+    http_token: Option<String>,
+    http_token_file: Option<PathBuf>,
 }
 
 /// Parses a `--tools` list (or `$HOPGRAPH_TOOLS`).
@@ -128,6 +155,9 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
         open_max: None,
         embed_model: None,
         tools: None,
+        http: None,
+        http_token: None,
+        http_token_file: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -160,6 +190,22 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
                     .map_err(|_| "--tools must be valid UTF-8".to_owned())?;
                 parse_profiles(&v)?;
                 cli.tools = Some(v);
+            }
+            "--http" => {
+                let v = value("--http")?
+                    .into_string()
+                    .map_err(|_| "--http must be valid UTF-8".to_owned())?;
+                cli.http = Some(v);
+            }
+            "--http-token" => {
+                let v = value("--http-token")?
+                    .into_string()
+                    .map_err(|_| "--http-token must be valid UTF-8".to_owned())?;
+                hopgraph_mcp::http::check_token(&v).map_err(|e| format!("--http-token: {e}"))?;
+                cli.http_token = Some(v);
+            }
+            "--http-token-file" => {
+                cli.http_token_file = Some(PathBuf::from(value("--http-token-file")?));
             }
             "--embed-model" => cli.embed_model = Some(PathBuf::from(value("--embed-model")?)),
             "--context" => {
@@ -198,15 +244,84 @@ fn parse(args: impl Iterator<Item = OsString>) -> Result<Parsed, String> {
             other => return Err(format!("unexpected argument {other:?}")),
         }
     }
+    if cli.http.is_none() && (cli.http_token.is_some() || cli.http_token_file.is_some()) {
+        return Err("--http-token and --http-token-file need --http ADDR".into());
+    }
+    if cli.http_token.is_some() && cli.http_token_file.is_some() {
+        return Err("give --http-token or --http-token-file, not both".into());
+    }
     Ok(Parsed::Run(cli))
 }
 
+/// The HTTP transport's settings, from the flags or else the environment.
+struct HttpSetup {
+    listener: std::net::TcpListener,
+    token: Option<String>,
+    loopback: bool,
+}
+
+/// Reads a token file: its content without surrounding whitespace.
+fn read_token_file(path: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the HTTP token file {}: {e}", path.display()))?;
+    let token = text.trim().to_owned();
+    hopgraph_mcp::http::check_token(&token)
+        .map_err(|e| format!("HTTP token file {}: {e}", path.display()))?;
+    Ok(token)
+}
+
+/// Resolves the HTTP settings; `Ok(None)` serves stdio. Binds the listener, so that an
+/// address in use is reported before anything is served.
+fn http_setup(cli: &mut Cli) -> Result<Option<HttpSetup>, String> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let Some(addr) = cli.http.take().or_else(|| env("HOPGRAPH_HTTP")) else {
+        return Ok(None);
+    };
+    let token = match (cli.http_token.take(), cli.http_token_file.take()) {
+        (Some(t), _) => Some(t),
+        (None, Some(f)) => Some(read_token_file(&f)?),
+        (None, None) => match (env("HOPGRAPH_HTTP_TOKEN"), env("HOPGRAPH_HTTP_TOKEN_FILE")) {
+            (Some(t), _) => {
+                hopgraph_mcp::http::check_token(&t)
+                    .map_err(|e| format!("HOPGRAPH_HTTP_TOKEN: {e}"))?;
+                Some(t)
+            }
+            (None, Some(f)) => Some(read_token_file(std::path::Path::new(&f))?),
+            (None, None) => None,
+        },
+    };
+    let (bind, loopback) = hopgraph_mcp::http::resolve(&addr)?;
+    if !loopback && token.is_none() {
+        return Err(format!(
+            "--http {addr} is not a loopback address, so the server needs a bearer token: \
+             give --http-token-file FILE, HOPGRAPH_HTTP_TOKEN or --http-token TOKEN \
+             (clients then send \"Authorization: Bearer TOKEN\"), or listen on \
+             127.0.0.1"
+        ));
+    }
+    let listener = std::net::TcpListener::bind(bind)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
+    Ok(Some(HttpSetup {
+        listener,
+        token,
+        loopback,
+    }))
+}
+
 fn main() -> ExitCode {
-    let cli = match parse(std::env::args_os().skip(1)) {
+    let mut cli = match parse(std::env::args_os().skip(1)) {
         Ok(Parsed::Run(cli)) => cli,
         Ok(Parsed::Exit(code)) => return code,
         Err(e) => {
             eprintln!("hopgraph-mcp: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let http = match http_setup(&mut cli) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("hopgraph-mcp: {e}");
             return ExitCode::from(2);
         }
     };
@@ -294,28 +409,68 @@ fn main() -> ExitCode {
         }
     };
     let server = HopgraphServer::new(stores.clone());
-    let code = runtime.block_on(async move {
-        let session = serve(server, tokio::io::stdin(), tokio::io::stdout());
-        tokio::select! {
-            r = session => match r {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    log(&format!("reading stdin failed: {e}"));
-                    ExitCode::FAILURE
-                }
-            },
-            s = shutdown_signal() => {
-                log(&format!("{s}, shutting down"));
-                ExitCode::SUCCESS
-            }
-        }
-    });
+    let code = match http {
+        Some(http) => runtime.block_on(serve_http_until_signal(server, http)),
+        None => runtime.block_on(serve_stdio_until_signal(server)),
+    };
     // Every acknowledged write is already durable; the checkpoint only spares the next
     // start a WAL replay.
     stores.shutdown();
     // stdin is read on a blocking thread that cannot be interrupted; do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));
     code
+}
+
+async fn serve_http_until_signal(server: HopgraphServer, http: HttpSetup) -> ExitCode {
+    let listener = match tokio::net::TcpListener::from_std(http.listener) {
+        Ok(l) => l,
+        Err(e) => {
+            log(&format!("cannot listen: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    match listener.local_addr() {
+        Ok(a) => log(&format!(
+            "listening on http://{a}{} ({})",
+            hopgraph_mcp::http::MCP_PATH,
+            if http.token.is_some() {
+                "bearer token required"
+            } else {
+                "no token: loopback only"
+            }
+        )),
+        Err(e) => log(&format!("listening (address unknown: {e})")),
+    }
+    let shutdown = async {
+        let s = shutdown_signal().await;
+        log(&format!("{s}, shutting down"));
+    };
+    match hopgraph_mcp::http::serve_http(server, listener, http.token, http.loopback, shutdown)
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            log(&format!("serving HTTP failed: {e}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve_stdio_until_signal(server: HopgraphServer) -> ExitCode {
+    let session = serve(server, tokio::io::stdin(), tokio::io::stdout());
+    tokio::select! {
+        r = session => match r {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                log(&format!("reading stdin failed: {e}"));
+                ExitCode::FAILURE
+            }
+        },
+        s = shutdown_signal() => {
+            log(&format!("{s}, shutting down"));
+            ExitCode::SUCCESS
+        }
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM with the signal's name.

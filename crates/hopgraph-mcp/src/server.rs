@@ -129,7 +129,7 @@ impl ServerHandler for HopgraphServer {
                 r.structured_content = Some(out.structured);
                 r
             }
-            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.0)]),
+            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.into_message())]),
             Err(_) => CallToolResult::error(vec![ContentBlock::text(
                 "Internal error: the tool failed unexpectedly",
             )]),
@@ -175,7 +175,7 @@ impl Gate {
 const INIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A JSON-RPC error line.
-fn error_line(id: Option<&Value>, code: i64, message: &str) -> Vec<u8> {
+pub(crate) fn error_line(id: Option<&Value>, code: i64, message: &str) -> Vec<u8> {
     let mut v = json!({
         "jsonrpc": "2.0",
         "id": id.cloned().unwrap_or(Value::Null),
@@ -207,7 +207,7 @@ fn valid_id(v: &Value) -> bool {
 }
 
 /// A tool-error result (`isError`) for request `id`: how argument errors are answered.
-fn tool_error_line(id: &Value, message: &str) -> Vec<u8> {
+pub(crate) fn tool_error_line(id: &Value, message: &str) -> Vec<u8> {
     let mut v = json!({
         "jsonrpc": "2.0",
         "id": id,

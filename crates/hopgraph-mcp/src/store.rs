@@ -36,7 +36,7 @@ use parking_lot::Mutex;
 use hopgraph::kernel::{PooledScratch, ScratchPool};
 use hopgraph::{Database, Options};
 use hopgraph_embed::Embedder;
-use hopgraph_memory::{ToolError, check_context_name, one_line, quote_short};
+use hopgraph_memory::{ToolError, ToolErrorKind, check_context_name, one_line, quote_short};
 
 /// The context used when a call names none.
 pub const DEFAULT_CONTEXT: &str = "default";
@@ -247,11 +247,14 @@ impl Stores {
             )
             .map(|root| root.join(".hopgraph"))
             .ok_or_else(|| {
-                ToolError(one_line(&format!(
-                    "No project root found above {} (looked for {}); use location \"global\"",
-                    self.config.project_start.display(),
-                    PROJECT_MARKERS.join(", ")
-                )))
+                ToolError::new(
+                    ToolErrorKind::InvalidArgument,
+                    one_line(&format!(
+                        "No project root found above {} (looked for {}); use location \"global\"",
+                        self.config.project_start.display(),
+                        PROJECT_MARKERS.join(", ")
+                    )),
+                )
             })?,
             _ => self.config.data_dir.clone(),
         };
@@ -281,18 +284,24 @@ impl Stores {
         }
         if access == Access::Existing && !Database::exists(&dir) {
             let name = context.unwrap_or(&self.config.default_context);
-            return Err(ToolError(one_line(&format!(
-                "No such context: {} has no database yet (in {}); write to it first \
+            return Err(ToolError::new(
+                ToolErrorKind::NotFound,
+                one_line(&format!(
+                    "No such context: {} has no database yet (in {}); write to it first \
                  (create_memory or aim_memory_store create it), or see list_contexts",
-                quote_short(name),
-                dir.display()
-            ))));
+                    quote_short(name),
+                    dir.display()
+                )),
+            ));
         }
         let db = Database::open_with(&dir, self.config.options.clone()).map_err(|e| {
-            ToolError(one_line(&format!(
-                "Storage error: cannot open the database in {}: {e}",
-                dir.display()
-            )))
+            ToolError::new(
+                ToolErrorKind::Storage,
+                one_line(&format!(
+                    "Storage error: cannot open the database in {}: {e}",
+                    dir.display()
+                )),
+            )
         })?;
         prefault_in_background(&db, &self.scratches, self.config.prefault_max_bytes);
         let handle = Arc::new(OpenDb {
@@ -335,10 +344,13 @@ impl Stores {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => {
-                return Err(ToolError(one_line(&format!(
-                    "Storage error: cannot read the data directory {}: {e}",
-                    data.display()
-                ))));
+                return Err(ToolError::new(
+                    ToolErrorKind::Storage,
+                    one_line(&format!(
+                        "Storage error: cannot read the data directory {}: {e}",
+                        data.display()
+                    )),
+                ));
             }
         };
         let open: Vec<PathBuf> = self.cache.lock().open.keys().cloned().collect();
@@ -424,6 +436,20 @@ impl Stores {
                 &format!("{} segments merged", r.segments_merged),
             );
             report.compactions += 1;
+        }
+        if idle
+            && self.config.profiles.iter().any(|p| {
+                matches!(
+                    p,
+                    crate::schema::Profile::ServerMemory | crate::schema::Profile::Aim
+                )
+            })
+        {
+            // search_nodes / aim_memory_search use the segments' word indexes: build the
+            // new segment's here, off the request path, rather than in the next search.
+            let t = Instant::now();
+            h.snapshot().substring_candidates("a")?;
+            log_slow(h, "word index", t, "for search_nodes");
         }
         if idle {
             // Everything written before this pass is now in one segment; a later write

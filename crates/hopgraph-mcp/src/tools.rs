@@ -20,7 +20,7 @@ use hopgraph_memory::nodes::{self, CreateMemoryRequest, UpdateMemoryRequest};
 use hopgraph_memory::path::{self, PathRequest};
 use hopgraph_memory::search::{self, SearchRequest};
 use hopgraph_memory::walk::{self, ExpandRequest, ListResult, RelatedRequest, TraverseRequest};
-use hopgraph_memory::{ToolError, stats};
+use hopgraph_memory::{ToolError, ToolErrorKind, stats};
 
 /// Wall-clock limit of one traversal; running out is an answer (`limit_reached`).
 pub const QUERY_TIME_MAX: std::time::Duration = std::time::Duration::from_secs(10);
@@ -42,8 +42,12 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// The result `value` with its compact JSON as text.
     fn json<T: Serialize>(value: &T) -> Result<ToolOutput, ToolError> {
-        let structured = serde_json::to_value(value)
-            .map_err(|e| ToolError(format!("Internal error: cannot encode the result: {e}")))?;
+        let structured = serde_json::to_value(value).map_err(|e| {
+            ToolError::new(
+                ToolErrorKind::Internal,
+                format!("Internal error: cannot encode the result: {e}"),
+            )
+        })?;
         Ok(ToolOutput {
             text: structured.to_string(),
             structured,
@@ -52,8 +56,12 @@ impl ToolOutput {
 
     /// A bare list: `{results: [...]}` as structured content, the bare list as text.
     fn list<T: Serialize>(items: &[T]) -> Result<ToolOutput, ToolError> {
-        let list = serde_json::to_value(items)
-            .map_err(|e| ToolError(format!("Internal error: cannot encode the result: {e}")))?;
+        let list = serde_json::to_value(items).map_err(|e| {
+            ToolError::new(
+                ToolErrorKind::Internal,
+                format!("Internal error: cannot encode the result: {e}"),
+            )
+        })?;
         let text = list.to_string();
         let mut m = Map::new();
         m.insert("results".into(), list);
@@ -114,18 +122,20 @@ pub fn check_arguments(arguments: Option<&Map<String, Value>>) -> Result<(), Too
         .max()
         .unwrap_or(0);
     if depth > ARGUMENTS_DEPTH_MAX {
-        return Err(ToolError(format!(
-            "Arguments are nested {depth} levels deep, the limit is {ARGUMENTS_DEPTH_MAX}"
-        )));
+        return Err(ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!("Arguments are nested {depth} levels deep, the limit is {ARGUMENTS_DEPTH_MAX}"),
+        ));
     }
     let mut counter = ByteCount(0);
     // Writing into a counter cannot fail; a map of JSON values always serializes.
     let _ = serde_json::to_writer(&mut counter, m);
     let n = counter.0;
     if n > ARGUMENTS_BYTES_MAX {
-        return Err(ToolError(format!(
-            "Arguments are {n} bytes, the limit is {ARGUMENTS_BYTES_MAX}"
-        )));
+        return Err(ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!("Arguments are {n} bytes, the limit is {ARGUMENTS_BYTES_MAX}"),
+        ));
     }
     Ok(())
 }
@@ -341,9 +351,12 @@ pub fn call(
             Ok(out)
         }
         "expand" => {
-            let seeds = args
-                .opt_str_list("seed_doc_ids")?
-                .ok_or_else(|| ToolError("Missing required argument `seed_doc_ids`".into()))?;
+            let seeds = args.opt_str_list("seed_doc_ids")?.ok_or_else(|| {
+                ToolError::new(
+                    ToolErrorKind::InvalidArgument,
+                    "Missing required argument `seed_doc_ids`",
+                )
+            })?;
             if seeds.is_empty() {
                 return Err(ToolError::invalid_arg(
                     "seed_doc_ids",
@@ -397,7 +410,10 @@ pub fn call(
                             name: a.req_str("name")?,
                             entity_type: a.req_str("entityType")?,
                             observations: a.opt_str_list("observations")?.ok_or_else(|| {
-                                ToolError("Missing required argument `observations`".into())
+                                ToolError::new(
+                                    ToolErrorKind::InvalidArgument,
+                                    "Missing required argument `observations`",
+                                )
                             })?,
                         })
                     };
@@ -466,7 +482,10 @@ pub fn call(
                 "default_context": stores.config().default_context,
             }))
         }
-        other => Err(ToolError(format!("Unknown tool: {other}"))),
+        other => Err(ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!("Unknown tool: {other}"),
+        )),
     }
 }
 

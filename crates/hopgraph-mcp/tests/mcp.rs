@@ -37,7 +37,7 @@ fn memory(id: &str, content: &str) -> CreateMemoryRequest {
 }
 
 fn err<T: std::fmt::Debug>(r: Result<T, ToolError>) -> String {
-    r.expect_err("expected a tool error").0
+    r.expect_err("expected a tool error").into_message()
 }
 
 fn link_req(s: &str, t: &str, ty: &str) -> LinkRequest {
@@ -455,7 +455,11 @@ fn dispatch_validates_arguments() {
     let dir = tempfile::tempdir().expect("temp dir");
     let stores = Stores::new(StoreConfig::new(dir.path()));
     let call = |name: &str, args: Value| tools::call(&stores, name, args.as_object());
-    let e = |name: &str, args: Value| call(name, args).expect_err("expected an error").0;
+    let e = |name: &str, args: Value| {
+        call(name, args)
+            .expect_err("expected an error")
+            .into_message()
+    };
     assert_eq!(
         e("get_memory", json!({})),
         "Missing required argument `memory_id`"
@@ -1378,7 +1382,7 @@ mod embedding {
     fn call(stores: &Stores, name: &str, args: Value) -> Result<Value, String> {
         tools::call(stores, name, args.as_object())
             .map(|o| o.structured)
-            .map_err(|e| e.0)
+            .map_err(hopgraph_memory::ToolError::into_message)
     }
 
     fn close(a: &[f64], b: &[f32]) -> bool {

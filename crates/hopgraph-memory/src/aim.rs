@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ToolError, check_edge_type, check_key, engine_error};
+use super::{ToolError, ToolErrorKind, check_edge_type, check_key, engine_error};
 use hopgraph::Database;
 use hopgraph::Error;
 use hopgraph::limits;
@@ -132,6 +132,7 @@ pub fn store_entities_embedded(
         }
     }
     Err(ToolError::new(
+        ToolErrorKind::Storage,
         "Storage error: entities kept changing under concurrent writers; retry",
     ))
 }
@@ -192,8 +193,8 @@ fn entities_missing<'a>(names: impl Iterator<Item = &'a str>) -> ToolError {
     } else {
         "Entities"
     };
-    ToolError(super::one_line(&format!(
-        "{noun} not found: {}",
-        names.join(", ")
-    )))
+    ToolError::new(
+        ToolErrorKind::NotFound,
+        super::one_line(&format!("{noun} not found: {}", names.join(", "))),
+    )
 }

@@ -3,7 +3,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ToolError, check_edge_type, check_metadata, engine_error, number_f32, rfc3339};
+use super::{
+    ToolError, ToolErrorKind, check_edge_type, check_metadata, engine_error, number_f32, rfc3339,
+};
 use hopgraph::Database;
 use hopgraph::Error;
 use hopgraph::{Edge, EdgeProps, Props};
@@ -89,8 +91,8 @@ pub fn link(db: &Database, req: &LinkRequest) -> Result<EdgeView, ToolError> {
             format!("must be a finite 32-bit float, got {weight}"),
         ));
     }
-    let source_missing = || ToolError::new("Source memory not found.");
-    let target_missing = || ToolError::new("Target memory not found.");
+    let source_missing = || ToolError::new(ToolErrorKind::NotFound, "Source memory not found.");
+    let target_missing = || ToolError::new(ToolErrorKind::NotFound, "Target memory not found.");
     let snap = db.snapshot();
     if snap.node_id(&req.source_id).is_none() {
         return Err(source_missing());
@@ -116,19 +118,25 @@ pub fn link(db: &Database, req: &LinkRequest) -> Result<EdgeView, ToolError> {
         Err(e) => return Err(engine_error(&e)),
     };
     let Some(&OpResult::Linked { edge, created }) = info.results.first() else {
-        return Err(ToolError::new("Storage error: link returned no edge"));
+        return Err(ToolError::new(
+            ToolErrorKind::Internal,
+            "Storage error: link returned no edge",
+        ));
     };
     if !created {
-        return Err(ToolError(format!(
-            "Edge {} already exists between {} and {}",
-            req.edge_type, req.source_id, req.target_id
-        )));
+        return Err(ToolError::new(
+            ToolErrorKind::AlreadyExists,
+            format!(
+                "Edge {} already exists between {} and {}",
+                req.edge_type, req.source_id, req.target_id
+            ),
+        ));
     }
     let snap = db.snapshot();
     let e = snap
         .edge(edge)
         .map_err(|e| engine_error(&e))?
-        .ok_or_else(|| ToolError::new("Edge not found."))?;
+        .ok_or_else(|| ToolError::new(ToolErrorKind::NotFound, "Edge not found."))?;
     EdgeView::of(&snap, &e)
 }
 
@@ -154,7 +162,7 @@ pub fn parse_edge_id(s: &str) -> Option<EdgeId> {
 /// # Errors
 /// `Edge not found.`; storage errors.
 pub fn unlink(db: &Database, edge_id: &str) -> Result<UnlinkResult, ToolError> {
-    let not_found = || ToolError::new("Edge not found.");
+    let not_found = || ToolError::new(ToolErrorKind::NotFound, "Edge not found.");
     let edge = parse_edge_id(edge_id).ok_or_else(not_found)?;
     let mut batch = WriteBatch::new();
     batch.unlink(edge);

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::aim::{self, Entity, Relation};
-use super::{ToolError, engine_error};
+use super::{ToolError, ToolErrorKind, engine_error};
 use hopgraph::{
     Database, Direction, Node, NodeId, NodePatch, OpResult, Snapshot, TypeFilter, WriteBatch,
 };
@@ -87,7 +87,10 @@ pub struct Outcome {
 
 /// The error of a missing entity, in the original's words.
 pub fn entity_not_found(name: &str) -> ToolError {
-    ToolError(format!("Entity with name {name} not found"))
+    ToolError::new(
+        ToolErrorKind::NotFound,
+        format!("Entity with name {name} not found"),
+    )
 }
 
 /// The entity view of a node: its key, kind and `metadata.observations` (strings only).
@@ -536,6 +539,10 @@ pub fn read_graph(
 /// `search_nodes`: the entities whose name, entityType or any observation contains
 /// `query` (case-insensitive), with the relations touching them.
 ///
+/// Only the nodes of `Snapshot::substring_candidates` (a superset of the matches, from the
+/// engine's per-segment word index) are checked; a query without a letter or digit checks
+/// every node. The answer is the full scan's.
+///
 /// # Errors
 /// A query over [`SEARCH_QUERY_CHARS_MAX`] characters, storage errors.
 pub fn search_nodes(snap: &Snapshot, query: &str) -> Result<Graph, ToolError> {
@@ -554,7 +561,16 @@ pub fn search_nodes_in(
     search_nodes_check(query)?;
     let q = query.to_lowercase();
     let mut ids = Vec::new();
-    for id in snap.node_ids() {
+    // The engine's word index narrows the nodes to check (a superset of the matches);
+    // a query without a letter or digit checks every node.
+    let candidates: Box<dyn Iterator<Item = NodeId>> = match snap
+        .substring_candidates(query)
+        .map_err(|e| engine_error(&e))?
+    {
+        Some(c) => Box::new(c.into_iter()),
+        None => Box::new(snap.node_ids()),
+    };
+    for id in candidates {
         let Some(node) = snap.node(id).map_err(|e| engine_error(&e))? else {
             continue;
         };

@@ -35,34 +35,91 @@ use serde_json::{Map, Value};
 use hopgraph::Error;
 use hopgraph::{Node, Props};
 
-/// A tool call that failed in a way the caller can correct: the message is the exact
-/// one-line text of the tool contract (e.g. `Memory not found.`).
+/// What kind of failure a [`ToolError`] is, for callers that act on it (retry, create
+/// first, fix the argument) rather than show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// An argument is missing, of the wrong type, out of range, or otherwise breaks its
+    /// documented rule; the call changed nothing. Fix the argument.
+    InvalidArgument,
+    /// A memory, edge, entity or context the call names does not exist.
+    NotFound,
+    /// What the call would create exists already.
+    AlreadyExists,
+    /// The storage failed or is unavailable (I/O, a database that cannot be opened, too
+    /// much concurrent change); nothing was half-written. The call may be retried.
+    Storage,
+    /// The text-embedding model failed or does not match the store's.
+    Embedding,
+    /// A bug: an invariant did not hold. Please report it.
+    Internal,
+}
+
+/// A tool call that failed: its [`kind`](ToolError::kind) and the exact one-line message
+/// of the tool contract (e.g. `Memory not found.`), which is what an MCP client sees.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolError(pub String);
+pub struct ToolError {
+    kind: ToolErrorKind,
+    message: String,
+}
 
 impl ToolError {
-    /// A tool error with `message`.
-    pub fn new(message: impl Into<String>) -> ToolError {
-        ToolError(message.into())
+    /// A tool error of `kind` with `message` (made one line).
+    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> ToolError {
+        let message = message.into();
+        let message = if message.contains(['\r', '\n']) {
+            one_line(&message)
+        } else {
+            message
+        };
+        ToolError { kind, message }
     }
 
     /// An argument that fails its documented rule: ``Invalid argument `name`: rule``.
     pub fn invalid_arg(name: &str, rule: impl fmt::Display) -> ToolError {
-        ToolError(format!("Invalid argument `{name}`: {rule}"))
+        ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!("Invalid argument `{name}`: {rule}"),
+        )
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ToolErrorKind {
+        self.kind
+    }
+
+    /// The one-line message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The message, owned.
+    pub fn into_message(self) -> String {
+        self.message
     }
 }
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for ToolError {}
 
 impl From<hopgraph::Error> for ToolError {
+    /// The engine's own message, kept as it is; the kind from the error's variant.
     fn from(e: hopgraph::Error) -> ToolError {
-        ToolError(e.to_string())
+        let kind = match &e {
+            Error::InvalidArgument { .. } | Error::LimitExceeded { .. } => {
+                ToolErrorKind::InvalidArgument
+            }
+            Error::NodeNotFound { .. } => ToolErrorKind::NotFound,
+            Error::NodeExists { .. } => ToolErrorKind::AlreadyExists,
+            _ => ToolErrorKind::Storage,
+        };
+        ToolError::new(kind, e.to_string())
     }
 }
 
@@ -70,13 +127,13 @@ impl From<hopgraph::Error> for ToolError {
 /// error. Bad input keeps the engine's explanation; anything else is reported as a storage
 /// problem (the call may be retried; the database is never left half-written).
 pub fn engine_error(e: &Error) -> ToolError {
-    let text = match e {
-        Error::InvalidArgument { .. } | Error::LimitExceeded { .. } => {
-            format!("Invalid input: {e}")
-        }
-        other => format!("Storage error: {other}"),
-    };
-    ToolError(one_line(&text))
+    match e {
+        Error::InvalidArgument { .. } | Error::LimitExceeded { .. } => ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!("Invalid input: {e}"),
+        ),
+        other => ToolError::new(ToolErrorKind::Storage, format!("Storage error: {other}")),
+    }
 }
 
 /// `text` with line breaks replaced by spaces (tool errors are one line).
@@ -379,7 +436,7 @@ mod tests {
             too_long.as_str(),
         ] {
             let e = check_context_name(bad).expect_err(bad);
-            assert!(e.0.contains(CONTEXT_NAME_RULE), "{bad}: {e}");
+            assert!(e.message().contains(CONTEXT_NAME_RULE), "{bad}: {e}");
         }
     }
 

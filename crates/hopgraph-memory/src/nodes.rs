@@ -4,8 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    MEMORY_TYPES, ToolError, check_key, check_metadata, check_range, engine_error, f32_to_f64,
-    new_uuid_v4, node_status, non_empty, number_f32, rfc3339,
+    MEMORY_TYPES, ToolError, ToolErrorKind, check_key, check_metadata, check_range, engine_error,
+    f32_to_f64, new_uuid_v4, node_status, non_empty, number_f32, rfc3339,
 };
 use hopgraph::Database;
 use hopgraph::Error;
@@ -15,7 +15,7 @@ use hopgraph::{OpResult, Snapshot, WriteBatch};
 
 /// The `Memory not found.` error of every tool that takes a `memory_id`.
 pub fn memory_not_found() -> ToolError {
-    ToolError::new("Memory not found.")
+    ToolError::new(ToolErrorKind::NotFound, "Memory not found.")
 }
 
 /// A `create_memory` request.
@@ -184,7 +184,10 @@ pub fn create_memory(db: &Database, req: &CreateMemoryRequest) -> Result<MemoryV
     match db.commit(batch) {
         Ok(_) => {}
         Err(Error::NodeExists { key }) => {
-            return Err(ToolError(format!("Memory {key} already exists.")));
+            return Err(ToolError::new(
+                ToolErrorKind::AlreadyExists,
+                format!("Memory {key} already exists."),
+            ));
         }
         Err(e) => return Err(engine_error(&e)),
     }

@@ -11,10 +11,10 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::ToolError;
+use crate::{ToolError, ToolErrorKind};
 use hopgraph::Snapshot;
 use hopgraph::kernel::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
-use hopgraph::{Direction, EdgeId, NodeId};
+use hopgraph::{Direction, EdgeId};
 
 /// Most paths returned with `all_shortest`.
 pub const ALL_SHORTEST_MAX: usize = 16;
@@ -154,9 +154,12 @@ fn path_text(path: &[PathEntry<'_>]) -> String {
 fn entries<'s>(snap: &'s Snapshot, path: &Path) -> Result<Vec<PathEntry<'s>>, ToolError> {
     let mut out = Vec::with_capacity(path.nodes.len());
     for (i, &id) in path.nodes.iter().enumerate() {
-        let (key, title) = snap
-            .node_label(id)?
-            .ok_or_else(|| ToolError(format!("internal error: path node {id} has no record")))?;
+        let (key, title) = snap.node_label(id)?.ok_or_else(|| {
+            ToolError::new(
+                ToolErrorKind::Internal,
+                format!("internal error: path node {id} has no record"),
+            )
+        })?;
         let hop = path.hops.get(i);
         out.push(PathEntry {
             id: key,
@@ -167,10 +170,6 @@ fn entries<'s>(snap: &'s Snapshot, path: &Path) -> Result<Vec<PathEntry<'s>>, To
         });
     }
     Ok(out)
-}
-
-fn resolve(snap: &Snapshot, key: &str) -> Option<NodeId> {
-    snap.node_id(key)
 }
 
 /// Answers a `memory_path` request on `snap`, reusing `scratch`.
@@ -188,13 +187,15 @@ pub fn memory_path<'s>(
     scratch: &mut Scratch,
     req: &PathRequest,
 ) -> Result<PathResult<'s>, ToolError> {
-    let Some(from) = resolve(snap, &req.from) else {
+    // Both endpoints at once: their key-index reads overlap.
+    let [from, to] = snap.node_id_pair(&req.from, &req.to);
+    let Some(from) = from else {
         return Ok(PathResult::not_found(format!(
             "Unknown memory id: {}",
             req.from
         )));
     };
-    let Some(to) = resolve(snap, &req.to) else {
+    let Some(to) = to else {
         return Ok(PathResult::not_found(format!(
             "Unknown memory id: {}",
             req.to

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::{ToolError, node_properties, node_status, non_empty, rfc3339, summary};
+use crate::{ToolError, ToolErrorKind, node_properties, node_status, non_empty, rfc3339, summary};
 use hopgraph::Node;
 use hopgraph::Snapshot;
 use hopgraph::kernel::{self, Budget, Completion, ExpandQuery, Scratch};
@@ -28,9 +28,12 @@ pub fn parse_expand_direction(s: &str) -> Result<(Direction, bool), ToolError> {
         "forward" | "outgoing" => Ok((Direction::Out, false)),
         "backward" | "incoming" => Ok((Direction::In, false)),
         "any" => Ok((Direction::Both, false)),
-        _ => Err(ToolError(format!(
-            "direction must be one of both, forward, backward, outgoing, incoming, any; got {s:?}"
-        ))),
+        _ => Err(ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!(
+                "direction must be one of both, forward, backward, outgoing, incoming, any; got {s:?}"
+            ),
+        )),
     }
 }
 
@@ -43,9 +46,10 @@ pub fn parse_husk_direction(s: &str) -> Result<Direction, ToolError> {
         "both" => Ok(Direction::Both),
         "outgoing" => Ok(Direction::Out),
         "incoming" => Ok(Direction::In),
-        _ => Err(ToolError(format!(
-            "direction must be one of outgoing, incoming, both; got {s:?}"
-        ))),
+        _ => Err(ToolError::new(
+            ToolErrorKind::InvalidArgument,
+            format!("direction must be one of outgoing, incoming, both; got {s:?}"),
+        )),
     }
 }
 
@@ -61,8 +65,12 @@ fn type_name(snap: &Snapshot, t: hopgraph::TypeId) -> String {
 }
 
 fn node_of(snap: &Snapshot, id: NodeId) -> Result<std::sync::Arc<Node>, ToolError> {
-    snap.node(id)?
-        .ok_or_else(|| ToolError(format!("internal error: node {id} has no record")))
+    snap.node(id)?.ok_or_else(|| {
+        ToolError::new(
+            ToolErrorKind::Internal,
+            format!("internal error: node {id} has no record"),
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -322,7 +330,7 @@ pub fn related(
 ) -> Result<ListResult<RelatedEntry>, ToolError> {
     let id = snap
         .node_id(&req.memory_id)
-        .ok_or_else(|| ToolError(MEMORY_NOT_FOUND.into()))?;
+        .ok_or_else(|| ToolError::new(ToolErrorKind::NotFound, MEMORY_NOT_FOUND))?;
     let types = filter_of(snap, &req.edge_type.clone().map(|t| vec![t]));
     let (steps, truncated) = kernel::neighbors(snap, id, req.direction, &types, req.limit);
     let mut results = Vec::with_capacity(steps.len());
@@ -394,7 +402,7 @@ pub fn traverse(
 ) -> Result<ListResult<TraverseEntry>, ToolError> {
     let id = snap
         .node_id(&req.memory_id)
-        .ok_or_else(|| ToolError(MEMORY_NOT_FOUND.into()))?;
+        .ok_or_else(|| ToolError::new(ToolErrorKind::NotFound, MEMORY_NOT_FOUND))?;
     let types = filter_of(snap, &req.edge_types);
     let out = kernel::traverse(
         snap,

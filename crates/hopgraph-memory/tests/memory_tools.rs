@@ -226,7 +226,8 @@ fn related_and_traverse() {
         },
     )
     .unwrap_err();
-    assert_eq!(e.0, "Memory not found.");
+    assert_eq!(e.message(), "Memory not found.");
+    assert_eq!(e.kind(), hopgraph_memory::ToolErrorKind::NotFound);
 
     let mut scratch = Scratch::new();
     let req = TraverseRequest {
@@ -339,12 +340,18 @@ fn search_near_restricts_by_hops_and_boosts_closer() {
         ids(&search(&["e"], Some(6), None).unwrap()),
         [("e".into(), 0)]
     );
-    let err = search(&["a", "nope", "zz"], None, None).unwrap_err().0;
+    let err = search(&["a", "nope", "zz"], None, None)
+        .unwrap_err()
+        .message()
+        .to_owned();
     assert!(
         err.contains("`near`") && err.contains("\"nope\" or \"zz\""),
         "{err}"
     );
-    let err = search(&["a"], Some(7), None).unwrap_err().0;
+    let err = search(&["a"], Some(7), None)
+        .unwrap_err()
+        .message()
+        .to_owned();
     assert!(err.contains("`max_hops`"), "{err}");
     let err = memory_search(
         &snap,
@@ -355,7 +362,8 @@ fn search_near_restricts_by_hops_and_boosts_closer() {
         },
     )
     .unwrap_err()
-    .0;
+    .message()
+    .to_owned();
     assert!(err.contains("needs `near`"), "{err}");
     // Without near, no hop counts in the answer.
     let r = memory_search(
@@ -409,4 +417,101 @@ fn hybrid_search_lifts_the_neighbour_of_a_strong_hit() {
     assert_eq!(ids[0], "q", "{ids:?}");
     assert_eq!(ids[1], "ans", "{ids:?}");
     assert!(ids.iter().position(|&i| i == "weak") > Some(1), "{ids:?}");
+}
+
+/// `search_nodes` (word-index candidates, then the exact check) answers exactly what the
+/// full scan it replaced answered: random entities over a tricky alphabet in two segments,
+/// with deletes and updates, and in the delta; queries cut anywhere from their texts
+/// (across words, punctuation and multi-byte characters), recased, and random.
+#[test]
+fn search_nodes_equals_the_full_scan() {
+    use hopgraph_memory::aim::{self, Entity};
+    use hopgraph_memory::kg;
+
+    const ALPHABET: &[&str] = &[
+        "a", "b", "c", "A", "B", "0", "1", " ", ".", ",", "'", "-", "_", "Σ", "σ", "ς", "ß", "İ",
+        "é", "É", "数", "据", "ﬁ",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % n as u64).unwrap()
+    };
+    let text = |next: &mut dyn FnMut(usize) -> usize, max: usize| -> String {
+        let len = next(max + 1);
+        (0..len).map(|_| ALPHABET[next(ALPHABET.len())]).collect()
+    };
+    let entity = |next: &mut dyn FnMut(usize) -> usize, i: usize| Entity {
+        name: format!("{}{i}", text(next, 4)),
+        entity_type: text(next, 6),
+        observations: (0..next(3)).map(|_| text(next, 12)).collect(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let first: Vec<Entity> = (0..300).map(|i| entity(&mut next, i)).collect();
+    aim::store_entities(&db, &first).unwrap();
+    db.checkpoint().unwrap();
+    let gone: Vec<String> = (0..20).map(|_| first[next(300)].name.clone()).collect();
+    kg::delete_entities(&db, &gone).unwrap();
+    let second: Vec<Entity> = (300..450).map(|i| entity(&mut next, i)).collect();
+    aim::store_entities(&db, &second).unwrap();
+    db.checkpoint().unwrap();
+    let delta: Vec<Entity> = (450..520).map(|i| entity(&mut next, i)).collect();
+    aim::store_entities(&db, &delta).unwrap();
+
+    let snap = db.snapshot();
+    let scan = |q: &str| -> Vec<String> {
+        let q = q.to_lowercase();
+        snap.node_ids()
+            .filter_map(|id| snap.node(id).unwrap())
+            .filter(|n| {
+                let obs = n.props.props.get("observations").and_then(|v| v.as_array());
+                n.key.to_lowercase().contains(&q)
+                    || n.props.kind.to_lowercase().contains(&q)
+                    || obs.is_some_and(|a| {
+                        a.iter()
+                            .filter_map(|o| o.as_str())
+                            .any(|o| o.to_lowercase().contains(&q))
+                    })
+            })
+            .map(|n| n.key.clone())
+            .collect()
+    };
+    let texts: Vec<String> = first
+        .iter()
+        .chain(&second)
+        .chain(&delta)
+        .flat_map(|e| {
+            let mut t = vec![e.name.clone(), e.entity_type.clone()];
+            t.extend(e.observations.iter().cloned());
+            t
+        })
+        .collect();
+    let mut queries = Vec::new();
+    for _ in 0..400 {
+        let t: Vec<char> = texts[next(texts.len())].chars().collect();
+        let start = next(t.len() + 1);
+        let len = next(8) + 1;
+        let cut: String = t[start..(start + len).min(t.len())].iter().collect();
+        queries.push(cut.to_uppercase());
+        queries.push(cut);
+    }
+    for _ in 0..100 {
+        queries.push(text(&mut next, 5));
+    }
+    let mut nonempty = 0;
+    for q in &queries {
+        let got: Vec<String> = kg::search_nodes(&snap, q)
+            .unwrap()
+            .entities
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        let want = scan(q);
+        assert_eq!(got, want, "query {q:?}");
+        nonempty += usize::from(!want.is_empty());
+    }
+    assert!(nonempty > 300, "most queries find something: {nonempty}");
 }

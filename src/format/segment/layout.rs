@@ -287,7 +287,13 @@ impl SegmentLayout {
                     format!("KeyHash present in a version {} segment", self.version),
                 ));
             }
-            expect.push((K::KeyHash, super::key_hash_slots(recs)));
+            // From version 6 each slot is 16 bytes, four of the section's u32 elements.
+            let elems = if self.version >= crate::format::KEY_SLOTS_VERSION {
+                super::key_slot_count(recs).saturating_mul(super::KEY_SLOT_LEN / 4)
+            } else {
+                super::key_hash_slots(recs)
+            };
+            expect.push((K::KeyHash, elems));
         }
         if self.entry(K::EdgePropsOffsets).is_some() {
             expect.push((K::EdgePropsOffsets, rows + 1));

@@ -107,7 +107,7 @@ section_kinds! {
     NodeBlob = 23, 1, "Concatenated node records (see `record::encode_node`).";
     KeyOrder = 24, 4, "`u32[records]`: record indices sorted by key bytes.";
     EdgeOutPos = 25, 4, "`u32[edges]`: out-CSR entry of each row (version 2 on; source, target and type are read there).";
-    KeyHash = 26, 4, "`u32[slots]`: open-addressing hash index of keys, record index + 1 per slot (with a hash tag above it from version 3), 0 empty (optional, version 2 on).";
+    KeyHash = 26, 4, "Open-addressing hash index of keys (optional, version 2 on): `u32[slots]`, record index + 1 per slot (with a hash tag above it from version 3), 0 empty; from version 6 16-byte slots holding the node id and the key or its record's offset (see `KeySlotTable`).";
     TextStats = 30, 1, "Text index collection statistics (see `format::text`); optional, with 31–33.";
     TextTerms = 31, 1, "Text index term dictionary: an `fst` map term → postings offset.";
     TextPostings = 32, 1, "Text index postings lists, delta-coded with per-field term frequencies.";
@@ -205,6 +205,265 @@ pub fn build_key_hash<'a>(version: u32, keys: impl ExactSizeIterator<Item = &'a 
         table[i] = split.slot(hash, r);
     }
     table
+}
+
+/// Bytes of one `KeyHash` slot from version 6 on.
+pub const KEY_SLOT_LEN: usize = 16;
+/// Keys of at most this many bytes are stored inside their version 6 slot.
+pub const KEY_INLINE_MAX: usize = 11;
+/// Slot byte 4 of an empty version 6 slot.
+const SLOT_EMPTY: u8 = 0;
+/// Slot byte 4 of a version 6 slot whose key is stored in its record only.
+const SLOT_OUT_OF_LINE: u8 = 0xFF;
+/// Bytes 5..9 (the tag) and 4 (the marker) of a slot, as bits of the slot read as a
+/// little-endian `u128`.
+const SLOT_TAG_MASK: u128 = 0xFF_FFFF_FFFF << 32;
+/// Every byte of a slot but the node id (bytes 0..4).
+const SLOT_KEY_MASK: u128 = !0xFFFF_FFFF;
+/// Record offsets in a version 6 slot take 7 bytes.
+const SLOT_OFFSET_MAX: u64 = (1 << 56) - 1;
+
+/// The hash of a node key in a version 6 `KeyHash` index: each 8-byte little-endian chunk
+/// of the key (the last zero-padded) is xored into a state seeded with the key's length,
+/// which is then multiplied by a constant and folded; the result goes through the 64-bit
+/// finalizer of MurmurHash3. Part of the format (see DESIGN.md, section 26).
+#[inline]
+pub fn key_hash64(key: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = K ^ key.len() as u64;
+    let mut chunks = key.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        h ^= h >> 29;
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        h ^= h >> 29;
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    h ^ (h >> 33)
+}
+
+/// Slots of a version 6 `KeyHash` index for `records` keys: `records + ⌈records / 3⌉ + 1`,
+/// a load of at most 3/4 with at least one empty slot. Part of the format.
+pub fn key_slot_count(records: usize) -> usize {
+    records
+        .saturating_add(records.div_ceil(3))
+        .saturating_add(1)
+}
+
+/// Asks the CPU to start loading `s[i]` into its caches: a hint, with no effect when `i` is
+/// out of bounds or on targets other than x86-64.
+#[inline]
+pub fn prefetch_at<T>(s: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = s.get(i) {
+        // SAFETY: a prefetch is a hint that never faults and changes no program state; the
+        // pointer is in bounds of a live slice besides.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                std::ptr::from_ref(x).cast(),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (s, i);
+}
+
+/// The tag of a key whose hash is `hash`: the hash's low 32 bits.
+#[inline]
+fn key_tag(hash: u64) -> u32 {
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the low 32 bits are the tag"
+    )]
+    let tag = hash as u32;
+    tag
+}
+
+/// The home slot of a key whose hash is `hash` among `slots` slots: `⌊hash · slots / 2⁶⁴⌋`,
+/// below `slots` (for `slots > 0`).
+#[inline]
+fn home_slot(hash: u64, slots: usize) -> usize {
+    let home = (u128::from(hash) * slots as u128) >> 64;
+    // Below `slots`, a usize.
+    usize::try_from(home).unwrap_or(0)
+}
+
+/// A key prepared for look-ups in version 6 `KeyHash` indexes: its hash (computed once for
+/// every segment asked) and the slot bits that identify it.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyQuery<'k> {
+    key: &'k [u8],
+    hash: u64,
+    /// The slot bits under `mask` of a slot holding this key.
+    want: u128,
+    mask: u128,
+}
+
+impl<'k> KeyQuery<'k> {
+    /// The key.
+    #[inline]
+    pub fn key(&self) -> &'k [u8] {
+        self.key
+    }
+
+    /// Prepares `key`.
+    #[inline]
+    pub fn new(key: &'k [u8]) -> KeyQuery<'k> {
+        let hash = key_hash64(key);
+        let (want, mask) = match key_slot_bytes(key) {
+            Some(tail) => {
+                let mut slot = [0u8; KEY_SLOT_LEN];
+                slot[4..].copy_from_slice(&tail);
+                (u128::from_le_bytes(slot), SLOT_KEY_MASK)
+            }
+            None => {
+                let mut slot = [0u8; KEY_SLOT_LEN];
+                slot[4] = SLOT_OUT_OF_LINE;
+                slot[5..9].copy_from_slice(&key_tag(hash).to_le_bytes());
+                (u128::from_le_bytes(slot), SLOT_TAG_MASK)
+            }
+        };
+        KeyQuery {
+            key,
+            hash,
+            want,
+            mask,
+        }
+    }
+}
+
+/// Bytes 4..16 of the slot of an inline key (`None` for a key too long to be inline):
+/// its length + 1, then the key, zero-padded.
+fn key_slot_bytes(key: &[u8]) -> Option<[u8; KEY_SLOT_LEN - 4]> {
+    if key.len() > KEY_INLINE_MAX {
+        return None;
+    }
+    let mut tail = [0u8; KEY_SLOT_LEN - 4];
+    // At most 11 (checked above), so the length + 1 fits the byte.
+    tail[0] = u8::try_from(key.len() + 1).ok()?;
+    tail[1..=key.len()].copy_from_slice(key);
+    Some(tail)
+}
+
+/// The version 6 `KeyHash` index of a segment, read in place: `slots` 16-byte slots
+/// (see DESIGN.md, section 26), each
+///
+/// ```text
+///  0  node id  u32
+///  4  marker   u8     0: empty; 1..=12: the key is inline, its length + 1; 0xFF: out of line
+///  5  inline:  the key's bytes, zero-padded to 11
+///  5  out of line: tag u32 (the low 32 bits of `key_hash64`), then the byte offset of the
+///     key's record in `NodeBlob` as a 7-byte little-endian integer
+/// ```
+///
+/// A key's home slot is `⌊key_hash64(key) · slots / 2⁶⁴⌋`; it is stored in the first empty
+/// slot from there (wrapping at the end), records in index order. A look-up therefore
+/// learns the node id in the slot it matches, compares short keys in the slot itself and
+/// reads a record only for a long key whose tag agrees.
+#[derive(Clone, Copy, Debug)]
+pub struct KeySlotTable<'a> {
+    slots: &'a [[u8; KEY_SLOT_LEN]],
+    blob: &'a [u8],
+}
+
+impl<'a> KeySlotTable<'a> {
+    /// The index in `table` (the section's bytes), with `blob` the segment's `NodeBlob`.
+    /// `None` when the bytes are not whole slots or hold none.
+    pub fn new(table: &'a [u8], blob: &'a [u8]) -> Option<KeySlotTable<'a>> {
+        let slots: &[[u8; KEY_SLOT_LEN]] = bytemuck::try_cast_slice(table).ok()?;
+        (!slots.is_empty()).then_some(KeySlotTable { slots, blob })
+    }
+
+    /// The home slot of `q`.
+    #[inline]
+    pub fn home(&self, q: &KeyQuery<'_>) -> usize {
+        home_slot(q.hash, self.slots.len())
+    }
+
+    /// Asks the CPU to start loading slot `i` (see [`prefetch_at`]), so that the misses of
+    /// several look-ups overlap.
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        prefetch_at(self.slots, i);
+    }
+
+    /// The node id stored with `q`'s key, probing from slot `home` (see [`Self::home`]).
+    #[inline]
+    pub fn find(&self, q: &KeyQuery<'_>, home: usize) -> Option<u32> {
+        let n = self.slots.len();
+        let mut i = home;
+        // At most every slot; a table built by `build_key_slots` has an empty one.
+        for _ in 0..n {
+            let bytes = self.slots.get(i)?;
+            if bytes[4] == SLOT_EMPTY {
+                return None;
+            }
+            let slot = u128::from_le_bytes(*bytes);
+            if slot & q.mask == q.want
+                && (q.mask == SLOT_KEY_MASK || self.out_of_line_key(bytes) == Some(q.key))
+            {
+                return Some(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+        }
+        None
+    }
+
+    /// The key of an out-of-line slot, read from its record (`None` when out of bounds).
+    #[inline]
+    fn out_of_line_key(&self, slot: &[u8; KEY_SLOT_LEN]) -> Option<&'a [u8]> {
+        let mut offset = [0u8; 8];
+        offset[..7].copy_from_slice(&slot[9..]);
+        let at = usize::try_from(u64::from_le_bytes(offset)).ok()?;
+        let len = self.blob.get(at..at.checked_add(4)?)?;
+        let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
+        self.blob.get(at + 4..(at + 4).checked_add(len)?)
+    }
+}
+
+/// Builds the version 6 `KeyHash` index (see [`KeySlotTable`]) of records given in index
+/// order as (key, node id, byte offset of the record in `NodeBlob`). `None` when a record
+/// offset does not fit the slot's 7 bytes (a blob of 64 PiB).
+pub fn build_key_slots<'a>(
+    records: impl ExactSizeIterator<Item = (&'a [u8], u32, u64)>,
+) -> Option<Vec<u8>> {
+    let n = key_slot_count(records.len());
+    let mut slots = vec![[0u8; KEY_SLOT_LEN]; n];
+    for (key, id, offset) in records {
+        let q = KeyQuery::new(key);
+        let mut slot = [0u8; KEY_SLOT_LEN];
+        slot[..4].copy_from_slice(&id.to_le_bytes());
+        match key_slot_bytes(key) {
+            Some(tail) => slot[4..].copy_from_slice(&tail),
+            None => {
+                if offset > SLOT_OFFSET_MAX {
+                    return None;
+                }
+                slot[4] = SLOT_OUT_OF_LINE;
+                slot[5..9].copy_from_slice(&key_tag(q.hash).to_le_bytes());
+                slot[9..].copy_from_slice(&offset.to_le_bytes()[..7]);
+            }
+        }
+        let mut i = home_slot(q.hash, n);
+        while slots[i][4] != SLOT_EMPTY {
+            i = if i + 1 == n { 0 } else { i + 1 };
+        }
+        slots[i] = slot;
+    }
+    Some(slots.into_iter().flatten().collect())
 }
 
 /// Sections every segment must have (plus, by version, `EdgeSources`, `EdgeTargets` and
@@ -350,6 +609,20 @@ impl<W: Write> SegmentEncoder<W> {
         Ok(())
     }
 
+    /// Pads with zeros to a multiple of `to` bytes (a power of two, at least 8), so that the
+    /// next section starts there.
+    ///
+    /// # Errors
+    /// I/O errors of the output.
+    pub fn align(&mut self, to: u64) -> io::Result<()> {
+        let pad = (to - self.pos % to) % to;
+        for _ in 0..pad / 8 {
+            self.out.write_all(&[0u8; 8])?;
+        }
+        self.pos += pad / 8 * 8;
+        self.pad()
+    }
+
     /// Appends one section.
     ///
     /// # Errors
@@ -408,7 +681,138 @@ impl<W: Write> SegmentEncoder<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::{KeySlots, build_key_hash, key_hash};
+    #![allow(clippy::cast_possible_truncation, reason = "test sizes are small")]
+
+    use super::{
+        KEY_INLINE_MAX, KEY_SLOT_LEN, KeyQuery, KeySlotTable, KeySlots, build_key_hash,
+        build_key_slots, key_hash, key_slot_count,
+    };
+
+    /// Records as a blob holds them (a u32 length, the key, then other bytes), with their
+    /// offsets.
+    fn blob_of(keys: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {
+        let mut blob = Vec::new();
+        let mut offs = Vec::new();
+        for k in keys {
+            offs.push(blob.len() as u64);
+            blob.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            blob.extend_from_slice(k);
+            blob.extend_from_slice(b"rest of the record");
+        }
+        (blob, offs)
+    }
+
+    /// Version 6 slots: every key, short (inline) or long (in its record), is found with
+    /// its node id, keys that are not there (including prefixes, extensions and keys that
+    /// differ only past the inline length) are not, and the table has the specified size.
+    #[test]
+    fn key_slot_tables_find_their_keys() {
+        for n in [0usize, 1, 2, 3, 7, 100, 5000] {
+            let keys: Vec<Vec<u8>> = (0..n)
+                .map(|i| match i % 3 {
+                    0 => format!("{i}").into_bytes(),
+                    1 => format!("memory-{i:08}-long-key").into_bytes(),
+                    _ => format!("k{i:09}x").into_bytes(),
+                })
+                .collect();
+            let (blob, offs) = blob_of(&keys);
+            let ids: Vec<u32> = (0..n as u32).map(|i| i * 7 + 3).collect();
+            let bytes = build_key_slots(
+                keys.iter()
+                    .zip(&ids)
+                    .zip(&offs)
+                    .map(|((k, id), off)| (k.as_slice(), *id, *off)),
+            )
+            .unwrap();
+            assert_eq!(bytes.len(), key_slot_count(n) * KEY_SLOT_LEN);
+            let table = KeySlotTable::new(&bytes, &blob).unwrap();
+            let find = |k: &[u8]| {
+                let q = KeyQuery::new(k);
+                table.find(&q, table.home(&q))
+            };
+            for (k, id) in keys.iter().zip(&ids) {
+                assert_eq!(
+                    find(k),
+                    Some(*id),
+                    "{n} keys, {:?}",
+                    String::from_utf8_lossy(k)
+                );
+            }
+            for absent in [
+                &b"absent"[..],
+                b"",
+                b"memory-00000001-long-kez",
+                b"memory-00000001-long-key-and-more",
+                b"k000000002",
+                b"k000000002xy",
+            ] {
+                assert_eq!(find(absent), None, "{n} keys");
+            }
+        }
+    }
+
+    /// The key hash is part of the format: these values are what DESIGN.md's definition
+    /// gives (computed independently), and must never change.
+    #[test]
+    fn key_hash64_is_pinned() {
+        assert_eq!(super::key_hash64(b""), 0x9ca0_66f1_a4ab_2eea);
+        assert_eq!(super::key_hash64(b"alpha"), 0x7c37_3591_7ddc_c70a);
+        assert_eq!(
+            super::key_hash64(b"memory-0000-0001-long"),
+            0x3a29_5e76_2bb3_f12c
+        );
+    }
+
+    /// The slot bytes are what the format says: node id, then the inline key after its
+    /// length + 1, or 0xFF, the tag and the record offset.
+    #[test]
+    fn key_slot_layout() {
+        let keys = vec![b"abc".to_vec(), vec![b'z'; KEY_INLINE_MAX + 1]];
+        let (blob, offs) = blob_of(&keys);
+        let bytes = build_key_slots(
+            keys.iter()
+                .zip([5u32, 9])
+                .zip(&offs)
+                .map(|((k, id), off)| (k.as_slice(), id, *off)),
+        )
+        .unwrap();
+        let slots: Vec<&[u8]> = bytes.chunks(KEY_SLOT_LEN).filter(|s| s[4] != 0).collect();
+        assert_eq!(slots.len(), 2);
+        let short = slots.iter().find(|s| s[0] == 5).unwrap();
+        assert_eq!(&short[4..9], &[4, b'a', b'b', b'c', 0]);
+        assert!(short[9..].iter().all(|&b| b == 0));
+        let long = slots.iter().find(|s| s[0] == 9).unwrap();
+        assert_eq!(long[4], 0xFF);
+        let tag = super::key_tag(super::key_hash64(&keys[1]));
+        assert_eq!(&long[5..9], &tag.to_le_bytes());
+        let mut off = [0u8; 8];
+        off[..7].copy_from_slice(&long[9..]);
+        assert_eq!(u64::from_le_bytes(off), offs[1]);
+        assert!(KeySlotTable::new(&bytes, &blob).is_some());
+        // Not whole slots, or none at all: no table.
+        assert!(KeySlotTable::new(&bytes[1..], &blob).is_none());
+        assert!(KeySlotTable::new(&[], &blob).is_none());
+    }
+
+    /// A damaged table (no empty slot, record offsets past the blob) answers `None`
+    /// without panicking.
+    #[test]
+    fn damaged_key_slots_do_not_panic() {
+        let long = [b'y'; 40];
+        let tag = super::key_tag(super::key_hash64(&long));
+        let mut full = vec![0u8; 4 * KEY_SLOT_LEN];
+        for s in full.chunks_mut(KEY_SLOT_LEN) {
+            s[4] = 0xFF;
+            s[5..9].copy_from_slice(&tag.to_le_bytes());
+            s[9..].copy_from_slice(&[0xFF; 7]);
+        }
+        let table = KeySlotTable::new(&full, b"tiny").unwrap();
+        for k in [&b"x"[..], &long[..]] {
+            let q = KeyQuery::new(k);
+            assert_eq!(table.find(&q, table.home(&q)), None);
+            assert_eq!(table.find(&q, 1000), None);
+        }
+    }
 
     /// A slot gives back its record part for every record count, and its tag accepts the
     /// hash it was built from; version 2 slots are the record part alone.

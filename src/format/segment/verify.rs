@@ -368,8 +368,19 @@ impl SegmentLayout {
         }
         if self.entry(K::KeyHash).is_some() {
             // Same records, same slots: the index must be exactly what the writer builds.
-            let want = super::build_key_hash(self.version, keys.iter().copied());
-            if self.u32s(bytes, K::KeyHash) != &want[..] {
+            let same = if self.version >= crate::format::KEY_SLOTS_VERSION {
+                let want = super::build_key_slots(
+                    keys.iter()
+                        .zip(node_ids)
+                        .zip(offs)
+                        .map(|((k, id), off)| (*k, *id, *off)),
+                );
+                want.as_deref() == Some(self.bytes(bytes, K::KeyHash))
+            } else {
+                let want = super::build_key_hash(self.version, keys.iter().copied());
+                self.u32s(bytes, K::KeyHash) == &want[..]
+            };
+            if !same {
                 return Err(
                     self.err_at(K::KeyHash, "key hash index does not match the keys".into())
                 );

@@ -100,7 +100,7 @@ HTTP: requests without the token are answered 401; a body past the line limit 41
   1024 connections and 256 sessions at once; a session idle for 5 minutes is closed.
 
 Maintenance: a context's log is checkpointed once it exceeds 4 MiB or after 2 s idle,
-  and its segments are merged (dropping deleted data) when idle or past 16 segments,
+  and its segments are merged (dropping deleted data) when idle or past 4 segments,
   on a background thread; written contexts are checkpointed and compacted at
   shutdown.
 ";

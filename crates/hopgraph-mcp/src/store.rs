@@ -21,8 +21,9 @@
 //! [`StoreConfig::checkpoint_wal_bytes`] or once the context has been idle for
 //! [`StoreConfig::idle_checkpoint`] with anything in its WAL; segments are compacted (which
 //! also drops deleted data) when idle, or regardless once there are more than
-//! [`StoreConfig::segments_max`]. Both run off the request path: readers never wait for
-//! them, writers of that context wait for their duration.
+//! [`StoreConfig::segments_max`]. Both run off the request path and write their segment
+//! without the writer lock: readers never wait for them, writers of that context wait
+//! only for their short commit steps (see the engine's DESIGN.md §6).
 
 use std::collections::HashMap;
 use std::ops::Deref;
@@ -50,7 +51,7 @@ pub const CHECKPOINT_WAL_BYTES_DEFAULT: u64 = 4 << 20;
 /// Default [`StoreConfig::idle_checkpoint`].
 pub const IDLE_CHECKPOINT_DEFAULT: Duration = Duration::from_secs(2);
 /// Default [`StoreConfig::segments_max`].
-pub const SEGMENTS_MAX_DEFAULT: usize = 16;
+pub const SEGMENTS_MAX_DEFAULT: usize = 4;
 /// How often the maintenance thread looks at the open contexts.
 pub const MAINTENANCE_PERIOD: Duration = Duration::from_millis(250);
 /// Files whose presence marks a project root for `location: project`.

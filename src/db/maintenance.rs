@@ -240,23 +240,8 @@ impl Database {
                 return self.checkpoint_held(&mut w);
             }
             publish_staged_segment(io, dir, &staging, frozen.seg_id)?;
-            let seg = Segment::open(
-                &self.shared.options.io,
-                dir,
-                frozen.seg_id,
-                self.shared.db_id,
-            )?;
-            seg.file.verify()?;
-            let wal_seq = w.manifest.wal_seq + 1;
-            let wal_name = wal_file_name(wal_seq);
-            // An unreferenced file of that name can only be a leftover of a crashed checkpoint.
-            let _ = io.remove_file(&dir.join(&wal_name));
-            let wal = WalFile::create(
-                io,
-                dir,
-                &wal_name,
-                WalHeader::new(self.shared.db_id, wal_seq, st.lsn + 1),
-            )?;
+            let seg = self.open_verified(frozen.seg_id)?;
+            let (wal_seq, wal) = self.create_next_wal(&w, st.lsn + 1)?;
             let tail_len = tail.end - frozen.wal_end;
             let tail_bytes = usize::try_from(tail_len)
                 .ok()
@@ -290,6 +275,30 @@ impl Database {
             })
         });
         w.poison_on_io("checkpoint", r)
+    }
+
+    /// Maps segment `id` of this database and checks it completely.
+    fn open_verified(&self, id: u64) -> Result<Arc<Segment>> {
+        let seg = Segment::open(
+            &self.shared.options.io,
+            &self.shared.dir,
+            id,
+            self.shared.db_id,
+        )?;
+        seg.file.verify()?;
+        Ok(seg)
+    }
+
+    /// Creates the WAL after `w`'s (fsynced with its directory), whose first record will be
+    /// `start_lsn`; returns its sequence number and the file.
+    fn create_next_wal(&self, w: &Writer, start_lsn: u64) -> Result<(u64, WalFile)> {
+        let (io, dir) = (self.shared.io(), &self.shared.dir);
+        let wal_seq = w.manifest.wal_seq + 1;
+        let wal_name = wal_file_name(wal_seq);
+        // An unreferenced file of that name can only be a leftover of a crashed checkpoint.
+        let _ = io.remove_file(&dir.join(&wal_name));
+        let header = WalHeader::new(self.shared.db_id, wal_seq, start_lsn);
+        Ok((wal_seq, WalFile::create(io, dir, &wal_name, header)?))
     }
 
     /// Checkpoint (and automatic compaction) with the writer mutex held. An I/O failure
@@ -328,19 +337,8 @@ impl Database {
         let seg_id = w.manifest.next_segment_id;
         let io = self.shared.io();
         let bytes = write_segment(io, dir, seg_id, self.shared.db_id, st.lsn, content)?;
-        let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
-        seg.file.verify()?;
-
-        let wal_seq = w.manifest.wal_seq + 1;
-        let wal_name = wal_file_name(wal_seq);
-        // An unreferenced file of that name can only be a leftover of a crashed checkpoint.
-        let _ = io.remove_file(&dir.join(&wal_name));
-        let wal = WalFile::create(
-            io,
-            dir,
-            &wal_name,
-            WalHeader::new(self.shared.db_id, wal_seq, st.lsn + 1),
-        )?;
+        let seg = self.open_verified(seg_id)?;
+        let (wal_seq, wal) = self.create_next_wal(w, st.lsn + 1)?;
         let mut segments = st.segs.segments.clone();
         segments.push(seg);
         let lsn = st.lsn;
@@ -475,8 +473,7 @@ impl Database {
             }
             let newer: Vec<Arc<Segment>> = w.state.segs.segments[st.segs.segments.len()..].to_vec();
             publish_staged_segment(io, dir, &staging, seg_id)?;
-            let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
-            seg.file.verify()?;
+            let seg = self.open_verified(seg_id)?;
             let mut kept = vec![seg];
             kept.extend(newer);
             let m = Manifest {
@@ -515,8 +512,7 @@ impl Database {
             merged.lsn,
             merged.content,
         )?;
-        let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
-        seg.file.verify()?;
+        let seg = self.open_verified(seg_id)?;
         let m = Manifest {
             generation: w.manifest.generation + 1,
             next_segment_id: seg_id + 1,

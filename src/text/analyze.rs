@@ -126,6 +126,31 @@ fn lower(s: &str) -> String {
     truncate(&s.to_lowercase()).to_owned()
 }
 
+/// The word's other grammatical number by the plain `-s` rule, for query expansion where
+/// the stemmer keeps singular and plural apart (`apis` / `api`, `focu` / `focus`):
+/// without a final `s` if it has one (not `ss`, at least 4 bytes), else with an `s`
+/// added (at least 3 bytes, ending in a letter). `None` when neither applies.
+pub fn other_number(word: &str) -> Option<String> {
+    if let Some(singular) = word.strip_suffix('s') {
+        return (word.len() >= 4 && !singular.ends_with('s')).then(|| singular.to_owned());
+    }
+    (word.len() >= 3 && word.ends_with(char::is_alphabetic)).then(|| format!("{word}s"))
+}
+
+/// Whether `c` joins the parts of a word (`snake_case`, `a.b`, `kebab-case`, `it's`, `a::b`).
+fn is_joiner(c: char) -> bool {
+    matches!(c, '_' | '.' | '-' | '\'' | '’' | ':')
+}
+
+/// The non-empty segments of a word between joiners, with their byte offsets.
+fn separated_segments(word: &str) -> impl Iterator<Item = (usize, &str)> {
+    let base = word.as_ptr() as usize;
+    word.split(is_joiner)
+        .filter(|s| !s.is_empty())
+        // Each segment is a sub-slice of `word`, so this is its byte offset.
+        .map(move |s| (s.as_ptr() as usize - base, s))
+}
+
 /// The parts of a word at `_`, `.`, `-`, `'` and inner case changes (`camelCase` →
 /// `camel`, `Case`; `HTTPServer` → `HTTP`, `Server`), with their byte offsets.
 fn word_parts(word: &str) -> Vec<(usize, &str)> {
@@ -133,7 +158,7 @@ fn word_parts(word: &str) -> Vec<(usize, &str)> {
     let mut start: Option<usize> = None;
     let chars: Vec<(usize, char)> = word.char_indices().collect();
     for (i, &(at, c)) in chars.iter().enumerate() {
-        if matches!(c, '_' | '.' | '-' | '\'' | '’' | ':') {
+        if is_joiner(c) {
             if let Some(s) = start.take() {
                 parts.push((s, &word[s..at]));
             }
@@ -262,6 +287,18 @@ impl Analyzer {
                     kind: TermKind::Whole,
                     start: base + at,
                 });
+                // A camelCase segment of a joined word (`tkMain` of `tkMain.c`,
+                // `AppendUnicodeToObj` of `Tcl_AppendUnicodeToObj`) is also an identifier
+                // of its own that other texts write alone.
+                for (s_at, segment) in separated_segments(word) {
+                    if segment.len() < word.len() && word_parts(segment).len() > 1 {
+                        out.push(Token {
+                            text: lower(segment),
+                            kind: TermKind::Whole,
+                            start: base + at + s_at,
+                        });
+                    }
+                }
             }
             for (p_at, part) in parts {
                 if part.chars().any(char::is_alphanumeric) {
@@ -384,6 +421,27 @@ mod tests {
         assert!(w.contains(&"src/db/open.rs".to_owned()), "{w:?}");
         assert!(w.contains(&"open.rs".to_owned()), "{w:?}");
         assert_eq!(words("src/db/open.rs"), ["src", "db", "open", "rs"]);
+        // camelCase segments of joined words are identifiers of their own.
+        assert_eq!(
+            wholes("Tcl_AppendUnicodeToObj(x)"),
+            ["tcl_appendunicodetoobj", "appendunicodetoobj"]
+        );
+        let w = wholes("generic/tkMain.c:");
+        assert!(w.contains(&"tkmain".to_owned()), "{w:?}");
+        assert_eq!(words("tkMain.c"), ["tk", "main", "c"]);
+        // Plain segments are the parts already: no extra whole.
+        assert_eq!(wholes("max_hops"), ["max_hops"]);
+    }
+
+    #[test]
+    fn other_number_adds_or_drops_a_final_s() {
+        assert_eq!(other_number("apis").as_deref(), Some("api"));
+        assert_eq!(other_number("api").as_deref(), Some("apis"));
+        assert_eq!(other_number("statu").as_deref(), Some("status"));
+        assert_eq!(other_number("class"), None);
+        assert_eq!(other_number("gas"), None);
+        assert_eq!(other_number("go"), None);
+        assert_eq!(other_number("v2"), None);
     }
 
     #[test]

@@ -28,13 +28,14 @@ pub const BM25_K1: f64 = 1.2;
 /// BM25 length normalization.
 pub const BM25_B: f64 = 0.75;
 /// Weight of a word's stem term relative to its exact term. A document holding the query's
-/// exact word matches both (1 + 8), one holding another inflection only the stem (8): the
-/// exact form still ranks first, but an inflection is not outweighed by unrelated exact
-/// matches. Chosen on the known-item queries of `benches/compare/text` (100,000 documents,
-/// BM25F): success@10 of exact-word / inflected queries 0.618 / 0.557 at stem weight 4,
-/// 0.612 / 0.561 at 8, 0.610 / 0.567 at 16, 0.604 / 0.572 with stems alone (FTS5: 0.590 /
-/// 0.576).
-pub const STEM_WEIGHT: f64 = 8.0;
+/// exact word matches both (1 + 32), one holding another inflection only the stem (32): the
+/// exact form still ranks first among otherwise equal documents, but an inflection is not
+/// outweighed by documents that happen to hold the query's form verbatim. Chosen on the
+/// known-item queries of `benches/compare/text` (980,011 documents, success@10 of
+/// exact-word / inflected / identifier queries): 0.643 / 0.590 / 0.725 at weight 8, 0.640 /
+/// 0.598 / 0.729 at 32 (FTS5: 0.644 / 0.617 / 0.489); at 100,000 documents 0.612 / 0.571 /
+/// 0.827 at 8, 0.608 / 0.581 / 0.854 at 32 (FTS5 0.590 / 0.576 / 0.504).
+pub const STEM_WEIGHT: f64 = 32.0;
 /// Score factor of a document that matches every (non-stop) query word.
 pub const ALL_WORDS_BOOST: f64 = 1.2;
 /// Further factor of a document holding the query's words consecutively in one field.
@@ -277,8 +278,26 @@ impl ParsedQuery {
                     q.word_texts.push(t.text.clone());
                     push(&mut q, t.exact_term(), 1.0, Some(w));
                     if t.is_stemmed() {
-                        let stem = analyze::term(analyze::STEM, &analyzer.stem(&t.text));
-                        push(&mut q, stem, STEM_WEIGHT, Some(w));
+                        let stem = analyzer.stem(&t.text);
+                        push(
+                            &mut q,
+                            analyze::term(analyze::STEM, &stem),
+                            STEM_WEIGHT,
+                            Some(w),
+                        );
+                        // Where the stemmer keeps a word's singular and plural apart
+                        // (`apis` / `api`, `focu` / `focus`), the other one's stem too.
+                        if let Some(other) = analyze::other_number(&t.text) {
+                            let other = analyzer.stem(&other);
+                            if other != stem {
+                                push(
+                                    &mut q,
+                                    analyze::term(analyze::STEM, &other),
+                                    STEM_WEIGHT,
+                                    Some(w),
+                                );
+                            }
+                        }
                     }
                 }
                 TermKind::Whole => {

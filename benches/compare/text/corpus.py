@@ -16,6 +16,11 @@ document (corpus document frequency, ties by word), in three families:
   recased   - re-cased and punctuated:             "Foo, BAR baz?"
   inflected - each word inflected by a fixed rule (strip a trailing -s/-ed/-ing, else add
               -s), stemmer-independent; kept only when every word changed.
+and, for a second seeded sample of documents that hold an identifier (snake_case,
+camelCase or kebab-case, two or more letter parts):
+  identifier - the identifier written in another convention (snake_case and kebab-case
+              become camelCase, camelCase becomes snake_case) plus the document's 2
+              rarest words that are not its parts: "maxHops quux corge".
 Usage: corpus.py OUT_DIR N_DOCS N_QUERIES
 """
 import ast, glob, gzip, html, json, os, random, re, sys
@@ -141,6 +146,44 @@ def inflect(w):
     return w + "s"
 
 
+IDENT = re.compile(r"(?<![\w.\-/])([a-z]+(?:[_-][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+)(?![\w\-/])")
+
+
+def parts(ident):
+    return [p.lower() for p in re.findall(r"[A-Z]?[a-z]+", ident)]
+
+
+def restyle(ident):
+    """Another convention for an identifier: snake/kebab -> camel, camel -> snake."""
+    ps = parts(ident)
+    if "_" in ident or "-" in ident:
+        return ps[0] + "".join(p.capitalize() for p in ps[1:])
+    return "_".join(ps)
+
+
+def identifier_queries(rows, df, n_queries):
+    rng = random.Random(11)
+    order = list(range(len(rows)))
+    rng.shuffle(order)
+    out = []
+    for i in order:
+        if len(out) >= n_queries:
+            break
+        idents = [m.group(1) for m in IDENT.finditer(rows[i][1])
+                  if all(len(p) >= 2 for p in parts(m.group(1)))]
+        if not idents:
+            continue
+        ident = rng.choice(idents)
+        skip = set(parts(ident))
+        words = sorted({w for w in WORD.findall(rows[i][1].lower())
+                        if len(w) >= 3 and w not in skip}, key=lambda w: (df[w], w))[:2]
+        if len(words) < 2:
+            continue
+        out.append({"family": "identifier", "target": f"d{i}",
+                    "q": " ".join([restyle(ident)] + words)})
+    return out
+
+
 def main():
     out, n_docs, n_queries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     os.makedirs(out, exist_ok=True)
@@ -166,6 +209,7 @@ def main():
         inf = [inflect(w) for w in words]
         if all(x != w for x, w in zip(inf, words)):
             queries.append({"family": "inflected", "target": key, "q": " ".join(inf)})
+    queries += identifier_queries(rows, df, n_queries)
     with open(os.path.join(out, "queries.jsonl"), "w") as f:
         for q in queries:
             f.write(json.dumps(q) + "\n")

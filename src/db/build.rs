@@ -59,6 +59,8 @@ pub(crate) struct SegmentContent<'p> {
     /// The store's embedding dimension as of this segment (`None`: none yet, or take the
     /// first of `vectors`).
     pub embedding_dim: Option<u32>,
+    /// Analyzes the texts of pushed nodes (one per build, so its stem memo carries over).
+    pub analyzer: Analyzer,
 }
 
 /// A bulk load's progress callback, with a `Debug` for [`SegmentContent`].
@@ -80,7 +82,8 @@ impl ProgressHook<'_> {
 impl SegmentContent<'_> {
     /// Adds a node record.
     pub fn push_node(&mut self, node: &Node) {
-        self.push_node_indexed(node, doc_terms(&Analyzer::new(), node));
+        let doc = doc_terms(&self.analyzer, node);
+        self.push_node_indexed(node, doc);
     }
 
     /// [`SegmentContent::push_node`] with the node's text index entry already made.

@@ -124,7 +124,11 @@ pub struct DocTerms {
 
 /// Analyzes a node's fields into its index entry.
 pub fn doc_terms(analyzer: &Analyzer, node: &Node) -> DocTerms {
-    let mut map: std::collections::BTreeMap<Vec<u8>, [u32; TEXT_FIELDS]> = Default::default();
+    let mut map: std::collections::HashMap<
+        Vec<u8>,
+        [u32; TEXT_FIELDS],
+        foldhash::fast::RandomState,
+    > = Default::default();
     let mut lens = [0u32; TEXT_FIELDS];
     for (f, text) in field_texts(node).iter().enumerate() {
         let mut n = 0u32;
@@ -138,10 +142,9 @@ pub fn doc_terms(analyzer: &Analyzer, node: &Node) -> DocTerms {
         });
         lens[f] = n;
     }
-    DocTerms {
-        lens,
-        terms: map.into_iter().collect(),
-    }
+    let mut terms: Vec<_> = map.into_iter().collect();
+    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    DocTerms { lens, terms }
 }
 
 /// A text search request: the query and how to rank and cut the answer.

@@ -36,6 +36,13 @@ pub const BM25_B: f64 = 0.75;
 /// 0.598 / 0.729 at 32 (FTS5: 0.644 / 0.617 / 0.489); at 100,000 documents 0.612 / 0.571 /
 /// 0.827 at 8, 0.608 / 0.581 / 0.854 at 32 (FTS5 0.590 / 0.576 / 0.504).
 pub const STEM_WEIGHT: f64 = 32.0;
+/// Weight of a whole identifier's stem (`workerPoolSpecs` → `~workerpoolspec`): like an
+/// exact term's, since the identifier's parts already score as words with the stem
+/// weight, and a heavier joined form pulls up the texts that write the identifier in the
+/// query's convention over the one that writes it in another (identifier queries of
+/// `benches/compare/text`, success@10 at 100,000 / 980,011 documents: 0.866 / 0.735 at
+/// 1, 0.864 / 0.734 at 8, 0.833 / 0.728 at 32).
+pub const WHOLE_STEM_WEIGHT: f64 = 1.0;
 /// Score factor of a document that matches every (non-stop) query word.
 pub const ALL_WORDS_BOOST: f64 = 1.2;
 /// Further factor of a document holding the query's words consecutively in one field.
@@ -223,7 +230,7 @@ pub struct TextHit {
 pub struct QueryTerm {
     /// The namespaced term.
     pub term: Vec<u8>,
-    /// Exact 1, stem [`STEM_WEIGHT`].
+    /// Exact 1, stem [`STEM_WEIGHT`] (a whole identifier's stem [`WHOLE_STEM_WEIGHT`]).
     pub weight: f64,
     /// The query word it stands for (for the all-words boost); `None` for whole
     /// identifiers.
@@ -307,7 +314,7 @@ impl ParsedQuery {
                     push(&mut q, t.exact_term(), 1.0, None);
                     if t.is_stemmed() {
                         let stem = analyze::term(analyze::STEM, &analyzer.stem(&t.text));
-                        push(&mut q, stem, STEM_WEIGHT, None);
+                        push(&mut q, stem, WHOLE_STEM_WEIGHT, None);
                     }
                 }
             }

@@ -391,6 +391,8 @@ fn main() -> ExitCode {
         config.default_context
     ));
     let stores = Arc::new(Stores::new(config));
+    // Before serving: the first call of the session should not pay for opening the store.
+    stores.open_default();
     if let Err(e) = start_maintenance(&stores) {
         log(&format!(
             "maintenance thread not started (the engine still checkpoints at 64 MiB): {e}"

@@ -667,7 +667,12 @@ impl State {
                         block_sum += t.current_bound(ctx);
                     }
                 }
-                for t in &mut terms[..essential] {
+                // Highest bounds first; stop once the sum reaches the threshold (the
+                // document survives this check whatever the rest add).
+                for t in terms[..essential].iter_mut().rev() {
+                    if block_sum * ctx.bound_factor >= theta {
+                        break;
+                    }
                     block_sum += t.bound_for(doc, ctx);
                 }
             }

@@ -33,6 +33,16 @@ fn field<'a>(v: &'a serde_json::Value, k: &str) -> &'a str {
     v.get(k).and_then(|x| x.as_str()).unwrap_or("")
 }
 
+/// A corpus document as node properties: kind `doc`, its title and content.
+fn doc_props(d: &serde_json::Value) -> NodeProps {
+    NodeProps {
+        kind: "doc".into(),
+        title: field(d, "title").into(),
+        content: field(d, "content").into(),
+        ..NodeProps::default()
+    }
+}
+
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
     let [_, mode, dir, file] = args.as_slice() else {
@@ -47,15 +57,7 @@ fn main() -> Res<()> {
             let t = Instant::now();
             let mut b = WriteBatch::new();
             for (i, d) in docs.iter().enumerate() {
-                b.upsert_node(
-                    field(d, "key"),
-                    NodeProps {
-                        kind: "doc".into(),
-                        title: field(d, "title").into(),
-                        content: field(d, "content").into(),
-                        ..NodeProps::default()
-                    },
-                );
+                b.upsert_node(field(d, "key"), doc_props(d));
                 if (i + 1) % 5_000 == 0 {
                     db.commit(std::mem::take(&mut b))?;
                 }
@@ -69,15 +71,7 @@ fn main() -> Res<()> {
             let t = Instant::now();
             let mut load = BulkLoad::new();
             for d in &docs {
-                load.node(
-                    field(d, "key"),
-                    NodeProps {
-                        kind: "doc".into(),
-                        title: field(d, "title").into(),
-                        content: field(d, "content").into(),
-                        ..NodeProps::default()
-                    },
-                )?;
+                load.node(field(d, "key"), doc_props(d))?;
             }
             db.bulk_load(load)?;
             writeln!(out, "{{\"build_s\": {}}}", t.elapsed().as_secs_f64())?;

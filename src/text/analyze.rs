@@ -136,7 +136,7 @@ fn lower(s: &str) -> String {
 }
 
 /// The word's other grammatical number by the plain `-s` rule, for query expansion where
-/// the stemmer keeps singular and plural apart (`apis` / `api`, `focu` / `focus`):
+/// the stemmer keeps singular and plural apart (`mpis` / `mpi`, `focu` / `focus`):
 /// without a final `s` if it has one (not `ss`, at least 4 bytes), else with an `s`
 /// added (at least 3 bytes, ending in a letter). `None` when neither applies.
 pub fn other_number(word: &str) -> Option<String> {
@@ -161,7 +161,8 @@ fn separated_segments(word: &str) -> impl Iterator<Item = (usize, &str)> {
 }
 
 /// The parts of a word at `_`, `.`, `-`, `'` and inner case changes (`camelCase` →
-/// `camel`, `Case`; `HTTPServer` → `HTTP`, `Server`), with their byte offsets.
+/// `camel`, `Case`; `HTTPServer` → `HTTP`, `Server`; but `APIs` stays whole), with their
+/// byte offsets.
 fn word_parts(word: &str) -> Vec<(usize, &str)> {
     let mut parts = Vec::new();
     let mut start: Option<usize> = None;
@@ -177,9 +178,14 @@ fn word_parts(word: &str) -> Vec<(usize, &str)> {
             let prev = chars.get(i.wrapping_sub(1)).map(|x| x.1);
             let next = chars.get(i + 1).map(|x| x.1);
             let lower_to_upper = prev.is_some_and(char::is_lowercase) && c.is_uppercase();
+            // An acronym's plural `s` (`APIs`, `URLs`, `MPIsReady`) is not a new word.
+            let after_next = chars.get(i + 2).map(|x| x.1);
+            let plural_s =
+                next == Some('s') && after_next.is_none_or(|a| a.is_uppercase() || is_joiner(a));
             let acronym_end = prev.is_some_and(char::is_uppercase)
                 && c.is_uppercase()
-                && next.is_some_and(char::is_lowercase);
+                && next.is_some_and(char::is_lowercase)
+                && !plural_s;
             if lower_to_upper || acronym_end {
                 parts.push((s, &word[s..at]));
                 start = Some(at);
@@ -436,6 +442,9 @@ mod tests {
             words("camelCase HTTPServer"),
             ["camel", "case", "http", "server"]
         );
+        // An acronym's plural is one word, not `AP` + `Is`.
+        assert_eq!(words("APIs URLs"), ["apis", "urls"]);
+        assert_eq!(words("MPIsReady"), ["mpis", "ready"]);
         assert_eq!(wholes("kebab-case"), ["kebab-case"]);
         assert_eq!(words("kebab-case"), ["kebab", "case"]);
         assert!(wholes("version v2.3.1 out").contains(&"v2.3.1".to_owned()));
@@ -458,8 +467,12 @@ mod tests {
 
     #[test]
     fn other_number_adds_or_drops_a_final_s() {
-        assert_eq!(other_number("apis").as_deref(), Some("api"));
-        assert_eq!(other_number("api").as_deref(), Some("apis"));
+        // The stems it exists for: plurals the stemmer keeps apart from their singulars.
+        let a = Analyzer::new();
+        assert_ne!(a.stem("mpis"), a.stem("mpi"));
+        assert_ne!(a.stem("statu"), a.stem("status"));
+        assert_eq!(other_number("mpis").as_deref(), Some("mpi"));
+        assert_eq!(other_number("mpi").as_deref(), Some("mpis"));
         assert_eq!(other_number("statu").as_deref(), Some("status"));
         assert_eq!(other_number("class"), None);
         assert_eq!(other_number("gas"), None);

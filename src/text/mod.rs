@@ -296,7 +296,7 @@ impl ParsedQuery {
                             Some(w),
                         );
                         // Where the stemmer keeps a word's singular and plural apart
-                        // (`apis` / `api`, `focu` / `focus`), the other one's stem too.
+                        // (`mpis` / `mpi`, `focu` / `focus`), the other one's stem too.
                         if let Some(other) = analyze::other_number(&t.text) {
                             let other = analyzer.stem(&other);
                             if other != stem {

@@ -404,6 +404,11 @@ fn known_items_rank_high() {
             "The team met in Lisbon to plan the roadmap.",
         ),
         ("Logging format", "Structured JSON logs with request ids."),
+        ("MPI launcher", "mpirun starts the MPI job on every host."),
+        (
+            "Tcl string objects",
+            "Tcl_AppendUnicodeToObj grows the object's buffer.",
+        ),
     ];
     let dir = tempdir();
     let db = Database::open(dir.path()).unwrap();
@@ -412,7 +417,7 @@ fn known_items_rank_high() {
         b.upsert_node(format!("m{i}"), memory(t, c, "fact"));
     }
     db.commit(b).unwrap();
-    let queries: [(&str, usize); 9] = [
+    let queries: [(&str, usize); 11] = [
         ("sqlite offline", 0),
         ("MIGRATING schema!", 1),
         ("limiters", 2),
@@ -422,6 +427,10 @@ fn known_items_rank_high() {
         ("config file", 6),
         ("rankings", 7),
         ("session token caching", 4),
+        // A plural the stemmer keeps apart from its singular (`other_number`).
+        ("MPIs", 10),
+        // A camelCase segment of a joined identifier, written alone as one word.
+        ("appendunicodetoobj", 11),
     ];
     for round in 0..2 {
         let snap = db.snapshot();

@@ -255,6 +255,24 @@ impl Analyzer {
         out
     }
 
+    /// The first token of `text` (in [`Analyzer::tokens`] order) that `pred` accepts.
+    /// Analyzes whitespace-separated chunk by chunk and stops at the first chunk holding
+    /// one: O(length of text up to the match).
+    pub fn find_token(&self, text: &str, mut pred: impl FnMut(&Token) -> bool) -> Option<Token> {
+        let mut buf = Vec::new();
+        let base = text.as_ptr() as usize;
+        for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
+            // `chunk` is a sub-slice of `text`, so this is its byte offset.
+            let at = chunk.as_ptr() as usize - base;
+            buf.clear();
+            self.chunk_tokens(chunk, at, &mut buf);
+            if let Some(i) = buf.iter().position(&mut pred) {
+                return Some(buf.swap_remove(i));
+            }
+        }
+        None
+    }
+
     fn chunk_tokens(&self, chunk: &str, chunk_at: usize, out: &mut Vec<Token>) {
         // A chunk of several words joined by connectors is also indexed whole.
         let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
@@ -529,5 +547,33 @@ mod tests {
         assert!(terms.contains(&term(STEM, "run")));
         assert!(terms.contains(&term(EXACT, "42")));
         assert!(!terms.contains(&term(STEM, "42")));
+    }
+
+    #[test]
+    fn find_token_is_the_first_match_of_tokens() {
+        let a = Analyzer::new();
+        let texts = [
+            "The tkMain.c file calls Tcl_AppendUnicodeToObj twice; see tkMain again.",
+            "数据库 index and v2.3.1 release notes",
+            "",
+            "   only   spaces   ",
+        ];
+        let preds: [fn(&Token) -> bool; 4] = [
+            |t| t.text == "tkmain",
+            |t| t.kind == TermKind::Bigram,
+            |t| t.text.starts_with('v'),
+            |t| t.text == "absent",
+        ];
+        for text in texts {
+            for pred in preds {
+                let want = a.tokens(text).into_iter().find(|t| pred(t));
+                let got = a.find_token(text, pred);
+                assert_eq!(
+                    got.map(|t| (t.text, t.start)),
+                    want.map(|t| (t.text, t.start))
+                );
+            }
+        }
+        assert!(a.find_token(texts[0], |t| t.text == "tkmain").is_some());
     }
 }

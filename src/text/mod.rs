@@ -548,9 +548,7 @@ pub fn snippet(analyzer: &Analyzer, text: &str, query: &ParsedQuery) -> String {
     // others need no stemming.
     let firsts: Vec<Option<char>> = stems.iter().map(|s| s.chars().next()).collect();
     let at = analyzer
-        .tokens(text)
-        .into_iter()
-        .find(|t| {
+        .find_token(text, |t| {
             t.kind != TermKind::Whole
                 && (query.word_texts.contains(&t.text) || {
                     let first = t.text.chars().next();

@@ -566,7 +566,7 @@ mod tests {
         ];
         for text in texts {
             for pred in preds {
-                let want = a.tokens(text).into_iter().find(|t| pred(t));
+                let want = a.tokens(text).into_iter().find(pred);
                 let got = a.find_token(text, pred);
                 assert_eq!(
                     got.map(|t| (t.text, t.start)),

@@ -8,7 +8,7 @@
 #![no_main]
 
 use hopgraph::format::text::{
-    PostingList, PostingsReader, TextIndexView, TextIndexWriter, TextStats,
+    PostingList, PostingsReader, FieldLens, TextIndexView, TextIndexWriter, TextStats,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -48,17 +48,19 @@ fuzz_target!(|data: &[u8]| {
     }
     let Ok(s) = w.finish(&docs) else { return };
     let records = docs.len() as u64;
-    let v = TextIndexView::parse(&s.stats, &s.terms, &s.postings, &s.doc_lens, records)
+    let v = TextIndexView::parse(&s.stats, &s.terms, &s.postings, FieldLens::Narrow(&s.doc_lens), records)
         .expect("the writer's sections parse");
     v.verify(&docs).expect("the writer's sections verify");
     // The same dictionary over damaged postings / stats / lengths.
     let half = data.len() / 2;
     let (stats, postings) = (&data[..half], &data[half..]);
-    let lens: Vec<u32> = data.iter().map(|&b| u32::from(b)).collect();
+    let wide: Vec<u32> = data.iter().map(|&b| u32::from(b)).collect();
+    let narrow: Vec<u16> = data.iter().map(|&b| u16::from(b)).collect();
     for (st, po, le) in [
-        (&s.stats[..], postings, &s.doc_lens[..]),
-        (stats, &s.postings[..], &s.doc_lens[..]),
-        (&s.stats[..], &s.postings[..], &lens[..]),
+        (&s.stats[..], postings, FieldLens::Narrow(&s.doc_lens)),
+        (stats, &s.postings[..], FieldLens::Narrow(&s.doc_lens)),
+        (&s.stats[..], &s.postings[..], FieldLens::Wide(&wide)),
+        (&s.stats[..], &s.postings[..], FieldLens::Narrow(&narrow)),
     ] {
         if let Ok(v) = TextIndexView::parse(st, &s.terms, po, le, records) {
             let _ = v.verify(&docs);

@@ -341,7 +341,7 @@ pub(crate) fn write_segment_staged(
             enc.section(K::TextStats, &text.stats)?;
             enc.section(K::TextTerms, &text.terms)?;
             enc.section(K::TextPostings, &text.postings)?;
-            enc.array(K::TextDocLens, &text.doc_lens)?;
+            enc.array(K::TextFieldLens, &text.doc_lens)?;
             vectors.write(enc)?;
             wrote();
             report(BulkPhase::Sync, 0, 1);

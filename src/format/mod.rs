@@ -38,7 +38,11 @@ pub mod wal;
 ///   version 5 read slot, record offsets, record and node id. The section starts at a
 ///   16-byte aligned offset. WAL and manifest are unchanged; version 1–5 files stay
 ///   readable (their index is probed as before until a compaction rewrites them).
-pub const FORMAT_VERSION: u32 = 6;
+/// * 7: the text index's per-record field lengths are `u16` capped at 65,535 in section 34
+///   (`TextFieldLens`) instead of `u32` in section 33 (`TextDocLens`): half the bytes, and
+///   twice the records per cache line for a search. WAL and manifest are unchanged;
+///   version 4–6 segments keep section 33 and stay readable.
+pub const FORMAT_VERSION: u32 = 7;
 /// The first version whose segments store `EdgeOutPos` instead of the edge columns.
 pub const SEGMENT_OUT_POS_VERSION: u32 = 2;
 /// The first version whose `KeyHash` slots carry hash tags (see `segment::KeySlots`).

@@ -24,11 +24,15 @@
 //!                    layout 1 (format 4): df varint, then per posting node_delta varint
 //!                      (the first: the node id; then id − previous id ≥ 1), field_mask
 //!                      varint (≠ 0), tf varint (≥ 1) per set bit
-//! TextDocLens (33)   u32[records × 3]: terms per field of each node record of the segment,
-//!                    in record (node id) order
+//! TextFieldLens (34) u16[records × 3]: terms per field of each node record of the segment,
+//!                    in record (node id) order, capped at 65,535 (format 7 on)
+//! TextDocLens (33)   the same as u32, uncapped (formats 4–6)
 //! ```
 //! Fields are 0 title, 1 content, 2 props (see `text::TextField`). Varints are unsigned
-//! LEB128 (at most 10 bytes). The four sections are present together or not at all.
+//! LEB128 (at most 10 bytes). Stats, terms, postings and one lengths section are present
+//! together or not at all. A field longer than 65,535 terms scores as one of 65,535 (BM25
+//! barely changes there; the block bounds cap lengths the same way); `TextStats` keeps the
+//! exact totals.
 //! Layout 2 names postings by record index (the position of the node's record in the
 //! segment) and carries, per block of 128 postings, where the block ends and bounds from
 //! which a query computes the most any document of the block can score for the term —
@@ -55,6 +59,8 @@ pub const TEXT_LAYOUT_BLOCKED: u32 = 2;
 pub const POSTINGS_BLOCK: usize = 128;
 /// Encoded length of a [`BlockMeta`].
 pub const BLOCK_META_LEN: usize = 17;
+/// The most a `TextFieldLens` entry holds: longer fields are stored as this.
+pub const FIELD_LEN_MAX: u32 = u16::MAX as u32;
 /// Length of the `TextStats` section.
 pub const TEXT_STATS_LEN: usize = 4 + 4 + 8 + 8 * TEXT_FIELDS + 8 + 8;
 
@@ -686,8 +692,63 @@ pub struct TextSections {
     pub terms: Vec<u8>,
     /// `TextPostings`.
     pub postings: Vec<u8>,
-    /// `TextDocLens`.
-    pub doc_lens: Vec<u32>,
+    /// `TextFieldLens` (capped at [`FIELD_LEN_MAX`]).
+    pub doc_lens: Vec<u16>,
+}
+
+/// A segment's per-record field lengths, in either encoding.
+#[derive(Clone, Copy, Debug)]
+pub enum FieldLens<'a> {
+    /// `TextDocLens`, formats 4–6.
+    Wide(&'a [u32]),
+    /// `TextFieldLens`, format 7 on.
+    Narrow(&'a [u16]),
+}
+
+impl FieldLens<'_> {
+    /// Entries (records × fields).
+    pub fn len(&self) -> usize {
+        match self {
+            FieldLens::Wide(v) => v.len(),
+            FieldLens::Narrow(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entry `i` (0 when out of range).
+    #[inline]
+    pub fn get(&self, i: usize) -> u32 {
+        match self {
+            FieldLens::Wide(v) => v.get(i).copied().unwrap_or(0),
+            FieldLens::Narrow(v) => v.get(i).copied().map_or(0, u32::from),
+        }
+    }
+
+    /// The field lengths of record `index` (zeros when out of range).
+    #[inline]
+    pub fn record(&self, index: usize) -> [u32; TEXT_FIELDS] {
+        let at = index.saturating_mul(TEXT_FIELDS);
+        let mut out = [0u32; TEXT_FIELDS];
+        match self {
+            FieldLens::Wide(v) => {
+                if let Some(s) = v.get(at..at.saturating_add(TEXT_FIELDS)) {
+                    out.copy_from_slice(s);
+                }
+            }
+            FieldLens::Narrow(v) => {
+                if let Some(s) = v.get(at..at.saturating_add(TEXT_FIELDS)) {
+                    for (o, &l) in out.iter_mut().zip(s) {
+                        *o = u32::from(l);
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Gathers analyzed documents and encodes the text sections.
@@ -780,21 +841,15 @@ impl TextIndexWriter {
             terms: self.terms.len() as u64,
             ..TextStats::default()
         };
-        let mut doc_lens = Vec::with_capacity(self.docs.len() * TEXT_FIELDS);
+        let mut doc_lens: Vec<u16> = Vec::with_capacity(self.docs.len() * TEXT_FIELDS);
         for (_, lens) in &self.docs {
             for (f, &l) in lens.iter().enumerate() {
                 stats.field_len_total[f] += u64::from(l);
-                doc_lens.push(l);
+                doc_lens.push(u16::try_from(l).unwrap_or(u16::MAX));
             }
         }
-        let lens_of = |rec: u32| {
-            let at = rec as usize * TEXT_FIELDS;
-            let mut out = [0u32; TEXT_FIELDS];
-            if let Some(s) = doc_lens.get(at..at + TEXT_FIELDS) {
-                out.copy_from_slice(s);
-            }
-            out
-        };
+        // Scored with the lengths a reader sees: the capped ones.
+        let lens_of = |rec: u32| FieldLens::Narrow(&doc_lens).record(rec as usize);
         let mut terms: Vec<(Vec<u8>, Vec<Posting>)> = self.terms.into_iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut postings = Vec::new();
@@ -836,7 +891,7 @@ pub struct TextIndexView<'a> {
     pub stats: TextStats,
     terms: fst::Map<&'a [u8]>,
     postings: &'a [u8],
-    doc_lens: &'a [u32],
+    doc_lens: FieldLens<'a>,
 }
 
 impl std::fmt::Debug for TextIndexView<'_> {
@@ -857,7 +912,7 @@ impl<'a> TextIndexView<'a> {
         stats: &[u8],
         terms: &'a [u8],
         postings: &'a [u8],
-        doc_lens: &'a [u32],
+        doc_lens: FieldLens<'a>,
         records: u64,
     ) -> Result<TextIndexView<'a>, DecodeError> {
         let stats = TextStats::decode(stats)?;
@@ -940,14 +995,10 @@ impl<'a> TextIndexView<'a> {
         }
     }
 
-    /// Field lengths of record `index`.
+    /// Field lengths of record `index` (capped at [`FIELD_LEN_MAX`] from format 7).
+    #[inline]
     pub fn doc_len(&self, index: usize) -> [u32; TEXT_FIELDS] {
-        let mut out = [0u32; TEXT_FIELDS];
-        let at = index.saturating_mul(TEXT_FIELDS);
-        if let Some(s) = self.doc_lens.get(at..at + TEXT_FIELDS) {
-            out.copy_from_slice(s);
-        }
-        out
+        self.doc_lens.record(index)
     }
 
     /// Full check, O(sections): the fst's own checksum, terms in order with postings lists
@@ -962,11 +1013,24 @@ impl<'a> TextIndexView<'a> {
             .as_fst()
             .verify()
             .map_err(|e| DecodeError::new(0, format!("text term index: {e}")))?;
+        // The totals are exact; capped entries (format 7) may only have lost some.
         let mut totals = [0u64; TEXT_FIELDS];
-        for (i, &l) in self.doc_lens.iter().enumerate() {
+        let mut capped = [false; TEXT_FIELDS];
+        for i in 0..self.doc_lens.len() {
+            let l = self.doc_lens.get(i);
             totals[i % TEXT_FIELDS] += u64::from(l);
+            capped[i % TEXT_FIELDS] |=
+                matches!(self.doc_lens, FieldLens::Narrow(_)) && l == FIELD_LEN_MAX;
         }
-        if totals != self.stats.field_len_total {
+        let consistent = (0..TEXT_FIELDS).all(|f| {
+            let (sum, total) = (totals[f], self.stats.field_len_total[f]);
+            if capped[f] {
+                sum <= total
+            } else {
+                sum == total
+            }
+        });
+        if !consistent {
             return Err(DecodeError::new(0, "text field length totals disagree"));
         }
         let mut stream = fst::IntoStreamer::into_stream(&self.terms);
@@ -1074,6 +1138,34 @@ mod tests {
         );
     }
 
+    /// A field longer than `u16` holds is stored capped; the stats keep the exact total
+    /// and `verify` accepts the difference only where an entry is capped.
+    #[test]
+    fn long_fields_are_capped_and_verify() {
+        let mut w = TextIndexWriter::new();
+        w.add_doc(1, [2, 70_000, 0], vec![(b"=a".to_vec(), [1, 3, 0])]);
+        w.add_doc(2, [1, 5, 0], vec![(b"=a".to_vec(), [1, 0, 0])]);
+        let s = w.finish(&[1, 2]).expect("docs match records");
+        assert_eq!(s.doc_lens, vec![2, u16::MAX, 0, 1, 5, 0]);
+        let v = TextIndexView::parse(
+            &s.stats,
+            &s.terms,
+            &s.postings,
+            FieldLens::Narrow(&s.doc_lens),
+            2,
+        )
+        .expect("parse");
+        assert_eq!(v.stats.field_len_total, [3, 70_005, 0]);
+        assert_eq!(v.doc_len(0), [2, FIELD_LEN_MAX, 0]);
+        v.verify(&[1, 2]).expect("capped lengths verify");
+        // An uncapped entry that disagrees with the totals does not.
+        let mut bad = s.doc_lens.clone();
+        bad[3] = 9;
+        let v = TextIndexView::parse(&s.stats, &s.terms, &s.postings, FieldLens::Narrow(&bad), 2)
+            .expect("parse");
+        assert!(v.verify(&[1, 2]).is_err());
+    }
+
     #[test]
     fn sections_round_trip_and_verify() {
         let mut w = TextIndexWriter::new();
@@ -1084,8 +1176,14 @@ mod tests {
         );
         w.add_doc(3, [0, 1, 1], vec![(b"=a".to_vec(), [0, 1, 1])]);
         let s = w.finish(&[3, 7]).expect("docs match records");
-        let v = TextIndexView::parse(&s.stats, &s.terms, &s.postings, &s.doc_lens, 2)
-            .expect("fresh sections parse");
+        let v = TextIndexView::parse(
+            &s.stats,
+            &s.terms,
+            &s.postings,
+            FieldLens::Narrow(&s.doc_lens),
+            2,
+        )
+        .expect("fresh sections parse");
         v.verify(&[3, 7]).expect("fresh sections verify");
         assert!(v.verify(&[3]).is_err());
         assert_eq!(v.layout(), TEXT_LAYOUT_VERSION);
@@ -1108,7 +1206,16 @@ mod tests {
         assert_eq!(v.doc_len(1), [1, 2, 0]);
         assert_eq!(v.stats.field_len_total, [1, 3, 1]);
         // Wrong record count or a wrong document set is refused.
-        assert!(TextIndexView::parse(&s.stats, &s.terms, &s.postings, &s.doc_lens, 3).is_err());
+        assert!(
+            TextIndexView::parse(
+                &s.stats,
+                &s.terms,
+                &s.postings,
+                FieldLens::Narrow(&s.doc_lens),
+                3
+            )
+            .is_err()
+        );
         let mut w = TextIndexWriter::new();
         w.add_doc(1, [0; 3], vec![]);
         assert!(w.finish(&[2]).is_err());
@@ -1132,8 +1239,14 @@ mod tests {
             w.add_doc(node, lens, terms);
         }
         let s = w.finish(&records).expect("docs match records");
-        let v = TextIndexView::parse(&s.stats, &s.terms, &s.postings, &s.doc_lens, 2000)
-            .expect("fresh sections parse");
+        let v = TextIndexView::parse(
+            &s.stats,
+            &s.terms,
+            &s.postings,
+            FieldLens::Narrow(&s.doc_lens),
+            2000,
+        )
+        .expect("fresh sections parse");
         v.verify(&records).expect("fresh sections verify");
         let list = v.list(b"=some").expect("ok").expect("indexed");
         assert_eq!(list.df() as usize, want.len());
@@ -1176,8 +1289,14 @@ mod tests {
         .expect("a small offset");
         let meta0 = off + 2 + BLOCK_META_LEN; // df varint (2 bytes), list bound, block 0
         bad[meta0 + 4] ^= 1; // block 0's end
-        let v = TextIndexView::parse(&s.stats, &s.terms, &bad, &s.doc_lens, 2000)
-            .expect("shapes unchanged");
+        let v = TextIndexView::parse(
+            &s.stats,
+            &s.terms,
+            &bad,
+            FieldLens::Narrow(&s.doc_lens),
+            2000,
+        )
+        .expect("shapes unchanged");
         assert!(v.verify(&records).is_err());
         let mut c = v.list(b"=some").expect("ok").expect("indexed").cursor();
         let mut failed = false;
@@ -1218,8 +1337,9 @@ mod tests {
             postings_len: postings.len() as u64,
         }
         .encode();
-        let lens = [0, 1, 1, 1, 2, 0];
-        let v = TextIndexView::parse(&stats, &terms, &postings, &lens, 2).expect("parse");
+        let lens: [u32; 6] = [0, 1, 1, 1, 2, 0];
+        let v = TextIndexView::parse(&stats, &terms, &postings, FieldLens::Wide(&lens), 2)
+            .expect("parse");
         v.verify(&[3, 7]).expect("verify");
         assert_eq!(v.layout(), 1);
         assert_eq!(v.df(b"=a"), Ok(2));

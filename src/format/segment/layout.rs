@@ -298,25 +298,30 @@ impl SegmentLayout {
         if self.entry(K::EdgePropsOffsets).is_some() {
             expect.push((K::EdgePropsOffsets, rows + 1));
         }
-        // The text index (codes 30–33) is optional, but all or nothing.
+        // The text index (codes 30–32, with its lengths in 33 or 34) is optional, but all
+        // or nothing.
         let text = super::TEXT_SECTIONS
             .iter()
             .filter(|k| self.entry(**k).is_some())
             .count();
-        if text != 0 && text != super::TEXT_SECTIONS.len() {
+        let lens: Vec<SectionKind> = super::TEXT_LENS_SECTIONS
+            .iter()
+            .copied()
+            .filter(|k| self.entry(*k).is_some())
+            .collect();
+        let want_lens = usize::from(text != 0);
+        if text != 0 && text != super::TEXT_SECTIONS.len() || lens.len() != want_lens {
             return Err(self.err_at(
                 K::TextStats,
                 format!(
-                    "{text} of the {} text index sections present",
-                    super::TEXT_SECTIONS.len()
+                    "{text} of the {} text index sections and {} length sections present",
+                    super::TEXT_SECTIONS.len(),
+                    lens.len()
                 ),
             ));
         }
-        if text != 0 {
-            expect.push((
-                K::TextDocLens,
-                recs.saturating_mul(crate::format::text::TEXT_FIELDS),
-            ));
+        for kind in lens {
+            expect.push((kind, recs.saturating_mul(crate::format::text::TEXT_FIELDS)));
         }
         for (kind, n) in expect {
             let len = self.entry(kind).map(|e| e.range.len() / kind.elem_size());

@@ -111,7 +111,8 @@ section_kinds! {
     TextStats = 30, 1, "Text index collection statistics (see `format::text`); optional, with 31–33.";
     TextTerms = 31, 1, "Text index term dictionary: an `fst` map term → postings offset.";
     TextPostings = 32, 1, "Text index postings lists, delta-coded with per-field term frequencies.";
-    TextDocLens = 33, 4, "`u32[records × 3]`: terms per field (title, content, props) of each record.";
+    TextDocLens = 33, 4, "`u32[records × 3]`: terms per field (title, content, props) of each record (up to version 6; from version 7 `TextFieldLens`).";
+    TextFieldLens = 34, 2, "`u16[records × 3]`: terms per field (title, content, props) of each record, capped at 65,535 (version 7 on; replaces `TextDocLens`).";
     VectorMeta = 40, 1, "Vector index header: the store's embedding dimension, vector count and HNSW layer sizes (optional, see `VectorMeta`).";
     VectorIds = 41, 4, "`u32[vectors]`: node ids of the records with an embedding, increasing (with `VectorMeta`).";
     VectorData = 42, 4, "`f32[vectors * dim]`: those embeddings L2-normalised, row by row (with `VectorMeta`).";
@@ -120,13 +121,18 @@ section_kinds! {
     HnswMembers = 45, 4, "`u32[sum(layer rows), layers 1..]`: rows of each HNSW layer above 0, increasing per layer.";
 }
 
-/// The text index sections: present all together or not at all.
+/// The text index sections: present all together or not at all, with exactly one of
+/// [`TEXT_LENS_SECTIONS`].
 pub const TEXT_SECTIONS: &[SectionKind] = &[
     SectionKind::TextStats,
     SectionKind::TextTerms,
     SectionKind::TextPostings,
-    SectionKind::TextDocLens,
 ];
+
+/// The two encodings of a text index's field lengths: `u32` (up to version 6) and capped
+/// `u16` (version 7 on). A segment with a text index holds exactly one.
+pub const TEXT_LENS_SECTIONS: &[SectionKind] =
+    &[SectionKind::TextDocLens, SectionKind::TextFieldLens];
 
 /// The hash of a node key in the `KeyHash` index: CRC-32 (IEEE, as `crc32fast` computes it)
 /// of the key bytes. Part of the format.

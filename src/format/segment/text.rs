@@ -1,12 +1,12 @@
 //! The text index sections seen from a segment layout: locating them and checking them.
 
-use super::{SectionKind as K, SegmentLayout, TEXT_SECTIONS};
+use super::{SectionKind as K, SegmentLayout, TEXT_LENS_SECTIONS, TEXT_SECTIONS};
 use crate::format::codec::DecodeError;
-use crate::format::text::TextIndexView;
+use crate::format::text::{FieldLens, TextIndexView};
 
 impl SegmentLayout {
-    /// Whether the segment has a text index (sections 30–33; `parse` checked they come
-    /// together).
+    /// Whether the segment has a text index (sections 30–32 and 33 or 34; `parse` checked
+    /// they come together).
     pub fn has_text(&self) -> bool {
         self.entry(K::TextStats).is_some()
     }
@@ -17,8 +17,10 @@ impl SegmentLayout {
     /// # Errors
     /// The first section whose bytes do not match.
     pub fn verify_text_checksums(&self, bytes: &[u8]) -> Result<(), DecodeError> {
-        for kind in TEXT_SECTIONS {
-            self.verify_section(bytes, *kind)?;
+        for kind in TEXT_SECTIONS.iter().chain(TEXT_LENS_SECTIONS) {
+            if self.entry(*kind).is_some() {
+                self.verify_section(bytes, *kind)?;
+            }
         }
         Ok(())
     }
@@ -36,7 +38,11 @@ impl SegmentLayout {
             self.bytes(bytes, K::TextStats),
             self.bytes(bytes, K::TextTerms),
             self.bytes(bytes, K::TextPostings),
-            self.u32s(bytes, K::TextDocLens),
+            if self.entry(K::TextFieldLens).is_some() {
+                FieldLens::Narrow(self.u16s(bytes, K::TextFieldLens))
+            } else {
+                FieldLens::Wide(self.u32s(bytes, K::TextDocLens))
+            },
             self.summary.node_records,
         )
         .map(Some)

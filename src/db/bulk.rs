@@ -11,7 +11,8 @@
 //! allocation per key, and a look-up mostly reads one cache line. Edges are kept as
 //! columns of local numbers. Duplicates are found by building the out-direction CSR of all
 //! input edges, where equal triples sit next to each other in input order; that CSR, less
-//! the duplicates, is the segment's out-direction as it is.
+//! the duplicates, is the segment's out-direction as it is. Nodes' texts are analysed on
+//! worker threads (see `analyze`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -29,6 +30,7 @@ use crate::format::record::encode_edge_props;
 use crate::graph::{NodeId, TypeId, limits};
 use crate::model::{EdgeProps, Node, NodeProps};
 
+mod analyze;
 mod keys;
 mod order;
 
@@ -319,39 +321,45 @@ impl Database {
             embedding_dim: st.embedding_dim(),
             ..SegmentContent::default()
         };
-        for (i, (&id, old)) in ids.iter().zip(&existing).enumerate() {
-            if i > 0 && i.is_multiple_of(PROGRESS_EVERY) {
-                progress(BulkPhase::Ids, (nkeys + i as u64) / 2, nkeys);
-            }
-            let key = keys.get(i);
-            let (id, old) = (NodeId(id), old.is_some());
-            // Local indices fit in u32 (`local` checks).
-            let given = u32::try_from(i).ok().and_then(|i| props.remove(&i));
-            let props = match (given, old) {
-                (Some(p), _) => Some(p),
-                (None, false) => Some(NodeProps::default()),
-                (None, true) => None,
-            };
-            if let Some(props) = props {
-                if let Some(e) = &props.embedding {
-                    super::vector::check_dimension(content.embedding_dim, e.len(), "an embedding")?;
-                    content.embedding_dim = content.embedding_dim.or(u32::try_from(e.len()).ok());
+        let mut embedding_dim = content.embedding_dim;
+        // Nodes' texts are analysed on worker threads (see `analyze`).
+        analyze::push_nodes(&mut content, |sink| {
+            for (i, (&id, old)) in ids.iter().zip(&existing).enumerate() {
+                if i > 0 && i.is_multiple_of(PROGRESS_EVERY) {
+                    progress(BulkPhase::Ids, (nkeys + i as u64) / 2, nkeys);
                 }
-                let created_at = if old {
-                    report.nodes_updated += 1;
-                    st.node(id)?.map(|n| n.created_at).unwrap_or(now)
-                } else {
-                    now
+                let key = keys.get(i);
+                let (id, old) = (NodeId(id), old.is_some());
+                // Local indices fit in u32 (`local` checks).
+                let given = u32::try_from(i).ok().and_then(|i| props.remove(&i));
+                let props = match (given, old) {
+                    (Some(p), _) => Some(p),
+                    (None, false) => Some(NodeProps::default()),
+                    (None, true) => None,
                 };
-                content.push_node(&Node {
-                    id,
-                    key: key.to_string(),
-                    props,
-                    created_at,
-                    updated_at: now,
-                });
+                if let Some(props) = props {
+                    if let Some(e) = &props.embedding {
+                        super::vector::check_dimension(embedding_dim, e.len(), "an embedding")?;
+                        embedding_dim = embedding_dim.or(u32::try_from(e.len()).ok());
+                    }
+                    let created_at = if old {
+                        report.nodes_updated += 1;
+                        st.node(id)?.map(|n| n.created_at).unwrap_or(now)
+                    } else {
+                        now
+                    };
+                    sink.push(Node {
+                        id,
+                        key: key.to_string(),
+                        props,
+                        created_at,
+                        updated_at: now,
+                    })?;
+                }
             }
-        }
+            Ok(())
+        })?;
+        content.embedding_dim = embedding_dim;
         drop(keys);
         // Types to ids.
         let mut type_map = Vec::with_capacity(type_list.len());

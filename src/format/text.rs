@@ -707,16 +707,11 @@ pub enum FieldLens<'a> {
 
 impl FieldLens<'_> {
     /// Entries (records × fields).
-    pub fn len(&self) -> usize {
+    pub fn entries(&self) -> usize {
         match self {
             FieldLens::Wide(v) => v.len(),
             FieldLens::Narrow(v) => v.len(),
         }
-    }
-
-    /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Entry `i` (0 when out of range).
@@ -797,6 +792,26 @@ impl TextIndexWriter {
                 .entry(term)
                 .or_default()
                 .push(Posting { node, tf });
+        }
+    }
+
+    /// [`TextIndexWriter::add_doc`] with borrowed terms: a term already in the index
+    /// allocates nothing.
+    pub fn add_doc_borrowed<'t>(
+        &mut self,
+        node: u32,
+        lens: [u32; TEXT_FIELDS],
+        terms: impl IntoIterator<Item = (&'t [u8], [u32; TEXT_FIELDS])>,
+    ) {
+        self.docs.push((node, lens));
+        for (term, tf) in terms {
+            let posting = Posting { node, tf };
+            match self.terms.get_mut(term) {
+                Some(list) => list.push(posting),
+                None => {
+                    self.terms.insert(term.to_vec(), vec![posting]);
+                }
+            }
         }
     }
 
@@ -917,7 +932,7 @@ impl<'a> TextIndexView<'a> {
     ) -> Result<TextIndexView<'a>, DecodeError> {
         let stats = TextStats::decode(stats)?;
         if stats.docs != records
-            || doc_lens.len() as u64 != records.saturating_mul(TEXT_FIELDS as u64)
+            || doc_lens.entries() as u64 != records.saturating_mul(TEXT_FIELDS as u64)
             || stats.postings_len != postings.len() as u64
         {
             return Err(DecodeError::new(
@@ -926,7 +941,7 @@ impl<'a> TextIndexView<'a> {
                     "text sections disagree: {} docs, {} records, {} lengths, postings {} of {} bytes",
                     stats.docs,
                     records,
-                    doc_lens.len(),
+                    doc_lens.entries(),
                     postings.len(),
                     stats.postings_len
                 ),
@@ -1016,7 +1031,7 @@ impl<'a> TextIndexView<'a> {
         // The totals are exact; capped entries (format 7) may only have lost some.
         let mut totals = [0u64; TEXT_FIELDS];
         let mut capped = [false; TEXT_FIELDS];
-        for i in 0..self.doc_lens.len() {
+        for i in 0..self.doc_lens.entries() {
             let l = self.doc_lens.get(i);
             totals[i % TEXT_FIELDS] += u64::from(l);
             capped[i % TEXT_FIELDS] |=

@@ -215,16 +215,25 @@ impl Analyzer {
     /// text is full of acronyms and identifiers whose plurals must meet their singulars.
     /// Endings `ss`, `is` and `us` after a vowel (`class`, `this`, `focus`, `status`) stay.
     pub fn stem(&self, word: &str) -> String {
+        let mut out = Vec::new();
+        self.push_stem(word, &mut out);
+        // `push_stem` appends the bytes of a `str`.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Appends the stem of `word` to `out` (no allocation when the stem is remembered).
+    fn push_stem(&self, word: &str, out: &mut Vec<u8>) {
         if let Some(stem) = self.cache.borrow().get(word) {
-            return stem.to_string();
+            out.extend_from_slice(stem.as_bytes());
+            return;
         }
         let stem = self.stem_uncached(word);
+        out.extend_from_slice(stem.as_bytes());
         let mut cache = self.cache.borrow_mut();
         if cache.len() >= STEM_CACHE_MAX {
             cache.clear();
         }
-        cache.insert(word.into(), stem.as_str().into());
-        stem
+        cache.insert(word.into(), stem.into());
     }
 
     fn stem_uncached(&self, word: &str) -> String {
@@ -361,12 +370,20 @@ impl Analyzer {
 
     /// Calls `f` with every index term of `text` (namespaced, see [`term`]): a word's
     /// exact form and stem, a whole identifier's or bigram's exact form.
-    pub fn for_each_term(&self, text: &str, mut f: impl FnMut(Vec<u8>)) {
+    /// The term's bytes live in a buffer reused from call to call: copy what you keep.
+    pub fn for_each_term(&self, text: &str, mut f: impl FnMut(&[u8])) {
+        let mut buf = Vec::new();
         for t in self.tokens(text) {
             if t.is_stemmed() {
-                f(term(STEM, &self.stem(&t.text)));
+                buf.clear();
+                buf.push(STEM);
+                self.push_stem(&t.text, &mut buf);
+                f(&buf);
             }
-            f(term(EXACT, &t.text));
+            buf.clear();
+            buf.push(EXACT);
+            buf.extend_from_slice(t.text.as_bytes());
+            f(&buf);
         }
     }
 }
@@ -542,7 +559,7 @@ mod tests {
     #[test]
     fn terms_carry_namespaces() {
         let mut terms = Vec::new();
-        Analyzer::new().for_each_term("Running 42", |t| terms.push(t));
+        Analyzer::new().for_each_term("Running 42", |t| terms.push(t.to_vec()));
         assert!(terms.contains(&term(EXACT, "running")));
         assert!(terms.contains(&term(STEM, "run")));
         assert!(terms.contains(&term(EXACT, "42")));

@@ -144,8 +144,12 @@ pub fn doc_terms(analyzer: &Analyzer, node: &Node) -> DocTerms {
             if t.first() == Some(&analyze::EXACT) {
                 n = n.saturating_add(1);
             }
-            let slot = &mut map.entry(t).or_default()[f];
-            *slot = slot.saturating_add(1);
+            // Looked up by slice first: a repeated term allocates nothing.
+            let counts = match map.get_mut(t) {
+                Some(c) => c,
+                None => map.entry(t.to_vec()).or_default(),
+            };
+            counts[f] = counts[f].saturating_add(1);
         });
         lens[f] = n;
     }

@@ -653,3 +653,49 @@ proptest! {
         db.verify().unwrap();
     }
 }
+
+/// A bulk load analyses texts on worker threads in batches; its index must answer exactly
+/// as one built by commits and a checkpoint from the same documents (same keys, same
+/// scores), over enough documents for several batches.
+#[test]
+fn bulk_loaded_text_index_equals_a_committed_one() {
+    let (bulk_dir, commit_dir) = (tempdir(), tempdir());
+    let opts = || hopgraph::Options::default().durability(hopgraph::Durability::Buffered);
+    let bulk = Database::open_with(bulk_dir.path(), opts()).unwrap();
+    let committed = Database::open_with(commit_dir.path(), opts()).unwrap();
+    let mut rng = 7u64;
+    let mut load = hopgraph::BulkLoad::new();
+    let mut b = WriteBatch::new();
+    for k in 0..2_500 {
+        let n = 1 + rng % 4;
+        let title = zipf_text(&mut rng, n);
+        let n = 3 + (rng >> 7) % 40;
+        let content = zipf_text(&mut rng, n);
+        let props = memory(&title, &content, "doc");
+        load.node(&format!("k{k}"), props.clone()).unwrap();
+        b.upsert_node(format!("k{k}"), props);
+    }
+    bulk.bulk_load(load).unwrap();
+    committed.commit(b).unwrap();
+    committed.checkpoint().unwrap();
+    bulk.verify().unwrap();
+    let hits = |db: &Database, q: &str| -> Vec<(String, f64)> {
+        let snap = db.snapshot();
+        snap.search_text(&TextQuery::new(q).limit(50))
+            .unwrap()
+            .iter()
+            .map(|h| (snap.node(h.node).unwrap().unwrap().key.clone(), h.score))
+            .collect()
+    };
+    for q in [
+        "alpha",
+        "running files",
+        "graph index query",
+        "omega sigma kappa",
+        "the data",
+    ] {
+        let got = hits(&bulk, q);
+        assert!(!got.is_empty(), "{q}");
+        assert_eq!(got, hits(&committed, q), "{q}");
+    }
+}

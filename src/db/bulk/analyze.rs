@@ -1,0 +1,207 @@
+//! Text analysis of a bulk load's nodes on worker threads.
+//!
+//! Analysing a node's text (segmentation, case folding, stemming, counting terms) is most
+//! of a text-heavy load's time and needs nothing but the node, so it runs on worker
+//! threads while the loading thread builds the next nodes and feeds finished ones to the
+//! segment's text index writer. Nodes go out in numbered batches and are added back in
+//! batch order, so the segment is byte for byte what a serial load writes.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+
+use parking_lot::Mutex;
+
+use super::super::build::SegmentContent;
+use crate::error::{Error, Result};
+use crate::format::text::TEXT_FIELDS;
+use crate::model::Node;
+use crate::text::{Analyzer, doc_terms};
+
+/// A node's analysed text packed into two allocations, so that what a worker thread
+/// allocates and the loading thread frees is two blocks per node, not one per term
+/// (freeing across threads is slow in common allocators).
+struct PackedTerms {
+    lens: [u32; TEXT_FIELDS],
+    /// The terms' bytes back to back, in term order.
+    bytes: Vec<u8>,
+    /// Per term: its end in `bytes` and its frequency per field.
+    terms: Vec<(u32, [u32; TEXT_FIELDS])>,
+}
+
+impl PackedTerms {
+    fn pack(analyzer: &Analyzer, node: &Node) -> PackedTerms {
+        let doc = doc_terms(analyzer, node);
+        let mut bytes = Vec::with_capacity(doc.terms.iter().map(|t| t.0.len()).sum());
+        let mut terms = Vec::with_capacity(doc.terms.len());
+        for (t, tf) in doc.terms {
+            bytes.extend_from_slice(&t);
+            // A node's text is at most a few MB (record limits), far below u32::MAX.
+            terms.push((u32::try_from(bytes.len()).unwrap_or(u32::MAX), tf));
+        }
+        PackedTerms {
+            lens: doc.lens,
+            bytes,
+            terms,
+        }
+    }
+
+    fn add_to(&self, node: &Node, content: &mut SegmentContent<'_>) {
+        let mut start = 0usize;
+        let terms = self.terms.iter().map(|&(end, tf)| {
+            let t = self.bytes.get(start..end as usize).unwrap_or(&[]);
+            start = end as usize;
+            (t, tf)
+        });
+        content.text.add_doc_borrowed(node.id.0, self.lens, terms);
+        content.push_node_record(node);
+    }
+}
+
+/// Nodes per batch handed to a worker: large enough that a batch's hand-over is noise,
+/// small enough that the workers start at once and a batch's nodes stay few.
+const BATCH: usize = 512;
+
+/// At most this many worker threads (a load is also bounded by the loading thread).
+const THREADS_MAX: usize = 8;
+
+/// Receives nodes in order (`push`) and adds each, with its analysed text, to `content`
+/// in the same order.
+pub(super) trait NodeSink {
+    /// Adds `node` (after the ones pushed before it).
+    fn push(&mut self, node: Node) -> Result<()>;
+}
+
+struct Serial<'c, 'p> {
+    content: &'c mut SegmentContent<'p>,
+}
+
+impl NodeSink for Serial<'_, '_> {
+    fn push(&mut self, node: Node) -> Result<()> {
+        self.content.push_node(&node);
+        Ok(())
+    }
+}
+
+struct Parallel<'c, 'p> {
+    content: &'c mut SegmentContent<'p>,
+    jobs: Option<mpsc::SyncSender<(u64, Vec<Node>)>>,
+    results: mpsc::Receiver<(u64, Vec<(Node, PackedTerms)>)>,
+    batch: Vec<Node>,
+    sent: u64,
+    /// The next batch to add to `content`.
+    next: u64,
+    /// Batches that came back ahead of `next`.
+    early: BTreeMap<u64, Vec<(Node, PackedTerms)>>,
+}
+
+fn workers_gone() -> Error {
+    Error::invalid("a bulk load's text analysis thread stopped")
+}
+
+impl Parallel<'_, '_> {
+    fn send_batch(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let jobs = self.jobs.as_ref().ok_or_else(workers_gone)?;
+        jobs.send((self.sent, batch)).map_err(|_| workers_gone())?;
+        self.sent += 1;
+        Ok(())
+    }
+
+    /// Adds every batch that has come back in order; with `wait`, until all sent have.
+    fn drain(&mut self, wait: bool) -> Result<()> {
+        while self.next < self.sent {
+            if let Some(done) = self.early.remove(&self.next) {
+                for (node, doc) in done {
+                    doc.add_to(&node, self.content);
+                }
+                self.next += 1;
+                continue;
+            }
+            let got = if wait {
+                self.results.recv().map_err(|_| workers_gone())?
+            } else {
+                match self.results.try_recv() {
+                    Ok(got) => got,
+                    Err(mpsc::TryRecvError::Empty) => return Ok(()),
+                    Err(mpsc::TryRecvError::Disconnected) => return Err(workers_gone()),
+                }
+            };
+            self.early.insert(got.0, got.1);
+        }
+        Ok(())
+    }
+}
+
+impl NodeSink for Parallel<'_, '_> {
+    fn push(&mut self, node: Node) -> Result<()> {
+        self.batch.push(node);
+        if self.batch.len() >= BATCH {
+            self.send_batch()?;
+            self.drain(false)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `produce` with a sink that adds the nodes it pushes to `content`, analysing their
+/// texts on worker threads when the machine has more than one core.
+///
+/// # Errors
+/// What `produce` returns; an error if a worker thread stopped (it cannot, short of a
+/// bug: analysis does not fail).
+pub(super) fn push_nodes(
+    content: &mut SegmentContent<'_>,
+    produce: impl FnOnce(&mut dyn NodeSink) -> Result<()>,
+) -> Result<()> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(THREADS_MAX);
+    if threads < 2 {
+        return produce(&mut Serial { content });
+    }
+    let (jobs, job_rx) = mpsc::sync_channel::<(u64, Vec<Node>)>(threads * 2);
+    let job_rx = Mutex::new(job_rx);
+    let (result_tx, results) = mpsc::channel();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let (job_rx, result_tx) = (&job_rx, result_tx.clone());
+            s.spawn(move || {
+                // One analyzer per thread for the whole load: its stem memo carries over.
+                let analyzer = Analyzer::new();
+                loop {
+                    let job = job_rx.lock().recv();
+                    let Ok((seq, nodes)) = job else { break };
+                    let done: Vec<(Node, PackedTerms)> = nodes
+                        .into_iter()
+                        .map(|n| {
+                            let d = PackedTerms::pack(&analyzer, &n);
+                            (n, d)
+                        })
+                        .collect();
+                    if result_tx.send((seq, done)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(result_tx);
+        let mut sink = Parallel {
+            content,
+            jobs: Some(jobs),
+            results,
+            batch: Vec::with_capacity(BATCH),
+            sent: 0,
+            next: 0,
+            early: BTreeMap::new(),
+        };
+        let r = produce(&mut sink)
+            .and_then(|()| sink.send_batch())
+            .and_then(|()| sink.drain(true));
+        // Closing the job queue ends the workers (the scope waits for them).
+        sink.jobs = None;
+        r
+    })
+}

@@ -99,10 +99,10 @@ HTTP: requests without the token are answered 401; a body past the line limit 41
   loopback the Host header must name a loopback host (against DNS rebinding). At most
   1024 connections and 256 sessions at once; a session idle for 5 minutes is closed.
 
-Maintenance: a context's log is checkpointed once it exceeds 4 MiB or after 2 s idle,
-  and its segments are merged (dropping deleted data) when idle or past 4 segments,
-  on a background thread; written contexts are checkpointed and compacted at
-  shutdown.
+Maintenance: a context's log is checkpointed once it exceeds 1 MiB or after 2 s idle,
+  and its segments are merged (dropping deleted data) when idle, past 4 segments once
+  the newer ones hold a quarter of the oldest's bytes, or past 16, on a background
+  thread; written contexts are checkpointed and compacted at shutdown.
 ";
 
 /// Largest `--prefault-mb` (1 PiB): keeps the byte count far from overflow.

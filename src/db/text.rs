@@ -296,21 +296,25 @@ impl State {
         let mut cands: Vec<Candidate> = Vec::new();
         // The delta (small, live nodes only): every posting.
         // Keyed by node id, hashed with foldhash (a search's map needs no DoS resistance).
-        let mut delta_acc: HashMap<u32, Accumulator, foldhash::fast::RandomState> =
-            HashMap::with_hasher(foldhash::fast::RandomState::default());
+        // A node's lengths are looked up in the delta once, on its first posting.
+        let mut delta_acc: HashMap<
+            u32,
+            (Accumulator, [u32; TEXT_FIELDS]),
+            foldhash::fast::RandomState,
+        > = HashMap::with_hasher(foldhash::fast::RandomState::default());
         for (t, &idf) in parsed.terms.iter().zip(&idfs) {
             let Some(list) = delta.postings.get(&*t.term) else {
                 continue;
             };
             for (&node, tf) in list {
-                let lens = delta.docs.get(&node).map_or([0; TEXT_FIELDS], |d| d.lens);
-                delta_acc
-                    .entry(node)
-                    .or_default()
-                    .add(t, idf, &q.weights, tf, &lens, &avg);
+                let (acc, lens) = delta_acc.entry(node).or_insert_with(|| {
+                    let lens = delta.docs.get(&node).map_or([0; TEXT_FIELDS], |d| d.lens);
+                    (Accumulator::default(), lens)
+                });
+                acc.add(t, idf, &q.weights, tf, lens, &avg);
             }
         }
-        for (node, acc) in delta_acc {
+        for (node, (acc, _)) in delta_acc {
             let base = acc.base(parsed.words);
             top.offer(base, || self.text_filter_ok(q, node))?;
             cands.push(Candidate {

@@ -239,6 +239,21 @@ fn one_dimension_per_store() {
     bl.node("d", props("x", Some(vec![1.0; 4]))).unwrap();
     invalid(db.bulk_load(bl));
     assert!(db.snapshot().node_id("d").is_none());
+    // ... also deep in a load whose texts are being analysed on worker threads (several
+    // batches in flight): the load fails whole and nothing is left half-done.
+    let mut bl = BulkLoad::new();
+    for i in 0..3_000 {
+        let dims = if i == 2_000 { 4 } else { 3 };
+        let p = NodeProps {
+            content: format!("memory number {i} about graphs"),
+            ..props("x", Some(vec![1.0; dims]))
+        };
+        bl.node(&format!("bulk{i}"), p).unwrap();
+    }
+    let m = invalid(db.bulk_load(bl));
+    assert!(m.contains("4 dimensions") && m.contains("have 3"), "{m}");
+    assert!(db.snapshot().node_id("bulk0").is_none());
+    db.verify().unwrap();
 
     // Non-finite values, empty vectors and zero queries are refused.
     for bad in [

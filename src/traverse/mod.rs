@@ -50,6 +50,7 @@ mod allpaths;
 mod bfs;
 mod budget;
 pub mod expand;
+mod marks;
 pub mod path;
 mod scratch;
 pub mod walk;

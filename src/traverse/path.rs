@@ -64,6 +64,7 @@ use std::ops::ControlFlow;
 
 use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
+use super::marks::{DenseMarks, DenseStamps, Marks, Stamps};
 use super::scratch::{
     FIRST_PARENT, Link, Parent, Scratch, Side, degree_sum, expand_level, sort_nodes,
 };
@@ -148,6 +149,9 @@ pub(crate) struct Meet {
     pub(crate) levels: [u32; 2],
     /// The side whose level produced the meeting.
     pub(crate) last: usize,
+    /// Whether the sides' marks are in their hash tables (`Side::sparse`) rather than the
+    /// per-node arrays.
+    pub(crate) sparse: bool,
 }
 
 /// The physical directions of each side, in scan order: the forward one first (`Out` on
@@ -288,12 +292,12 @@ fn probe_node<G: Adjacency>(
 /// when the graph answers them by search and they are far fewer than `x`'s edges, else a
 /// rescan of `x`'s edges. `buf` holds the candidates (no sort of the whole frontier).
 #[allow(clippy::too_many_arguments)]
-fn least_joined<G: Adjacency>(
+fn least_joined<G: Adjacency, S: Stamps>(
     graph: &G,
     x: NodeId,
     first: NodeId,
     other_frontier: &[NodeId],
-    other_seen: &[u32],
+    other_seen: &S,
     bound: usize,
     base: u32,
     dirs: &[EdgeDir],
@@ -325,7 +329,7 @@ fn least_joined<G: Adjacency>(
         let _ = graph.try_for_each_neighbor_run(x, d, types, |run, _| {
             for &n in run {
                 let v = n as usize;
-                if v < bound && other_seen[v] >= base && n < least.0 {
+                if v < bound && n < least.0 && other_seen.stamp(v) >= base {
                     least = NodeId(n);
                 }
             }
@@ -341,12 +345,14 @@ fn least_joined<G: Adjacency>(
 /// it, leaving the rest of the level unexpanded. Returns `None` after expanding the whole
 /// level into `this.next` when no such edge exists. `level_cost` is the frontier's degree
 /// sum; a node whose degree dwarfs the opposite frontier is first probed with
-/// [`Adjacency::edges_between`] (same answer, see the module docs).
+/// [`Adjacency::edges_between`] (same answer, see the module docs). `sparse` says where both
+/// sides keep their marks: the hash tables (`Side::sparse`) or the per-node arrays.
 #[allow(clippy::too_many_arguments)]
 fn expand_until_meet<G: Adjacency>(
     graph: &G,
     this: &mut Side,
     other: &mut Side,
+    sparse: bool,
     base: u32,
     bound: usize,
     level: u32,
@@ -374,10 +380,10 @@ fn expand_until_meet<G: Adjacency>(
     } else {
         probe_min_degree::<G>(probe, other.frontier.len(), dirs.len(), types, level_cost)
     };
-    let mut other_sorted = false;
     let Side {
         seen,
         parent,
+        sparse: table,
         frontier,
         next,
         spare,
@@ -385,13 +391,104 @@ fn expand_until_meet<G: Adjacency>(
     } = this;
     let Side {
         seen: other_seen,
+        sparse: other_table,
         frontier: other_frontier,
         spare: other_spare,
         ..
     } = other;
+    let lists = Lists {
+        frontier,
+        next,
+        spare,
+        other_frontier,
+        other_spare,
+    };
+    let level = LevelPlan {
+        base,
+        bound,
+        current: base.saturating_add(level + 1),
+        dirs,
+        types,
+        level_first,
+        min_degree,
+    };
+    if sparse {
+        scan_until_meet(
+            graph,
+            table,
+            &*other_table,
+            lists,
+            &level,
+            meter,
+            other_cost,
+        )
+    } else {
+        let mut marks = DenseMarks { seen, parent };
+        let other_marks = DenseStamps(other_seen);
+        scan_until_meet(
+            graph,
+            &mut marks,
+            &other_marks,
+            lists,
+            &level,
+            meter,
+            other_cost,
+        )
+    }
+}
+
+/// The frontier vectors of both sides that one level's scan uses.
+struct Lists<'a> {
+    frontier: &'a mut Vec<NodeId>,
+    next: &'a mut Vec<NodeId>,
+    spare: &'a mut Vec<NodeId>,
+    other_frontier: &'a mut Vec<NodeId>,
+    other_spare: &'a mut Vec<NodeId>,
+}
+
+/// What one level's scan was told by [`expand_until_meet`].
+struct LevelPlan<'a> {
+    base: u32,
+    bound: usize,
+    /// The stamp of a node reached in this level.
+    current: u32,
+    dirs: &'a [EdgeDir],
+    types: &'a TypeFilter,
+    /// Probe every frontier node before scanning any edge.
+    level_first: bool,
+    /// Probe a frontier node of at least this degree before scanning its edges.
+    min_degree: Option<u64>,
+}
+
+/// The body of [`expand_until_meet`] over either mark store.
+fn scan_until_meet<G: Adjacency, M: Marks, S: Stamps>(
+    graph: &G,
+    marks: &mut M,
+    other_marks: &S,
+    lists: Lists<'_>,
+    plan: &LevelPlan<'_>,
+    meter: &mut Meter,
+    other_cost: &mut FrontierCost,
+) -> Result<Option<NodeId>, Exhausted> {
+    let Lists {
+        frontier,
+        next,
+        spare,
+        other_frontier,
+        other_spare,
+    } = lists;
+    let LevelPlan {
+        base,
+        bound,
+        current,
+        dirs,
+        types,
+        level_first,
+        min_degree,
+    } = *plan;
+    let mut other_sorted = false;
     sort_nodes(frontier, spare, bound);
     next.clear();
-    let current = base.saturating_add(level + 1);
     // (the other side's node y, this side's node x, the entry of x's runs that named y)
     // of the meeting edge.
     let mut meet: Option<(NodeId, NodeId, RunEntry)> = None;
@@ -431,10 +528,10 @@ fn expand_until_meet<G: Adjacency>(
             let _ = graph.try_for_each_neighbor_run(x, d, types, |run, entry| {
                 for (i, &n) in run.iter().enumerate() {
                     let v = n as usize;
-                    if v >= bound || seen[v] >= base {
+                    if v >= bound || marks.stamp(v) >= base {
                         continue;
                     }
-                    if other_seen[v] >= base {
+                    if other_marks.stamp(v) >= base {
                         hit = Some((NodeId(n), entry.nth(i)));
                         return ControlFlow::Break(());
                     }
@@ -442,11 +539,14 @@ fn expand_until_meet<G: Adjacency>(
                         stopped = true;
                         return ControlFlow::Break(());
                     }
-                    seen[v] = current;
-                    parent[v] = Parent {
-                        node: x,
-                        via: entry.nth(i),
-                    };
+                    marks.set(
+                        v,
+                        current,
+                        Parent {
+                            node: x,
+                            via: entry.nth(i),
+                        },
+                    );
                     next.push(NodeId(n));
                 }
                 ControlFlow::Continue(())
@@ -464,7 +564,7 @@ fn expand_until_meet<G: Adjacency>(
                 x,
                 first,
                 other_frontier,
-                other_seen,
+                other_marks,
                 bound,
                 base,
                 dirs,
@@ -486,8 +586,7 @@ fn expand_until_meet<G: Adjacency>(
     if !meter.visit() {
         return Err(meter.exhausted());
     }
-    this.seen[y.index()] = current;
-    this.parent[y.index()] = Parent { node: x, via };
+    marks.set(y.index(), current, Parent { node: x, via });
     Ok(Some(y))
 }
 
@@ -522,21 +621,38 @@ pub(crate) fn bidirectional<G: Adjacency>(
     if from.0 >= bound || to.0 >= bound {
         return Ok(None);
     }
-    let (base, sides) = scratch.begin(bound, max_hops);
+    let policy = scratch.sparse_policy();
+    // Only the stop-at-first-meeting search knows the table; the complete one keeps both
+    // sides' state in the arrays for `all_shortest_paths`.
+    let mut sparse = matches!(settle, Settle::First(_)) && bound >= policy.min_bound;
+    let (base, sides) = scratch.begin_with(bound, max_hops, !sparse);
     let bound = bound as usize;
     let dirs = side_dirs(direction);
     let origin = [from, to];
     let mut levels = [0u32; 2];
     let mut cost = [FrontierCost::default(); 2];
+    if sparse {
+        for side in sides.iter_mut() {
+            side.sparse.begin(base);
+        }
+    }
     for s in 0..2 {
         if !meter.visit() {
             return Err(meter.exhausted());
         }
-        let root = Link {
-            parent: origin[s],
-            ..Link::default()
-        };
-        sides[s].reach(base, origin[s], 0, root);
+        if sparse {
+            let root = Parent {
+                node: origin[s],
+                via: RunEntry::NONE,
+            };
+            sides[s].sparse.set(origin[s].index(), base, root);
+        } else {
+            let root = Link {
+                parent: origin[s],
+                ..Link::default()
+            };
+            sides[s].reach(base, origin[s], 0, root);
+        }
         sides[s].frontier.push(origin[s]);
         if from == to {
             return Ok(Some(Meet {
@@ -544,6 +660,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 total: 0,
                 levels,
                 last: 0,
+                sparse,
             }));
         }
     }
@@ -553,6 +670,14 @@ pub(crate) fn bidirectional<G: Adjacency>(
             || sides[1].frontier.is_empty()
         {
             return Ok(None);
+        }
+        if sparse && sides[0].sparse.len() + sides[1].sparse.len() > policy.max_marks {
+            // A large search: the arrays serve it better from here on.
+            for side in sides.iter_mut() {
+                side.grow(bound);
+                side.sparse.drain_into(&mut side.seen, &mut side.parent);
+            }
+            sparse = false;
         }
         let s = cheaper_side(graph, sides, &dirs, &mut cost);
         let level_cost = cost[s].sum;
@@ -568,6 +693,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 graph,
                 this,
                 other,
+                sparse,
                 base,
                 bound,
                 levels[s],
@@ -608,6 +734,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 total: levels[s] + levels[o],
                 levels,
                 last: s,
+                sparse,
             }));
         }
         cost[s] = FrontierCost::default();
@@ -707,9 +834,12 @@ fn build_path<G: Adjacency>(
     scratch: &mut Scratch,
     direction: Direction,
     types: &TypeFilter,
-    meet: NodeId,
+    meet: Meet,
 ) -> Path {
     let (base, sides) = scratch.current();
+    let Meet {
+        node: meet, sparse, ..
+    } = meet;
     let mut nodes = vec![meet];
     let mut hops = Vec::new();
     for (s, side) in sides.iter().enumerate() {
@@ -717,9 +847,18 @@ fn build_path<G: Adjacency>(
             nodes.reverse();
             hops.reverse();
         }
+        let depth = if sparse {
+            side.sparse.stamp(meet.index()).checked_sub(base)
+        } else {
+            side.depth_of(base, meet)
+        };
         let mut cur = meet;
-        for _ in 0..side.depth_of(base, meet).unwrap_or(0) {
-            let Parent { node: parent, via } = side.parent[cur.index()];
+        for _ in 0..depth.unwrap_or(0) {
+            let Parent { node: parent, via } = if sparse {
+                side.sparse.parent(cur.index())
+            } else {
+                side.parent[cur.index()]
+            };
             hops.push(best_hop(graph, s, direction, types, parent, cur, via));
             nodes.push(parent);
             cur = parent;
@@ -777,7 +916,7 @@ pub(crate) fn shortest_probed<G: Adjacency>(
         meter,
         Settle::First(probe),
     )?;
-    Ok(meet.map(|m| build_path(graph, scratch, direction, types, m.node)))
+    Ok(meet.map(|m| build_path(graph, scratch, direction, types, m)))
 }
 
 /// One shortest path from `from` to `to` of at most `query.max_hops` hops.

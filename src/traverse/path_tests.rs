@@ -9,6 +9,7 @@
 
 use proptest::prelude::*;
 
+use super::scratch::SparsePolicy;
 use super::testgraph::{EdgeSpec, VecGraph, arb_direction, arb_graph, arb_types, reordered};
 use super::*;
 use crate::graph::{Direction, EdgeId, NodeId, TypeFilter, TypeId};
@@ -231,6 +232,54 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The search's hash-table marks (forced on small graphs, moving into the per-node
+    /// arrays once the sides hold more than `max_marks`) give exactly the answers of the
+    /// arrays: paths (nodes and hops) under every probe policy, Yen's paths, and where a
+    /// budget runs out; over queries sharing one scratch, interleaved with a kernel that
+    /// keeps to the arrays.
+    #[test]
+    fn sparse_marks_answer_as_the_arrays(
+        (n, edges) in arb_hub_graph(),
+        queries in proptest::collection::vec(
+            (0u32..42, 0u32..42, arb_direction(), arb_types(), 0u32..9, 0usize..24, 1u64..40),
+            1..10,
+        ),
+    ) {
+        let g = VecGraph::new(n, &edges);
+        let mut sparse = Scratch::new();
+        let mut dense = Scratch::new();
+        for (a, b, dir, types, hops, max_marks, visited_max) in queries {
+            sparse.set_sparse_policy(SparsePolicy { min_bound: 0, max_marks });
+            let (from, to) = (NodeId(a), NodeId(b));
+            for probe in [path::Probe::Off, path::Probe::Always, path::Probe::Level, path::Probe::Auto] {
+                prop_assert_eq!(
+                    probed(&g, &mut sparse, from, to, dir, &types, hops, probe),
+                    probed(&g, &mut dense, from, to, dir, &types, hops, probe),
+                    "{:?} {:?} -> {:?}", probe, from, to
+                );
+            }
+            let mut q = query(dir, &types, hops);
+            q.budget.visited_max = visited_max;
+            prop_assert_eq!(
+                shortest_path(&g, &mut sparse, from, to, &q),
+                shortest_path(&g, &mut dense, from, to, &q)
+            );
+            let q = query(dir, &types, hops);
+            prop_assert_eq!(
+                k_shortest_simple_paths(&g, &mut sparse, from, to, &q, 3),
+                k_shortest_simple_paths(&g, &mut dense, from, to, &q, 3)
+            );
+            prop_assert_eq!(
+                all_shortest_paths(&g, &mut sparse, from, to, &q, 3),
+                all_shortest_paths(&g, &mut dense, from, to, &q, 3)
+            );
+        }
+    }
+}
+
 /// A long path graph: 0 -> 1 -> ... -> n-1.
 fn chain(n: u32) -> VecGraph {
     let edges: Vec<EdgeSpec> = (0..n - 1).map(|i| (i, i + 1, 0, u64::from(i))).collect();
@@ -333,6 +382,30 @@ fn generation_wrap_around_clears_marks() {
             shortest_path(&g, &mut scratch, NodeId(5), NodeId(0), &q).clone(),
             shortest_path(&g, &mut Scratch::new(), NodeId(5), NodeId(0), &q)
         );
+    }
+    // The same with the search's hash-table marks: a wrap clears the tables too, so no
+    // mark of a query before the wrap is taken for one after it.
+    let mut sparse = Scratch::new();
+    sparse.set_sparse_policy(SparsePolicy {
+        min_bound: 0,
+        max_marks: usize::MAX,
+    });
+    assert_eq!(
+        shortest_path(&g, &mut sparse, NodeId(0), NodeId(5), &q),
+        want
+    );
+    for start in [u32::MAX - 3, u32::MAX - 12] {
+        sparse.force_next_base(start);
+        for _ in 0..4 {
+            assert_eq!(
+                shortest_path(&g, &mut sparse, NodeId(0), NodeId(5), &q),
+                want
+            );
+            assert_eq!(
+                shortest_path(&g, &mut sparse, NodeId(5), NodeId(2), &q),
+                shortest_path(&g, &mut Scratch::new(), NodeId(5), NodeId(2), &q)
+            );
+        }
     }
 }
 
@@ -664,6 +737,12 @@ fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
             }
         }
         let mut scratch = Scratch::new();
+        // Hash-table marks from the first node on, moving into the arrays after 3 marks.
+        let mut sparse = Scratch::new();
+        sparse.set_sparse_policy(SparsePolicy {
+            min_bound: 0,
+            max_marks: 3,
+        });
         for direction in [Direction::Out, Direction::In, Direction::Both] {
             for a in 0..n {
                 for b in 0..n {
@@ -676,6 +755,13 @@ fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
                             run(probe),
                             full,
                             "{probe:?} {from:?} -> {to:?} {direction:?} {types:?}"
+                        );
+                    }
+                    for probe in [path::Probe::Off, path::Probe::Always] {
+                        assert_eq!(
+                            probed(snap, &mut sparse, from, to, direction, types, 8, probe),
+                            full,
+                            "sparse {probe:?} {from:?} -> {to:?} {direction:?} {types:?}"
                         );
                     }
                     if let Some(p) = &full {

@@ -22,6 +22,7 @@ use std::ops::{Deref, DerefMut};
 
 use super::Adjacency;
 use super::budget::{Exhausted, Meter};
+use super::marks::SparseMarks;
 use crate::graph::{EdgeDir, EdgeId, NodeId, RunEntry, TypeFilter, TypeId};
 use crate::sync::{Mutex, MutexGuard};
 
@@ -58,6 +59,9 @@ pub(crate) struct Side {
     /// loop within 12 bytes per node instead of 28 (the links of a 64 Ki-node graph
     /// already overflow a 2 MiB L2 cache).
     pub(crate) parent: Vec<Parent>,
+    /// The shortest-path search's marks on a large graph, in place of `seen` and `parent`
+    /// (see [`super::marks`] and [`SparsePolicy`]).
+    pub(crate) sparse: SparseMarks,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
     /// The radix sort's second buffer (see [`sort_nodes`]).
@@ -71,7 +75,7 @@ impl Side {
     /// graph (the first query of a process on a large graph was hundreds of times slower
     /// than the next). `link` and `parent` are read only for nodes reached in the current
     /// query, after `reach` wrote them, so their initial values never matter.
-    fn grow(&mut self, bound: usize) {
+    pub(crate) fn grow(&mut self, bound: usize) {
         if self.seen.is_empty() {
             self.seen = bytemuck::zeroed_vec(bound);
             self.link = bytemuck::zeroed_vec(bound);
@@ -123,6 +127,36 @@ impl Side {
     }
 }
 
+/// When the shortest-path search keeps its marks in a hash table instead of the per-node
+/// arrays (see [`super::marks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SparsePolicy {
+    /// Graphs with at least this many node ids start each search with the table.
+    pub(crate) min_bound: u32,
+    /// A search whose two sides hold more marks than this at the end of a level moves
+    /// them into the arrays and goes on there.
+    pub(crate) max_marks: usize,
+}
+
+impl SparsePolicy {
+    /// From 2^21 node ids on, the arrays of one side (12 bytes per node) outgrow this
+    /// machine class's L2 and L3 share, so a search's scattered marks land on scattered
+    /// pages: a fresh process faults on each, and a warm one misses the cache on each.
+    pub(crate) const MIN_BOUND: u32 = 1 << 21;
+    /// Up to this many marks the table (16 bytes per slot, at most half full) stays
+    /// within 2 MiB.
+    pub(crate) const MAX_MARKS: usize = 1 << 16;
+}
+
+impl Default for SparsePolicy {
+    fn default() -> SparsePolicy {
+        SparsePolicy {
+            min_bound: SparsePolicy::MIN_BOUND,
+            max_marks: SparsePolicy::MAX_MARKS,
+        }
+    }
+}
+
 /// Reusable memory for the traversal kernels. Create one per thread (or borrow one from a
 /// [`ScratchPool`]) and pass it to every query; it is never cleared in O(nodes) per query.
 #[derive(Debug, Default)]
@@ -133,12 +167,23 @@ pub struct Scratch {
     base: u32,
     bound: usize,
     sides: [Side; 2],
+    sparse: SparsePolicy,
 }
 
 impl Scratch {
     /// An empty scratch; arrays are allocated on first use.
     pub fn new() -> Scratch {
         Scratch::default()
+    }
+
+    /// When the shortest-path search uses hash-table marks (tests force either store).
+    pub(crate) fn sparse_policy(&self) -> SparsePolicy {
+        self.sparse
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_sparse_policy(&mut self, policy: SparsePolicy) {
+        self.sparse = policy;
     }
 
     /// Grows the arrays to cover `bound` node ids and maps every page of them now, so that
@@ -164,11 +209,26 @@ impl Scratch {
     /// frontiers. Returns the query's stamp base. O(1) amortized (O(bound) when growing, and
     /// when the stamp range wraps, about once per 2^32 / depth_cap queries).
     pub(crate) fn begin(&mut self, bound: u32, depth_cap: u32) -> (u32, &mut [Side; 2]) {
+        self.begin_with(bound, depth_cap, true)
+    }
+
+    /// [`Scratch::begin`] for a search that starts with its marks in the sides' hash
+    /// tables: the per-node arrays are grown only if `dense` (a search that moves its marks
+    /// into them later grows them first, with [`Side::grow`]), so a process whose searches
+    /// stay small never maps them.
+    pub(crate) fn begin_with(
+        &mut self,
+        bound: u32,
+        depth_cap: u32,
+        dense: bool,
+    ) -> (u32, &mut [Side; 2]) {
         // No BFS depth reaches the node count.
         let cap = u64::from(depth_cap.min(bound));
         let bound = bound as usize;
         for side in &mut self.sides {
-            side.grow(bound);
+            if dense {
+                side.grow(bound);
+            }
             side.frontier.clear();
             side.next.clear();
         }
@@ -179,6 +239,7 @@ impl Scratch {
         } else if u64::from(self.next_base) + cap >= u64::from(u32::MAX) {
             for side in &mut self.sides {
                 side.seen.fill(0);
+                side.sparse.clear();
             }
             self.next_base = 1;
         }

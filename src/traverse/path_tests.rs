@@ -251,6 +251,7 @@ proptest! {
         let g = VecGraph::new(n, &edges);
         let mut sparse = Scratch::new();
         let mut dense = Scratch::new();
+        dense.set_sparse_policy(SparsePolicy::DENSE);
         for (a, b, dir, types, hops, max_marks, visited_max) in queries {
             sparse.set_sparse_policy(SparsePolicy { min_bound: 0, max_marks });
             let (from, to) = (NodeId(a), NodeId(b));
@@ -350,6 +351,7 @@ fn exact_max_hops_is_found_and_one_less_is_not() {
 fn generation_wrap_around_clears_marks() {
     let g = chain(6);
     let mut scratch = Scratch::new();
+    scratch.set_sparse_policy(SparsePolicy::DENSE);
     let q = query(Direction::Both, &TypeFilter::All, 10);
     let want = shortest_path(&g, &mut scratch, NodeId(0), NodeId(5), &q);
     let stats = bfs_levels(
@@ -737,6 +739,7 @@ fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
             }
         }
         let mut scratch = Scratch::new();
+        scratch.set_sparse_policy(SparsePolicy::DENSE);
         // Hash-table marks from the first node on, moving into the arrays after 3 marks.
         let mut sparse = Scratch::new();
         sparse.set_sparse_policy(SparsePolicy {

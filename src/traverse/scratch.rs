@@ -131,7 +131,8 @@ impl Side {
 /// arrays (see [`super::marks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SparsePolicy {
-    /// Graphs with at least this many node ids start each search with the table.
+    /// Graphs with at least this many node ids start each search with the table (the
+    /// default is every graph; tests raise it to compare the stores).
     pub(crate) min_bound: u32,
     /// A search whose two sides hold more marks than this at the end of a level moves
     /// them into the arrays and goes on there.
@@ -139,13 +140,19 @@ pub(crate) struct SparsePolicy {
 }
 
 impl SparsePolicy {
-    /// From 2^21 node ids on, the arrays of one side (12 bytes per node) outgrow this
-    /// machine class's L2 and L3 share, so a search's scattered marks land on scattered
-    /// pages: a fresh process faults on each, and a warm one misses the cache on each.
-    pub(crate) const MIN_BOUND: u32 = 1 << 21;
+    /// Every graph: the table was as fast or faster than the arrays at p50 and p99 on
+    /// kron-16, kron-20, kron-24 and the 1M-node memory graph, warm or not (DESIGN.md §11).
+    pub(crate) const MIN_BOUND: u32 = 0;
     /// Up to this many marks the table (16 bytes per slot, at most half full) stays
     /// within 2 MiB.
     pub(crate) const MAX_MARKS: usize = 1 << 16;
+
+    /// The per-node arrays from the first mark on (tests compare the two stores).
+    #[cfg(test)]
+    pub(crate) const DENSE: SparsePolicy = SparsePolicy {
+        min_bound: u32::MAX,
+        max_marks: 0,
+    };
 }
 
 impl Default for SparsePolicy {

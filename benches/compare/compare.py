@@ -178,9 +178,12 @@ def hopgraph_load(a, out: PhaseOut) -> None:
     out.end({"load_s": load_s, "summary": p.stdout.strip(), **disk_usage(db)}, resource.RUSAGE_CHILDREN)
 
 
+# `latency first X µs` (the process's first query) was added to the summary later; older
+# binaries print without it.
 _SUMMARY = re.compile(
-    r"pairs: (\d+), found: (\d+), limit reached: (\d+), latency p50 ([\d.]+) µs p90 ([\d.]+) µs "
-    r"p99 ([\d.]+) µs max ([\d.]+) µs, total ([\d.]+) s"
+    r"pairs: (?P<pairs>\d+), found: (?P<found>\d+), limit reached: (?P<limited>\d+), "
+    r"latency (?:first (?P<first>[\d.]+) µs )?p50 (?P<p50>[\d.]+) µs p90 (?P<p90>[\d.]+) µs "
+    r"p99 (?P<p99>[\d.]+) µs max (?P<max>[\d.]+) µs, total (?P<total>[\d.]+) s"
 )
 
 
@@ -193,9 +196,12 @@ HOPGRAPH_EXTRA_PASSES = 4
 
 
 def _summary_percentiles(m) -> dict:
-    """p50, p90, p99 and max (seconds) from a parsed `hopgraph path --pairs` summary."""
-    return {k: float(m.group(g)) / 1e6
-            for k, g in (("p50_s", 4), ("p90_s", 5), ("p99_s", 6), ("max_s", 7))}
+    """p50, p90, p99, max and (when printed) the first query's latency, in seconds, from a
+    parsed `hopgraph path --pairs` summary."""
+    out = {f"{k}_s": float(m.group(k)) / 1e6 for k in ("p50", "p90", "p99", "max")}
+    if m.group("first") is not None:
+        out["first_s"] = float(m.group("first")) / 1e6
+    return out
 
 
 def hopgraph_query(a, out: PhaseOut) -> None:
@@ -203,7 +209,7 @@ def hopgraph_query(a, out: PhaseOut) -> None:
     cmd = [a.hopgraph, "path", "--db", db, "--pairs", a.pairs_file, "--max-hops", str(MAX_HOPS),
            "--direction", "both"]
     if a.query_set == "caused_by":
-        cmd += ["--types", WALK_TYPE]
+        cmd += ["--type", WALK_TYPE]
     out.write({"kind": "ready"})
     t = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -243,7 +249,7 @@ def hopgraph_query(a, out: PhaseOut) -> None:
         "extra_passes": extra,
         "done": done, "total": done, "limit_reached": limited,
         **_summary_percentiles(m),
-        "query_wall_s": float(m.group(8)), "process_wall_s": wall,
+        "query_wall_s": float(m.group("total")), "process_wall_s": wall,
         "latency_source": "hopgraph CLI stderr summary (in-process, per pair)",
         "summary": err.strip(),
     }, resource.RUSAGE_CHILDREN)

@@ -72,6 +72,10 @@ impl Stamps for DenseStamps<'_> {
 
 /// Slots of a fresh table (a power of two): 8 KiB of keys and stamps.
 const SPARSE_SLOTS_MIN: usize = 1024;
+/// A table grown past this many slots (4 MiB with the parents) by one large search is
+/// given back when the next query starts, so an idle scratch (a pool keeps several) holds
+/// at most this much beside its arrays.
+const SPARSE_SLOTS_KEEP_MAX: usize = 1 << 18;
 
 /// An open-addressing table of the nodes one side reached in the current query.
 #[derive(Debug, Default)]
@@ -92,7 +96,7 @@ impl SparseMarks {
     /// except after [`SparseMarks::clear`]): every slot becomes free.
     pub(crate) fn begin(&mut self, base: u32) {
         debug_assert!(base >= 1, "stamp bases start at 1");
-        if self.slots.is_empty() {
+        if self.slots.is_empty() || self.slots.len() > SPARSE_SLOTS_KEEP_MAX {
             self.slots = vec![[0, 0]; SPARSE_SLOTS_MIN];
             self.parents = vec![Parent::default(); SPARSE_SLOTS_MIN];
         }
@@ -217,6 +221,22 @@ mod tests {
     use super::{Marks, SparseMarks, Stamps};
     use crate::graph::{NodeId, RunEntry};
     use crate::traverse::scratch::Parent;
+
+    /// A table grown far by one query is small again at the next, and still answers.
+    #[test]
+    fn a_grown_table_is_given_back() {
+        let mut table = SparseMarks::default();
+        table.begin(1);
+        for v in 0..super::SPARSE_SLOTS_KEEP_MAX {
+            table.set(v, 1, Parent::default());
+        }
+        assert!(table.slots.len() > super::SPARSE_SLOTS_KEEP_MAX);
+        table.begin(2);
+        assert_eq!(table.slots.len(), super::SPARSE_SLOTS_MIN);
+        assert!(table.stamp(5) < 2);
+        table.set(5, 2, Parent::default());
+        assert_eq!((table.stamp(5), table.len()), (2, 1));
+    }
 
     proptest! {
         /// Over several queries (bases rising, as the scratch hands them out), the table

@@ -144,12 +144,19 @@ pub fn expand<G: Adjacency>(
         (Direction::Both, false) => &[&[EdgeDir::Out, EdgeDir::In]],
         (Direction::Both, true) => &[&[EdgeDir::Out], &[EdgeDir::In]],
     };
-    let (base, sides) = scratch.begin(bound, query.hops);
+    let policy = scratch.sparse_policy();
+    let mut sparse = bound >= policy.min_bound;
+    let (base, sides) = scratch.begin_with(bound, query.hops, !sparse);
     let bound = bound as usize;
+    if sparse {
+        for side in sides.iter_mut() {
+            side.sparse_links.begin(base);
+        }
+    }
     for (rank, &s) in query.seeds.iter().enumerate() {
         let rank = u32::try_from(rank).unwrap_or(u32::MAX);
         for side in sides.iter_mut().take(sweeps.len()) {
-            if s.index() >= bound || side.depth_of(base, s).is_some() {
+            if s.index() >= bound || side.depth_in(sparse, base, s).is_some() {
                 continue;
             }
             if !meter.visit() {
@@ -158,7 +165,8 @@ pub fn expand<G: Adjacency>(
                 };
                 return out;
             }
-            side.reach(
+            side.reach_in(
+                sparse,
                 base,
                 s,
                 0,
@@ -185,10 +193,18 @@ pub fn expand<G: Adjacency>(
         {
             break;
         }
+        if sparse && sides.iter().map(|s| s.sparse_links.len()).sum::<usize>() > policy.max_marks {
+            // A large expansion: the arrays serve it better from here on.
+            for side in sides.iter_mut() {
+                side.links_to_arrays(bound);
+            }
+            sparse = false;
+        }
         for (side, dirs) in sides.iter_mut().zip(sweeps) {
             let step = expand_level(
                 graph,
                 side,
+                sparse,
                 base,
                 bound,
                 level,
@@ -212,22 +228,21 @@ pub fn expand<G: Adjacency>(
             for &v in &this.next {
                 let mut winner = k;
                 if both {
-                    match other.depth_of(base, v) {
+                    match other.depth_in(sparse, base, v) {
                         // Reported at an earlier level by the other sweep.
                         Some(d) if d < depth => continue,
                         // Same level: decided when sweep 0 saw it.
                         Some(_) if k == 1 => continue,
-                        Some(_) => {
-                            let i = v.index();
-                            if key(&other.link[i]) < key(&this.link[i]) {
-                                winner = 1 - k;
-                            }
+                        Some(_)
+                            if key(&other.link_in(sparse, v)) < key(&this.link_in(sparse, v)) =>
+                        {
+                            winner = 1 - k;
                         }
-                        None => {}
+                        Some(_) | None => {}
                     }
                 }
                 if (query.filter)(v) {
-                    found.push((sides[winner].link[v.index()].seed, v, winner));
+                    found.push((sides[winner].link_in(sparse, v).seed, v, winner));
                 }
             }
         }
@@ -238,8 +253,8 @@ pub fn expand<G: Adjacency>(
                 return out;
             }
             let side = &sides[k];
-            let link = side.link[v.index()];
-            let route = query.include_route.then(|| route(side, base, v));
+            let link = side.link_in(sparse, v);
+            let route = query.include_route.then(|| route(side, sparse, base, v));
             out.results.push(Reached {
                 node: v,
                 seed: seed as usize,
@@ -258,12 +273,12 @@ pub fn expand<G: Adjacency>(
 }
 
 /// The route from the sweep's seed to `v`, in walking order.
-fn route(side: &Side, base: u32, v: NodeId) -> Vec<RouteStep> {
-    let steps = side.depth_of(base, v).unwrap_or(0);
+fn route(side: &Side, sparse: bool, base: u32, v: NodeId) -> Vec<RouteStep> {
+    let steps = side.depth_in(sparse, base, v).unwrap_or(0);
     let mut route = Vec::with_capacity(steps as usize);
     let mut cur = v;
     for _ in 0..steps {
-        let l = side.link[cur.index()];
+        let l = side.link_in(sparse, cur);
         route.push((cur, l.edge, l.edge_type, l.forward));
         cur = l.parent;
     }

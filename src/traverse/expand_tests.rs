@@ -166,6 +166,53 @@ proptest! {
         prop_assert_eq!(expand(&g2, &mut Scratch::new(), &q), cut);
     }
 
+    /// The expansions' hash-table marks (moving into the arrays once the sides hold more
+    /// than `max_marks`) answer exactly as the arrays do: `expand` (every direction mode,
+    /// ranks, filters, limits, budgets, routes) and `traverse`, over queries sharing one
+    /// scratch each, interleaved with the path search.
+    #[test]
+    fn sparse_links_answer_as_the_arrays(
+        (n, edges) in arb_graph(30, 90),
+        queries in proptest::collection::vec(
+            (proptest::collection::vec(0u32..32, 0..4), arb_expand_direction(), arb_types(),
+             0u32..5, any::<bool>(), 0usize..12, 0usize..16, 1u64..30),
+            1..8,
+        ),
+    ) {
+        let g = VecGraph::new(n, &edges);
+        let mut sparse = Scratch::new();
+        let mut dense = Scratch::new();
+        dense.set_sparse_policy(scratch::SparsePolicy::DENSE);
+        let table = [3u32, 1, 2, 0];
+        let filter = |v: NodeId| v.0 % 3 != 1;
+        for (seeds, (dir, one_way), types, hops, ranked, limit, max_marks, visited_max) in queries {
+            sparse.set_sparse_policy(scratch::SparsePolicy { min_bound: 0, max_marks });
+            let seeds: Vec<NodeId> = seeds.into_iter().map(NodeId).collect();
+            let mut q = ExpandQuery::new(&seeds, hops, dir);
+            q.one_way_routes = one_way;
+            q.types = &types;
+            q.type_rank = ranked.then_some(&table[..]);
+            q.include_route = true;
+            prop_assert_eq!(expand(&g, &mut sparse, &q), expand(&g, &mut dense, &q));
+            q.filter = &filter;
+            q.limit = limit;
+            q.budget.visited_max = visited_max;
+            prop_assert_eq!(expand(&g, &mut sparse, &q), expand(&g, &mut dense, &q));
+            let start = seeds.first().copied().unwrap_or(NodeId(0));
+            let budget = Budget::default();
+            prop_assert_eq!(
+                traverse(&g, &mut sparse, start, dir, &types, hops, limit.max(1) * 3, &budget),
+                traverse(&g, &mut dense, start, dir, &types, hops, limit.max(1) * 3, &budget)
+            );
+            let pq = path::PathQuery { direction: dir, types: types.clone(), max_hops: hops, budget };
+            let end = seeds.last().copied().unwrap_or(NodeId(1));
+            prop_assert_eq!(
+                shortest_path(&g, &mut sparse, start, end, &pq),
+                shortest_path(&g, &mut dense, start, end, &pq)
+            );
+        }
+    }
+
     #[test]
     fn traverse_matches_bfs(
         (n, edges) in arb_graph(12, 30), dir in arb_direction(), types in arb_types(),

@@ -17,14 +17,17 @@
 //! deletions happen within a query, so linear probing stays exact). It holds at most half
 //! its slots live, and grows by doubling.
 
-use super::scratch::Parent;
+use super::scratch::{Link, Parent};
 
-/// The marks one side of the search reads and writes.
-pub(crate) trait Marks: Stamps {
+/// The marks one side of a search reads and writes: a stamp and a value (`V`: the
+/// [`Parent`] of the path search, the [`Link`] of the expansions) per reached node.
+pub(crate) trait Marks<V>: Stamps {
     /// Records that `v` (below the graph's bound) was reached with `stamp` from `parent`.
-    fn set(&mut self, v: usize, stamp: u32, parent: Parent);
-    /// The parent recorded for `v`; meaningful only if `v` was reached in this query.
-    fn parent(&self, v: usize) -> Parent;
+    fn set(&mut self, v: usize, stamp: u32, parent: V);
+    /// The value recorded for `v`; meaningful only if `v` was reached in this query.
+    fn parent(&self, v: usize) -> V;
+    /// Replaces the value of `v`, which was reached in this query, keeping its stamp.
+    fn replace(&mut self, v: usize, parent: V);
 }
 
 /// Read access to one side's visit stamps (the other side's, during a level).
@@ -34,29 +37,34 @@ pub(crate) trait Stamps {
     fn stamp(&self, v: usize) -> u32;
 }
 
-/// The scratch's per-node arrays of one side.
-pub(crate) struct DenseMarks<'a> {
+/// The scratch's per-node arrays of one side: the stamps and the values.
+pub(crate) struct DenseMarks<'a, V> {
     pub(crate) seen: &'a mut [u32],
-    pub(crate) parent: &'a mut [Parent],
+    pub(crate) parent: &'a mut [V],
 }
 
-impl Stamps for DenseMarks<'_> {
+impl<V> Stamps for DenseMarks<'_, V> {
     #[inline]
     fn stamp(&self, v: usize) -> u32 {
         self.seen[v]
     }
 }
 
-impl Marks for DenseMarks<'_> {
+impl<V: Copy> Marks<V> for DenseMarks<'_, V> {
     #[inline]
-    fn set(&mut self, v: usize, stamp: u32, parent: Parent) {
+    fn set(&mut self, v: usize, stamp: u32, parent: V) {
         self.seen[v] = stamp;
         self.parent[v] = parent;
     }
 
     #[inline]
-    fn parent(&self, v: usize) -> Parent {
+    fn parent(&self, v: usize) -> V {
         self.parent[v]
+    }
+
+    #[inline]
+    fn replace(&mut self, v: usize, parent: V) {
+        self.parent[v] = parent;
     }
 }
 
@@ -77,13 +85,14 @@ const SPARSE_SLOTS_MIN: usize = 1024;
 /// at most this much beside its arrays.
 const SPARSE_SLOTS_KEEP_MAX: usize = 1 << 18;
 
-/// An open-addressing table of the nodes one side reached in the current query.
-#[derive(Debug, Default)]
-pub(crate) struct SparseMarks {
+/// An open-addressing table of the nodes one side reached in the current query, with a
+/// value per node (its [`Parent`] for the path search, its [`Link`] for the expansions).
+#[derive(Debug)]
+pub(crate) struct SparseTable<V> {
     /// `[node, stamp]` per slot; live in this query iff `stamp >= base`.
     slots: Vec<[u32; 2]>,
-    /// The parent of each slot's node.
-    parents: Vec<Parent>,
+    /// The value of each slot's node.
+    parents: Vec<V>,
     /// Stamp base of the current query (0 before the first: every slot is then live-less,
     /// as fresh slots hold stamp 0 and bases start at 1).
     base: u32,
@@ -91,14 +100,30 @@ pub(crate) struct SparseMarks {
     len: usize,
 }
 
-impl SparseMarks {
+/// The path search's table: a parent per node.
+pub(crate) type SparseMarks = SparseTable<Parent>;
+/// The expansions' table: a link per node.
+pub(crate) type SparseLinks = SparseTable<Link>;
+
+impl<V> Default for SparseTable<V> {
+    fn default() -> SparseTable<V> {
+        SparseTable {
+            slots: Vec::new(),
+            parents: Vec::new(),
+            base: 0,
+            len: 0,
+        }
+    }
+}
+
+impl<V: Copy + Default> SparseTable<V> {
     /// Starts a query with stamp base `base` (at least 1, above every stamp in the table
     /// except after [`SparseMarks::clear`]): every slot becomes free.
     pub(crate) fn begin(&mut self, base: u32) {
         debug_assert!(base >= 1, "stamp bases start at 1");
         if self.slots.is_empty() || self.slots.len() > SPARSE_SLOTS_KEEP_MAX {
             self.slots = vec![[0, 0]; SPARSE_SLOTS_MIN];
-            self.parents = vec![Parent::default(); SPARSE_SLOTS_MIN];
+            self.parents = vec![V::default(); SPARSE_SLOTS_MIN];
         }
         self.base = base;
         self.len = 0;
@@ -117,7 +142,7 @@ impl SparseMarks {
 
     /// Writes every live mark into the dense arrays (which must cover every marked node),
     /// so the query can go on with [`DenseMarks`].
-    pub(crate) fn drain_into(&self, seen: &mut [u32], parent: &mut [Parent]) {
+    pub(crate) fn drain_into(&self, seen: &mut [u32], parent: &mut [V]) {
         for (slot, p) in self.slots.iter().zip(&self.parents) {
             let [v, stamp] = *slot;
             if stamp >= self.base
@@ -162,7 +187,7 @@ impl SparseMarks {
         let old_parents = std::mem::take(&mut self.parents);
         let size = old_slots.len().max(SPARSE_SLOTS_MIN / 2) * 2;
         self.slots = vec![[0, 0]; size];
-        self.parents = vec![Parent::default(); size];
+        self.parents = vec![V::default(); size];
         for (slot, p) in old_slots.into_iter().zip(old_parents) {
             if slot[1] >= self.base {
                 let (i, _) = self.find(slot[0] as usize);
@@ -173,7 +198,7 @@ impl SparseMarks {
     }
 }
 
-impl Stamps for SparseMarks {
+impl<V: Copy + Default> Stamps for SparseTable<V> {
     #[inline]
     fn stamp(&self, v: usize) -> u32 {
         match self.find(v) {
@@ -183,11 +208,11 @@ impl Stamps for SparseMarks {
     }
 }
 
-impl Marks for SparseMarks {
+impl<V: Copy + Default> Marks<V> for SparseTable<V> {
     #[inline]
     // `v` is a node id below the graph's bound, which is a `u32`.
     #[allow(clippy::cast_possible_truncation)]
-    fn set(&mut self, v: usize, stamp: u32, parent: Parent) {
+    fn set(&mut self, v: usize, stamp: u32, parent: V) {
         debug_assert!(stamp >= self.base, "a mark of this query");
         let (mut i, found) = self.find(v);
         if !found {
@@ -202,10 +227,17 @@ impl Marks for SparseMarks {
     }
 
     #[inline]
-    fn parent(&self, v: usize) -> Parent {
+    fn parent(&self, v: usize) -> V {
         match self.find(v) {
             (i, true) => self.parents[i],
-            (_, false) => Parent::default(),
+            (_, false) => V::default(),
+        }
+    }
+
+    #[inline]
+    fn replace(&mut self, v: usize, parent: V) {
+        if let (i, true) = self.find(v) {
+            self.parents[i] = parent;
         }
     }
 }

@@ -461,7 +461,7 @@ struct LevelPlan<'a> {
 }
 
 /// The body of [`expand_until_meet`] over either mark store.
-fn scan_until_meet<G: Adjacency, M: Marks, S: Stamps>(
+fn scan_until_meet<G: Adjacency, M: Marks<Parent>, S: Stamps>(
     graph: &G,
     marks: &mut M,
     other_marks: &S,
@@ -708,6 +708,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
                 expand_level(
                     graph,
                     this,
+                    false,
                     base,
                     bound,
                     levels[s],

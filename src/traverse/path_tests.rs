@@ -407,6 +407,36 @@ fn generation_wrap_around_clears_marks() {
                 shortest_path(&g, &mut sparse, NodeId(5), NodeId(2), &q),
                 shortest_path(&g, &mut Scratch::new(), NodeId(5), NodeId(2), &q)
             );
+            let seeds = [NodeId(1), NodeId(4)];
+            let eq = ExpandQuery::new(&seeds, 3, Direction::Both);
+            assert_eq!(
+                expand(&g, &mut sparse, &eq),
+                expand(&g, &mut Scratch::new(), &eq)
+            );
+            let all = TypeFilter::All;
+            let budget = Budget::default();
+            assert_eq!(
+                traverse(
+                    &g,
+                    &mut sparse,
+                    NodeId(2),
+                    Direction::Both,
+                    &all,
+                    3,
+                    50,
+                    &budget
+                ),
+                traverse(
+                    &g,
+                    &mut Scratch::new(),
+                    NodeId(2),
+                    Direction::Both,
+                    &all,
+                    3,
+                    50,
+                    &budget
+                )
+            );
         }
     }
 }

@@ -22,7 +22,7 @@ use std::ops::{Deref, DerefMut};
 
 use super::Adjacency;
 use super::budget::{Exhausted, Meter};
-use super::marks::SparseMarks;
+use super::marks::{DenseMarks, Marks, SparseLinks, SparseMarks, Stamps};
 use crate::graph::{EdgeDir, EdgeId, NodeId, RunEntry, TypeFilter, TypeId};
 use crate::sync::{Mutex, MutexGuard};
 
@@ -62,6 +62,8 @@ pub(crate) struct Side {
     /// The shortest-path search's marks on a large graph, in place of `seen` and `parent`
     /// (see [`super::marks`] and [`SparsePolicy`]).
     pub(crate) sparse: SparseMarks,
+    /// The expansions' marks in place of `seen` and `link`, the same way.
+    pub(crate) sparse_links: SparseLinks,
     pub(crate) frontier: Vec<NodeId>,
     pub(crate) next: Vec<NodeId>,
     /// The radix sort's second buffer (see [`sort_nodes`]).
@@ -118,6 +120,43 @@ impl Side {
             Some(&s) if s >= base => Some(s - base),
             _ => None,
         }
+    }
+
+    /// [`Side::depth_of`] in the expansions' store (`sparse`: the table, else the arrays).
+    #[inline]
+    pub(crate) fn depth_in(&self, sparse: bool, base: u32, v: NodeId) -> Option<u32> {
+        if sparse {
+            let s = self.sparse_links.stamp(v.index());
+            (s >= base).then(|| s - base)
+        } else {
+            self.depth_of(base, v)
+        }
+    }
+
+    /// The link of `v`, reached in this query, from the expansions' store.
+    #[inline]
+    pub(crate) fn link_in(&self, sparse: bool, v: NodeId) -> Link {
+        if sparse {
+            self.sparse_links.parent(v.index())
+        } else {
+            self.link[v.index()]
+        }
+    }
+
+    /// [`Side::reach`] in the expansions' store.
+    pub(crate) fn reach_in(&mut self, sparse: bool, base: u32, v: NodeId, depth: u32, link: Link) {
+        if sparse {
+            self.sparse_links
+                .set(v.index(), base.saturating_add(depth), link);
+        } else {
+            self.reach(base, v, depth, link);
+        }
+    }
+
+    /// Moves the expansions' marks from the table into the arrays (grown to `bound`).
+    pub(crate) fn links_to_arrays(&mut self, bound: usize) {
+        self.grow(bound);
+        self.sparse_links.drain_into(&mut self.seen, &mut self.link);
     }
 
     /// Moves the freshly built level into the frontier.
@@ -247,6 +286,7 @@ impl Scratch {
             for side in &mut self.sides {
                 side.seen.fill(0);
                 side.sparse.clear();
+                side.sparse_links.clear();
             }
             self.next_base = 1;
         }
@@ -348,6 +388,7 @@ pub(crate) const FIRST_PARENT: Option<fn(&Link) -> ()> = None;
 pub(crate) fn expand_level<G, K, F>(
     graph: &G,
     side: &mut Side,
+    sparse: bool,
     base: u32,
     bound: usize,
     level: u32,
@@ -368,6 +409,7 @@ where
     let Side {
         seen,
         link,
+        sparse_links,
         frontier,
         next,
         spare,
@@ -377,10 +419,60 @@ where
         sort_nodes(frontier, spare, bound);
     }
     next.clear();
-    let current = base.saturating_add(level + 1);
+    let level = LevelSpec {
+        base,
+        bound,
+        current: base.saturating_add(level + 1),
+        dirs,
+        forward_on_out,
+        types,
+    };
+    if sparse {
+        expand_level_in(graph, sparse_links, frontier, next, &level, meter, key)
+    } else {
+        let mut marks = DenseMarks { seen, parent: link };
+        expand_level_in(graph, &mut marks, frontier, next, &level, meter, key)
+    }
+}
+
+/// What [`expand_level`] hands its body besides the marks and lists.
+struct LevelSpec<'a> {
+    base: u32,
+    bound: usize,
+    /// The stamp of a node reached in this level.
+    current: u32,
+    dirs: &'a [EdgeDir],
+    forward_on_out: bool,
+    types: &'a TypeFilter,
+}
+
+/// The body of [`expand_level`] over either store of links.
+fn expand_level_in<G, K, F, M>(
+    graph: &G,
+    marks: &mut M,
+    frontier: &[NodeId],
+    next: &mut Vec<NodeId>,
+    spec: &LevelSpec<'_>,
+    meter: &mut Meter,
+    key: Option<F>,
+) -> Result<(), Exhausted>
+where
+    G: Adjacency,
+    K: Ord,
+    F: Fn(&Link) -> K,
+    M: Marks<Link>,
+{
+    let LevelSpec {
+        base,
+        bound,
+        current,
+        dirs,
+        forward_on_out,
+        types,
+    } = *spec;
     let mut stopped = false;
-    for &u in frontier.iter() {
-        let seed = link[u.index()].seed;
+    for &u in frontier {
+        let seed = marks.parent(u.index()).seed;
         for &d in dirs {
             let forward = (d == EdgeDir::Out) == forward_on_out;
             graph.for_each_edge(u, d, types, |e| {
@@ -388,7 +480,7 @@ where
                 if stopped || v >= bound {
                     return;
                 }
-                let s = seen[v];
+                let s = marks.stamp(v);
                 let cand = Link {
                     parent: u,
                     seed,
@@ -401,14 +493,13 @@ where
                         stopped = true;
                         return;
                     }
-                    seen[v] = current;
-                    link[v] = cand;
+                    marks.set(v, current, cand);
                     next.push(e.neighbor);
                 } else if let Some(key) = &key
                     && s == current
-                    && key(&cand) < key(&link[v])
+                    && key(&cand) < key(&marks.parent(v))
                 {
-                    link[v] = cand;
+                    marks.replace(v, cand);
                 }
             });
             if stopped {

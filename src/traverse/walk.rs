@@ -72,13 +72,19 @@ pub fn traverse<G: Adjacency>(
         return out;
     }
     let mut meter = Meter::new(budget);
-    let (base, sides) = scratch.begin(bound, depth_max);
+    let policy = scratch.sparse_policy();
+    let mut sparse = bound >= policy.min_bound;
+    let (base, sides) = scratch.begin_with(bound, depth_max, !sparse);
     let side = &mut sides[0];
+    if sparse {
+        side.sparse_links.begin(base);
+    }
     if !meter.visit() {
         out.completion = Completion::LimitReached { visited: 0 };
         return out;
     }
-    side.reach(
+    side.reach_in(
+        sparse,
         base,
         start,
         0,
@@ -93,9 +99,14 @@ pub fn traverse<G: Adjacency>(
         if side.frontier.is_empty() {
             break;
         }
+        if sparse && side.sparse_links.len() > policy.max_marks {
+            side.links_to_arrays(bound as usize);
+            sparse = false;
+        }
         let step = expand_level(
             graph,
             side,
+            sparse,
             base,
             bound as usize,
             level,
@@ -118,7 +129,7 @@ pub fn traverse<G: Adjacency>(
             let mut path = Vec::with_capacity(level as usize + 1);
             let mut cur = v;
             for _ in 0..=level {
-                let l = side.link[cur.index()];
+                let l = side.link_in(sparse, cur);
                 path.push((l.edge, l.edge_type, l.forward));
                 cur = l.parent;
             }

@@ -3,8 +3,9 @@
 //! The kernels here are pure compute. They read a graph only through [`Adjacency`], which a
 //! database snapshot implements over its memory-mapped segments plus the in-memory delta,
 //! and which a ten-line `Vec<Vec<_>>` graph implements in tests and benches. Per-query memory
-//! lives in a reusable [`Scratch`] whose visit marks are stamped per query (a `u32` per node
-//! and side), so no query clears O(nodes) state; a [`ScratchPool`] hands one scratch to each
+//! lives in a reusable [`Scratch`] whose visit marks are stamped per query (in small hash
+//! tables of the nodes a search reached, or a `u32` per node and side once a search grows
+//! large), so no query clears O(nodes) state; a [`ScratchPool`] hands one scratch to each
 //! concurrent query.
 //!
 //! | function | what it answers |

@@ -15,6 +15,11 @@
 //! lazily to the graph's [`node_bound`](super::Adjacency::node_bound) and never shrink, so a
 //! scratch can serve graphs of different sizes in turn.
 //!
+//! The path search and the expansions keep their marks in per-side hash tables instead
+//! (see [`super::marks`]), stamped the same way, and move them into these arrays only when
+//! a search grows large; full-graph sweeps (`bfs_levels`) and `all_shortest_paths` use the
+//! arrays from the start.
+//!
 //! A [`ScratchPool`] keeps idle scratches so that concurrent queries on several threads each
 //! borrow their own.
 
@@ -533,7 +538,8 @@ impl ScratchPool {
         ScratchPool::with_keep_max(ScratchPool::KEEP_MAX_DEFAULT)
     }
 
-    /// A pool keeping at most `keep_max` idle scratches (each holds 72 bytes per node).
+    /// A pool keeping at most `keep_max` idle scratches (each holds its tables, and 72 bytes
+    /// per node once a large search or a full BFS has grown its arrays).
     pub fn with_keep_max(keep_max: usize) -> ScratchPool {
         ScratchPool {
             free: Mutex::new(Vec::new()),

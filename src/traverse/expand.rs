@@ -145,7 +145,7 @@ pub fn expand<G: Adjacency>(
         (Direction::Both, true) => &[&[EdgeDir::Out], &[EdgeDir::In]],
     };
     let policy = scratch.sparse_policy();
-    let mut sparse = bound >= policy.min_bound;
+    let mut sparse = policy.tables;
     let (base, sides) = scratch.begin_with(bound, query.hops, !sparse);
     let bound = bound as usize;
     if sparse {

@@ -186,7 +186,7 @@ proptest! {
         let table = [3u32, 1, 2, 0];
         let filter = |v: NodeId| v.0 % 3 != 1;
         for (seeds, (dir, one_way), types, hops, ranked, limit, max_marks, visited_max) in queries {
-            sparse.set_sparse_policy(scratch::SparsePolicy { min_bound: 0, max_marks });
+            sparse.set_sparse_policy(scratch::SparsePolicy { tables: true, max_marks });
             let seeds: Vec<NodeId> = seeds.into_iter().map(NodeId).collect();
             let mut q = ExpandQuery::new(&seeds, hops, dir);
             q.one_way_routes = one_way;

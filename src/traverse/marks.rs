@@ -1,8 +1,10 @@
-//! Per-node marks of the shortest-path search: dense arrays, or a small hash table.
+//! Per-node marks of the path search and the expansions: dense arrays, or a small hash
+//! table.
 //!
-//! The search needs, per node and side, a visit stamp (see [`super::scratch`]: `stamp >=
-//! base` means "reached in this query", `stamp - base` is the depth) and the [`Parent`] that
-//! reached it. Two stores implement that behind [`Marks`]:
+//! A search needs, per node and side, a visit stamp (see [`super::scratch`]: `stamp >=
+//! base` means "reached in this query", `stamp - base` is the depth) and how it was
+//! reached (the path search's [`Parent`], the expansions' [`Link`]). Two stores implement
+//! that behind [`Marks`]:
 //!
 //! - [`DenseMarks`], views of the scratch's per-node arrays: one load per question, the
 //!   fastest once the arrays' pages are mapped.

@@ -624,7 +624,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
     let policy = scratch.sparse_policy();
     // Only the stop-at-first-meeting search knows the table; the complete one keeps both
     // sides' state in the arrays for `all_shortest_paths`.
-    let mut sparse = matches!(settle, Settle::First(_)) && bound >= policy.min_bound;
+    let mut sparse = matches!(settle, Settle::First(_)) && policy.tables;
     let (base, sides) = scratch.begin_with(bound, max_hops, !sparse);
     let bound = bound as usize;
     let dirs = side_dirs(direction);
@@ -674,8 +674,7 @@ pub(crate) fn bidirectional<G: Adjacency>(
         if sparse && sides[0].sparse.len() + sides[1].sparse.len() > policy.max_marks {
             // A large search: the arrays serve it better from here on.
             for side in sides.iter_mut() {
-                side.grow(bound);
-                side.sparse.drain_into(&mut side.seen, &mut side.parent);
+                side.marks_to_arrays(bound);
             }
             sparse = false;
         }

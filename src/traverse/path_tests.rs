@@ -253,7 +253,7 @@ proptest! {
         let mut dense = Scratch::new();
         dense.set_sparse_policy(SparsePolicy::DENSE);
         for (a, b, dir, types, hops, max_marks, visited_max) in queries {
-            sparse.set_sparse_policy(SparsePolicy { min_bound: 0, max_marks });
+            sparse.set_sparse_policy(SparsePolicy { tables: true, max_marks });
             let (from, to) = (NodeId(a), NodeId(b));
             for probe in [path::Probe::Off, path::Probe::Always, path::Probe::Level, path::Probe::Auto] {
                 prop_assert_eq!(
@@ -389,7 +389,7 @@ fn generation_wrap_around_clears_marks() {
     // mark of a query before the wrap is taken for one after it.
     let mut sparse = Scratch::new();
     sparse.set_sparse_policy(SparsePolicy {
-        min_bound: 0,
+        tables: true,
         max_marks: usize::MAX,
     });
     assert_eq!(
@@ -773,7 +773,7 @@ fn check_snapshot_lookups(snap: &crate::Snapshot, n: u32) -> usize {
         // Hash-table marks from the first node on, moving into the arrays after 3 marks.
         let mut sparse = Scratch::new();
         sparse.set_sparse_policy(SparsePolicy {
-            min_bound: 0,
+            tables: true,
             max_marks: 3,
         });
         for direction in [Direction::Out, Direction::In, Direction::Both] {

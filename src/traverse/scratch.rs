@@ -64,8 +64,8 @@ pub(crate) struct Side {
     /// loop within 12 bytes per node instead of 28 (the links of a 64 Ki-node graph
     /// already overflow a 2 MiB L2 cache).
     pub(crate) parent: Vec<Parent>,
-    /// The shortest-path search's marks on a large graph, in place of `seen` and `parent`
-    /// (see [`super::marks`] and [`SparsePolicy`]).
+    /// The shortest-path search's marks, in place of `seen` and `parent` until a search
+    /// grows large (see [`super::marks`] and [`SparsePolicy`]).
     pub(crate) sparse: SparseMarks,
     /// The expansions' marks in place of `seen` and `link`, the same way.
     pub(crate) sparse_links: SparseLinks,
@@ -158,6 +158,12 @@ impl Side {
         }
     }
 
+    /// Moves the path search's marks from the table into the arrays (grown to `bound`).
+    pub(crate) fn marks_to_arrays(&mut self, bound: usize) {
+        self.grow(bound);
+        self.sparse.drain_into(&mut self.seen, &mut self.parent);
+    }
+
     /// Moves the expansions' marks from the table into the arrays (grown to `bound`).
     pub(crate) fn links_to_arrays(&mut self, bound: usize) {
         self.grow(bound);
@@ -171,30 +177,28 @@ impl Side {
     }
 }
 
-/// When the shortest-path search keeps its marks in a hash table instead of the per-node
-/// arrays (see [`super::marks`]).
+/// Where the path search and the expansions keep their marks (see [`super::marks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SparsePolicy {
-    /// Graphs with at least this many node ids start each search with the table (the
-    /// default is every graph; tests raise it to compare the stores).
-    pub(crate) min_bound: u32,
+    /// Start each search with the hash tables (the default: they were as fast as or faster
+    /// than the arrays at p50 and p99 on kron-16, kron-20, kron-24 and the 1M-node memory
+    /// graph, warm or not, DESIGN.md §11); `false` uses the arrays from the first mark on
+    /// (tests compare the two stores).
+    pub(crate) tables: bool,
     /// A search whose two sides hold more marks than this at the end of a level moves
     /// them into the arrays and goes on there.
     pub(crate) max_marks: usize,
 }
 
 impl SparsePolicy {
-    /// Every graph: the table was as fast or faster than the arrays at p50 and p99 on
-    /// kron-16, kron-20, kron-24 and the 1M-node memory graph, warm or not (DESIGN.md §11).
-    pub(crate) const MIN_BOUND: u32 = 0;
-    /// Up to this many marks the table (16 bytes per slot, at most half full) stays
-    /// within 2 MiB.
+    /// Up to this many marks the tables (16 bytes per slot for the path search, 32 for the
+    /// expansions, at most half full) stay within 2–4 MiB.
     pub(crate) const MAX_MARKS: usize = 1 << 16;
 
-    /// The per-node arrays from the first mark on (tests compare the two stores).
+    /// The per-node arrays from the first mark on.
     #[cfg(test)]
     pub(crate) const DENSE: SparsePolicy = SparsePolicy {
-        min_bound: u32::MAX,
+        tables: false,
         max_marks: 0,
     };
 }
@@ -202,7 +206,7 @@ impl SparsePolicy {
 impl Default for SparsePolicy {
     fn default() -> SparsePolicy {
         SparsePolicy {
-            min_bound: SparsePolicy::MIN_BOUND,
+            tables: true,
             max_marks: SparsePolicy::MAX_MARKS,
         }
     }
@@ -227,7 +231,7 @@ impl Scratch {
         Scratch::default()
     }
 
-    /// When the shortest-path search uses hash-table marks (tests force either store).
+    /// Where the searches keep their marks (tests force either store).
     pub(crate) fn sparse_policy(&self) -> SparsePolicy {
         self.sparse
     }

@@ -73,7 +73,7 @@ pub fn traverse<G: Adjacency>(
     }
     let mut meter = Meter::new(budget);
     let policy = scratch.sparse_policy();
-    let mut sparse = bound >= policy.min_bound;
+    let mut sparse = policy.tables;
     let (base, sides) = scratch.begin_with(bound, depth_max, !sparse);
     let side = &mut sides[0];
     if sparse {

@@ -115,3 +115,22 @@ pub fn map_readonly(file: &dyn IoFile, path: &Path) -> Result<Mmap> {
     }
     file.map_readonly().map_err(|e| Error::io(path, e))
 }
+
+/// Asks the kernel to map `map` with huge pages where it can (Linux: `MADV_HUGEPAGE`), so
+/// that random reads of a large segment miss the TLB far less often. The kernel then
+/// uses a 2 MiB entry for every 2 MiB of the file that the page cache holds as one huge
+/// folio: what it reads in for this mapping from now on, and what a segment writer
+/// wrote in aligned 2 MiB writes (see [`super::chunk_writer`]); the rest stays in small
+/// pages. Call it before the first read of the mapping. Returns whether the advice was
+/// taken (not on other systems, nor when transparent huge pages are disabled).
+pub fn advise_huge_pages(map: &Mmap) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        map.advise(memmap2::Advice::HugePage).is_ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = map;
+        false
+    }
+}

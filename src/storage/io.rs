@@ -188,33 +188,3 @@ impl IoFile for RealFile {
         self.0.unlock()
     }
 }
-
-/// Adapts an [`IoFile`] to `std::io::Write`, writing sequentially from offset 0.
-#[derive(Debug)]
-pub struct SeqWriter {
-    file: Box<dyn IoFile>,
-    pos: u64,
-}
-
-impl SeqWriter {
-    /// A writer at the start of `file`.
-    pub fn new(file: Box<dyn IoFile>) -> SeqWriter {
-        SeqWriter { file, pos: 0 }
-    }
-
-    /// The file, for fsync.
-    pub fn file(&self) -> &dyn IoFile {
-        &*self.file
-    }
-}
-
-impl io::Write for SeqWriter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file.write_all_at(buf, self.pos)?;
-        self.pos += buf.len() as u64;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}

@@ -2,12 +2,15 @@
 //!
 //! - [`io`]: the narrow file-system interface ([`io::Io`], [`io::IoFile`]), the real
 //!   implementation and the `unsafe` mmap call.
+//! - [`chunk_writer`]: sequential writes in aligned 2 MiB chunks (segments land in the
+//!   page cache as huge pages).
 //! - [`fault`]: a test implementation that injects I/O errors and simulates power loss.
 //! - [`fs`]: atomic file replacement, directory fsync, durable directory creation.
 //! - [`wal`]: appending to and scanning a write-ahead log file.
 //! - [`segment_file`]: writing a segment file and mapping it read-only.
 //! - [`lock`]: the inter-process writer lock.
 
+pub mod chunk_writer;
 #[cfg(any(test, feature = "internals"))]
 pub mod fault;
 pub mod fs;

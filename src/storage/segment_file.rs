@@ -5,14 +5,14 @@
 //! mapped it is never written or truncated by any hopgraph process, only unlinked when no
 //! snapshot of this process uses it any more (see [`SegmentFile::mark_obsolete`]).
 
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use memmap2::Mmap;
 
-use super::io::{Io, OpenMode, SeqWriter};
+use super::chunk_writer::ChunkWriter;
+use super::io::{Io, OpenMode};
 use crate::error::{Error, Result};
 use crate::format::segment::{SectionKind, SegmentEncoder, SegmentLayout};
 use crate::format::{FORMAT_VERSION, FORMAT_VERSION_MIN};
@@ -55,6 +55,8 @@ pub struct SegmentFile {
     /// lifetime of `&self` (see `csr`).
     csr: CsrArrays<'static>,
     mmap: Mmap,
+    /// Whether the kernel took the advice to map `mmap` with huge pages.
+    huge_pages: bool,
     /// Where each section is.
     pub layout: SegmentLayout,
     obsolete: AtomicBool,
@@ -74,6 +76,7 @@ impl SegmentFile {
         let file = super::fs::open_read(&**io, &path)?;
         let mmap = super::fs::map_readonly(&*file, &path)?;
         drop(file);
+        let huge_pages = super::fs::advise_huge_pages(&mmap);
         let layout = SegmentLayout::parse(&mmap)
             .map_err(|e| Error::corrupt(&path, e.offset as u64, e.what))?;
         if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&layout.version) {
@@ -114,6 +117,7 @@ impl SegmentFile {
             path,
             csr,
             mmap,
+            huge_pages,
             layout,
             obsolete: AtomicBool::new(false),
             io: io.clone(),
@@ -160,7 +164,9 @@ impl SegmentFile {
     }
 
     /// Advises read-ahead for `range` (in bounds: section ranges are validated at open),
-    /// then reads one byte per page of it.
+    /// then reads one byte per page of it. With huge pages the advice is left out: the
+    /// kernel's read-ahead for it fills the page cache with small pages, while the faults
+    /// of the reads bring the file in as huge ones.
     fn prefault_range(&self, range: std::ops::Range<usize>) -> u64 {
         /// Smallest page size of the platforms we run on; a larger page is only touched
         /// more than once.
@@ -169,7 +175,7 @@ impl SegmentFile {
             return 0;
         };
         #[cfg(unix)]
-        {
+        if !self.huge_pages {
             // Advice only: if it fails, the reads below fault the pages in one by one.
             let _ = self
                 .mmap
@@ -242,7 +248,7 @@ pub fn write_segment_staged(
     id: u64,
     db_id: u128,
     lsn: u64,
-    build: impl FnOnce(&mut SegmentEncoder<BufWriter<SeqWriter>>) -> std::io::Result<()>,
+    build: impl FnOnce(&mut SegmentEncoder<ChunkWriter>) -> std::io::Result<()>,
 ) -> Result<u64> {
     // `build` appends the sections; the footer is written by the encoder.
     debug_assert!(
@@ -252,18 +258,11 @@ pub fn write_segment_staged(
     let tmp = dir.join(staging);
     let err = |e| Error::io(&tmp, e);
     let file = io.open(&tmp, OpenMode::Truncate).map_err(err)?;
-    let mut enc = SegmentEncoder::new(
-        BufWriter::with_capacity(1 << 20, SeqWriter::new(file)),
-        db_id,
-    )
-    .map_err(err)?;
+    let mut enc = SegmentEncoder::new(ChunkWriter::new(file), db_id).map_err(err)?;
     build(&mut enc).map_err(err)?;
-    let (mut out, len) = enc.finish(id, lsn).map_err(err)?;
-    out.flush().map_err(err)?;
-    let file = out
-        .into_inner()
-        .map_err(|e| Error::io(&tmp, e.into_error()))?;
-    file.file().sync_all().map_err(err)?;
+    let (out, len) = enc.finish(id, lsn).map_err(err)?;
+    let file = out.finish().map_err(err)?;
+    file.sync_all().map_err(err)?;
     io.set_readonly(&tmp).map_err(err)?;
     drop(file);
     Ok(len)

@@ -24,10 +24,12 @@
 //! map`, the fair reference for the engine's key-level query) — twice: best of 31 runs per
 //! pair (caches warm with the pair's own data), and a single pass in which each system
 //! answers its own stream of 5,000 pairs once each (caches holding other queries' data, as
-//! in the comparison harness, and never the pair another system just answered). Two more
+//! in the comparison harness, and never the pair another system just answered). Three more
 //! systems of that pass look keys up only, on their own streams: the engine's
-//! `Snapshot::node_id_pair` against two `get`s of the in-memory key map (`key_lookup`
-//! line: the cost of the key level alone, with caches holding the other systems' data).
+//! `Snapshot::node_id_pair` against two `get`s of the in-memory key map and against the
+//! floor of any look-up that reads one cache line per key, two overlapped reads of a
+//! random 16-byte line each in an array as large as the engine's key slots (`key_lookup`
+//! lines: the cost of the key level alone, with caches holding the other systems' data).
 //!
 //! `database` is the whole engine: the same graph bulk-loaded into a real database (keys
 //! are the decimal node numbers), queried through a `Snapshot` over the memory-mapped
@@ -73,8 +75,9 @@ const PAIRS: usize = 200;
 const STREAM_PAIRS: usize = 5000;
 /// Systems of the single-pass measurement, each with its own stream of pairs: the engine,
 /// the hop-count baseline, the path baseline, the path baseline with key look-ups, and the
-/// two key look-ups alone (the engine's `Snapshot::node_id_pair`, the in-memory key map).
-const SYSTEMS: usize = 6;
+/// two key look-ups alone (the engine's `Snapshot::node_id_pair`, the in-memory key map,
+/// two cold lines).
+const SYSTEMS: usize = 7;
 /// Of the [`SYSTEMS`], those that answer a path (the rest look keys up only).
 const PATH_SYSTEMS: usize = 4;
 const CAUSED_BY: TypeId = TypeId(0);
@@ -490,11 +493,11 @@ fn baseline_bfs(adj: &[Vec<u32>], source: u32) -> u64 {
     reached
 }
 
-/// The reference's key map: a hash map with the fast hasher a tuned in-memory system would
-/// use (foldhash), key bytes to node number.
 /// A single-pass pair: its keys, and its nodes in the database's numbering.
 type StreamPair = ((String, String), (u32, u32));
 
+/// The reference's key map: a hash map with the fast hasher a tuned in-memory system would
+/// use (foldhash), key bytes to node number.
 type KeyMap = std::collections::HashMap<Box<str>, u32, foldhash::fast::RandomState>;
 
 struct Fixture {
@@ -513,6 +516,9 @@ struct Fixture {
     /// Every key to its node in the database's numbering: the in-memory key map of the
     /// key-level reference.
     key_map: KeyMap,
+    /// As many 16-byte lines as the engine's key index has slots (in ordinary heap
+    /// memory): the floor reference for a key look-up, one random line per key.
+    cold_lines: Vec<[u64; 2]>,
     sources: Vec<u32>,
     source_keys: Vec<String>,
 }
@@ -634,6 +640,8 @@ fn fixture() -> Fixture {
         lists_out,
         pairs,
         stream,
+        // The slot count of the engine's key index (DESIGN.md §3.3): a load of 3/4.
+        cold_lines: vec![[1, 0]; key_map.len() + key_map.len().div_ceil(3) + 1],
         key_map,
         sources,
         source_keys,
@@ -824,10 +832,11 @@ fn single_pass_latency(
                     let [x, y] = f.snap.node_id_pair(ka, kb);
                     Some(u32::from(x.is_some()) + u32::from(y.is_some()))
                 }
-                _ => Some(
+                5 => Some(
                     u32::from(f.key_map.contains_key(ka.as_str()))
                         + u32::from(f.key_map.contains_key(kb.as_str())),
                 ),
+                _ => Some(two_cold_lines(&f.cold_lines, ka, kb)),
             };
             times[system].push(t.elapsed());
             hops[system] += u64::from(black_box(len).unwrap_or(0));
@@ -836,6 +845,7 @@ fn single_pass_latency(
     // Every key of the streams is a node's: both look-ups find both.
     assert_eq!(hops[4], 2 * STREAM_PAIRS as u64, "engine key look-ups");
     assert_eq!(hops[5], 2 * STREAM_PAIRS as u64, "key map look-ups");
+    assert_eq!(hops[6], 2 * STREAM_PAIRS as u64, "cold lines");
     for (system, stream) in streams.iter().enumerate().take(PATH_SYSTEMS) {
         let expected: u64 = stream
             .iter()
@@ -846,7 +856,15 @@ fn single_pass_latency(
             "single pass ({name}): system {system} disagrees with the hop-count baseline"
         );
     }
-    let [engine, plain, plain_path, keyed, engine_keys, map_keys] = times;
+    let [
+        engine,
+        plain,
+        plain_path,
+        keyed,
+        engine_keys,
+        map_keys,
+        lines,
+    ] = times;
     print_latency_ratios(
         &format!(
             "shortest_path/{name} single pass ({STREAM_PAIRS} pairs per system, each once, own streams)"
@@ -861,8 +879,21 @@ fn single_pass_latency(
     print_latency_ratios(
         &format!("key_lookup/{name} single pass ({STREAM_PAIRS} pairs per system, both keys)"),
         engine_keys,
-        [("key map", map_keys)],
+        [("key map", map_keys), ("two cold lines", lines)],
     );
+}
+
+/// The floor of a key look-up that reads one cache line per key: hashes both keys, reads
+/// the random line each names in `lines` (the two reads overlap) and counts the lines whose
+/// first word is 1 (all of them: 2).
+fn two_cold_lines(lines: &[[u64; 2]], a: &str, b: &str) -> u32 {
+    use std::hash::BuildHasher;
+    let hasher = foldhash::fast::FixedState::default();
+    let line = |key: &str| {
+        let at = (u128::from(hasher.hash_one(key)) * lines.len() as u128) >> 64;
+        lines.get(at as usize).map_or(0, |l| u32::from(l[0] == 1))
+    };
+    line(a) + line(b)
 }
 
 /// The key-level reference: both keys looked up in the in-memory key map, then the

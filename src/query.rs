@@ -363,6 +363,11 @@ impl Adjacency for Snapshot {
         self.state.degree_estimate(node, dir)
     }
 
+    #[inline]
+    fn prefetch_degree(&self, node: NodeId, dir: EdgeDir) {
+        self.state.prefetch_degree(node, dir);
+    }
+
     fn degree_total(&self, dir: EdgeDir) -> Option<u64> {
         Some(self.state.degree_total(dir))
     }

@@ -861,6 +861,15 @@ impl State {
         d
     }
 
+    /// Starts loading the CSR run bounds of `node` in `dir` in every segment (see
+    /// [`Adjacency::prefetch_degree`](crate::traverse::Adjacency::prefetch_degree)).
+    #[inline]
+    pub fn prefetch_degree(&self, node: NodeId, dir: EdgeDir) {
+        for s in &self.segs.segments {
+            crate::format::segment::prefetch_at(s.file.csr().offsets[dir.index()], node.index());
+        }
+    }
+
     /// The sum of `degree_estimate` over all nodes in `dir`: every stored segment entry
     /// plus every delta edge, O(segments).
     pub fn degree_total(&self, dir: EdgeDir) -> u64 {

@@ -100,6 +100,15 @@ pub trait Adjacency {
     /// deleted edges not yet compacted away); used only to estimate frontier costs.
     fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32;
 
+    /// A hint that [`degree_estimate`](Adjacency::degree_estimate) (and the edges) of
+    /// `node` in `dir` will be read soon: a graph whose look-ups miss the caches starts
+    /// loading them, so that the misses of several nodes overlap. No effect on answers; the
+    /// default does nothing.
+    #[inline]
+    fn prefetch_degree(&self, node: NodeId, dir: EdgeDir) {
+        let _ = (node, dir);
+    }
+
     /// The sum of [`degree_estimate`](Adjacency::degree_estimate) over every node in `dir`,
     /// when the graph knows it without a pass over the nodes (`None`: the kernels sum it
     /// themselves). Direction-optimizing BFS uses it to size the unexplored part.
@@ -268,6 +277,9 @@ impl<A: Adjacency> Adjacency for &A {
     }
     fn degree_estimate(&self, node: NodeId, dir: EdgeDir) -> u32 {
         (**self).degree_estimate(node, dir)
+    }
+    fn prefetch_degree(&self, node: NodeId, dir: EdgeDir) {
+        (**self).prefetch_degree(node, dir);
     }
     fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {
         (**self).nodes_with_edges(dir, types)

@@ -741,6 +741,11 @@ pub(crate) fn bidirectional<G: Adjacency>(
     }
 }
 
+/// How many frontier nodes ahead [`cheaper_side`] starts loading degrees: enough misses in
+/// flight to hide most of a memory latency behind the summing, few enough that a side
+/// decided early wastes little.
+const DEGREE_PREFETCH_AHEAD: usize = 8;
+
 /// A frontier's degree sum, computed lazily: `sum` covers `frontier[..counted]`.
 #[derive(Clone, Copy, Debug, Default)]
 struct FrontierCost {
@@ -761,6 +766,15 @@ fn cheaper_side<G: Adjacency>(
     dirs: &[&[EdgeDir]; 2],
     cost: &mut [FrontierCost; 2],
 ) -> usize {
+    for s in 0..2 {
+        if cost[s].counted == 0 {
+            for &v in sides[s].frontier.iter().take(DEGREE_PREFETCH_AHEAD) {
+                for &d in dirs[s] {
+                    graph.prefetch_degree(v, d);
+                }
+            }
+        }
+    }
     loop {
         let complete = [0, 1].map(|s| cost[s].counted >= sides[s].frontier.len());
         match complete {
@@ -775,6 +789,16 @@ fn cheaper_side<G: Adjacency>(
             [false, _] => 0,
         };
         let v = sides[s].frontier[cost[s].counted];
+        // Loads for a node some steps ahead start now, so that the cache misses of
+        // consecutive nodes overlap instead of each waiting for the last.
+        if let Some(&ahead) = sides[s]
+            .frontier
+            .get(cost[s].counted + DEGREE_PREFETCH_AHEAD)
+        {
+            for &d in dirs[s] {
+                graph.prefetch_degree(ahead, d);
+            }
+        }
         cost[s].sum += degree_sum(graph, &[v], dirs[s]);
         cost[s].counted += 1;
     }

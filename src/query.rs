@@ -368,6 +368,11 @@ impl Adjacency for Snapshot {
         self.state.prefetch_degree(node, dir);
     }
 
+    #[inline]
+    fn prefetch_edges(&self, node: NodeId, dir: EdgeDir) {
+        self.state.prefetch_edges(node, dir);
+    }
+
     fn degree_total(&self, dir: EdgeDir) -> Option<u64> {
         Some(self.state.degree_total(dir))
     }

@@ -501,6 +501,14 @@ impl<'a> SegView<'a> {
         }
     }
 
+    /// Starts loading entry `i`'s neighbour id and type (see
+    /// [`prefetch_at`](crate::format::segment::prefetch_at)).
+    #[inline]
+    pub fn prefetch_entry(&self, i: usize) {
+        crate::format::segment::prefetch_at(self.neighbors, i);
+        crate::format::segment::prefetch_at(self.types, i);
+    }
+
     /// The sub-run of `run` holding edges of type `t` (runs are sorted by type).
     #[inline]
     pub fn type_run(&self, run: std::ops::Range<usize>, t: TypeId) -> std::ops::Range<usize> {

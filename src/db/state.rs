@@ -870,6 +870,20 @@ impl State {
         }
     }
 
+    /// Starts loading the first neighbour ids and types of `node`'s run in `dir` in every
+    /// segment (see [`Adjacency::prefetch_edges`](crate::traverse::Adjacency::prefetch_edges));
+    /// reads the run bounds, which a degree look-up usually brought into cache already.
+    #[inline]
+    pub fn prefetch_edges(&self, node: NodeId, dir: EdgeDir) {
+        for s in &self.segs.segments {
+            let view = s.view(dir);
+            let run = view.run(node);
+            if !run.is_empty() {
+                view.prefetch_entry(run.start);
+            }
+        }
+    }
+
     /// The sum of `degree_estimate` over all nodes in `dir`: every stored segment entry
     /// plus every delta edge, O(segments).
     pub fn degree_total(&self, dir: EdgeDir) -> u64 {

@@ -109,6 +109,14 @@ pub trait Adjacency {
         let _ = (node, dir);
     }
 
+    /// A hint that the edges of `node` in `dir` will be scanned soon: a graph whose reads
+    /// miss the caches starts loading the first of them. No effect on answers; the default
+    /// does nothing.
+    #[inline]
+    fn prefetch_edges(&self, node: NodeId, dir: EdgeDir) {
+        let _ = (node, dir);
+    }
+
     /// The sum of [`degree_estimate`](Adjacency::degree_estimate) over every node in `dir`,
     /// when the graph knows it without a pass over the nodes (`None`: the kernels sum it
     /// themselves). Direction-optimizing BFS uses it to size the unexplored part.
@@ -280,6 +288,9 @@ impl<A: Adjacency> Adjacency for &A {
     }
     fn prefetch_degree(&self, node: NodeId, dir: EdgeDir) {
         (**self).prefetch_degree(node, dir);
+    }
+    fn prefetch_edges(&self, node: NodeId, dir: EdgeDir) {
+        (**self).prefetch_edges(node, dir);
     }
     fn nodes_with_edges(&self, dir: EdgeDir, types: &TypeFilter) -> Option<roaring::RoaringBitmap> {
         (**self).nodes_with_edges(dir, types)

@@ -66,7 +66,8 @@ use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
 use super::marks::{DenseMarks, DenseStamps, Marks, Stamps};
 use super::scratch::{
-    FIRST_PARENT, Link, Parent, Scratch, Side, degree_sum, expand_level, sort_nodes,
+    FIRST_PARENT, Link, Parent, Scratch, Side, degree_sum, expand_level, prefetch_frontier,
+    prefetch_frontier_start, sort_nodes,
 };
 use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, RunEntry, TypeFilter, TypeId};
 
@@ -503,10 +504,12 @@ fn scan_until_meet<G: Adjacency, M: Marks<Parent>, S: Stamps>(
             }
         }
     }
-    for &x in frontier.iter() {
+    prefetch_frontier_start(graph, frontier, dirs);
+    for (k, &x) in frontier.iter().enumerate() {
         if meet.is_some() {
             break;
         }
+        prefetch_frontier(graph, frontier, k, dirs);
         if let Some(min) = min_degree
             && degree_sum(graph, &[x], dirs) >= min
         {

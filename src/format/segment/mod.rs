@@ -694,6 +694,38 @@ mod tests {
         build_key_slots, key_hash, key_slot_count,
     };
 
+    /// The chunked monotonicity check answers as the obvious one, for decreases anywhere,
+    /// at chunk boundaries included.
+    #[test]
+    fn non_decreasing_matches_windows() {
+        use super::layout::non_decreasing;
+        let obvious = |xs: &[u32]| !xs.windows(2).any(|w| w[0] > w[1]);
+        for len in [0usize, 1, 2, 3, 1023, 1024, 1025, 2048, 2049, 5000] {
+            let rising: Vec<u32> = (0..len as u32).map(|i| i / 3 + 1).collect();
+            assert!(non_decreasing(&rising), "len {len}");
+            for at in [
+                1usize,
+                2,
+                1023,
+                1024,
+                1025,
+                2047,
+                2048,
+                len.saturating_sub(1),
+            ] {
+                if at == 0 || at >= len {
+                    continue;
+                }
+                let mut xs = rising.clone();
+                xs[at] = xs[at - 1] - 1;
+                assert_eq!(non_decreasing(&xs), obvious(&xs), "len {len}, dip at {at}");
+                assert!(!non_decreasing(&xs), "len {len}, dip at {at}");
+            }
+        }
+        let equal = vec![7u64; 3000];
+        assert!(non_decreasing(&equal));
+    }
+
     /// Records as a blob holds them (a u32 length, the key, then other bytes), with their
     /// offsets.
     fn blob_of(keys: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {

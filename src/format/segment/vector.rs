@@ -215,7 +215,7 @@ impl SegmentLayout {
         if graph
             && (s.offsets.first() != Some(&0)
                 || s.offsets.last().map(|&x| x as usize) != Some(s.neighbors.len())
-                || s.offsets.windows(2).any(|w| w[0] > w[1]))
+                || !super::layout::non_decreasing(s.offsets))
         {
             return Err(self.err_at(
                 K::HnswOffsets,

@@ -75,8 +75,6 @@ pub const PROJECT_MARKERS: [&str; 5] = [
     "go.mod",
 ];
 
-/// Bytes of traversal scratch per node (both search sides), for the read-ahead budget.
-const SCRATCH_BYTES_PER_NODE: u64 = 72;
 /// Default [`StoreConfig::prefault_max_bytes`]: 1 GiB, far above an agent's memory graph
 /// and well below a machine's memory.
 pub const PREFAULT_MAX_BYTES_DEFAULT: u64 = 1 << 30;
@@ -218,7 +216,7 @@ pub struct Stores {
     /// lock itself is never held across I/O.
     opening: Mutex<()>,
     epoch: Instant,
-    scratches: Arc<ScratchPool>,
+    scratches: ScratchPool,
 }
 
 impl Stores {
@@ -230,7 +228,7 @@ impl Stores {
             opening: Mutex::new(()),
             epoch: Instant::now(),
             // Two blocking-pool threads run most queries; a few idle scratches suffice.
-            scratches: Arc::new(ScratchPool::with_keep_max(4)),
+            scratches: ScratchPool::with_keep_max(4),
         }
     }
 
@@ -316,7 +314,7 @@ impl Stores {
                 )),
             )
         })?;
-        prefault_in_background(&db, &self.scratches, self.config.prefault_max_bytes);
+        prefault_in_background(&db, self.config.prefault_max_bytes);
         let handle = Arc::new(OpenDb {
             db,
             writes: AtomicU64::new(0),
@@ -611,25 +609,21 @@ fn log_slow(h: &OpenDb, what: &str, started: Instant, detail: &str) {
 /// Reads the pages of a just-opened database's segments on a thread of its own, so that
 /// the first queries of a session take no page faults (opening itself stays lazy, and a
 /// query does not wait for this), within `max_bytes` (see
-/// [`Snapshot::prefault_within`](hopgraph::Snapshot::prefault_within)); then maps the
-/// pages of one pooled traversal scratch sized to the database (72 bytes per node, when
-/// that fits in `max_bytes` too), so the first path or expand query does not fault them
-/// in either. A server that cannot start the thread just runs cold.
-fn prefault_in_background(db: &Database, pool: &Arc<ScratchPool>, max_bytes: u64) {
+/// [`Snapshot::prefault_within`](hopgraph::Snapshot::prefault_within)). The traversal
+/// scratches are not prefaulted: searches keep their marks in small per-side tables and
+/// map the per-node arrays (72 bytes per node) only past 65,536 marks, so mapping them
+/// ahead cost every server that much resident memory for searches that rarely use it.
+/// A server that cannot start the thread just runs cold.
+fn prefault_in_background(db: &Database, max_bytes: u64) {
     if max_bytes == 0 {
         return;
     }
     let snap = db.snapshot();
-    let pool = Arc::clone(pool);
     let started = std::thread::Builder::new()
         .name("hopgraph-prefault".to_owned())
         .spawn(move || {
             let total = snap.segment_bytes();
             let read = snap.prefault_within(max_bytes);
-            let bound = snap.node_bound();
-            if u64::from(bound).saturating_mul(SCRATCH_BYTES_PER_NODE) <= max_bytes {
-                pool.get().prefault(bound);
-            }
             if read < total {
                 crate::server::log(&format!(
                     "read ahead {} of {} MiB: the database is larger than --prefault-mb, \

@@ -14,8 +14,11 @@
 //! [`Graph`] trait, which the mapped segment sections implement with bounds-checked
 //! look-ups (a damaged neighbour id is skipped, never trusted).
 //!
-//! Building is single-threaded: rows are inserted in index order with levels from a seeded
-//! generator, so identical input gives an identical graph (and identical segment bytes).
+//! Building inserts rows in index order with levels from a seeded generator; after the
+//! first 1,024 rows, in batches whose rows plan their links in parallel against the graph
+//! as the batch found it, applied in row order (see [`build`]). The batches depend on the
+//! row count alone, so identical input gives an identical graph (and identical segment
+//! bytes) on any number of cores.
 
 use std::collections::BinaryHeap;
 
@@ -364,35 +367,54 @@ fn draw_level(rng: &mut SplitMix64) -> usize {
         .unwrap_or(0)
 }
 
-/// Builds the HNSW graph of `vectors` (unit rows), levels drawn from `seed`, with breadth
-/// `ef_construction`. Deterministic: the same rows and seed give the same graph.
-///
-/// # Complexity
-/// About `n · ef_construction · M0 · log n` similarity computations.
-pub fn build(vectors: Vectors<'_>, seed: u64, ef_construction: usize) -> Flat {
-    let n = vectors.len();
-    let mut rng = SplitMix64::new(seed);
-    let mut g = Building {
-        links: Vec::with_capacity(n),
-        entry: 0,
-        top: 0,
-    };
-    let mut visited = Visited::default();
-    let mut stats = SearchStats::default();
-    for i in 0..n {
-        let level = draw_level(&mut rng);
-        g.links.push(vec![Vec::new(); level + 1]);
-        // Rows are numbered by u32 (the caller checked n fits).
-        let row = u32::try_from(i).unwrap_or(u32::MAX);
-        let Some(q) = vectors.get(i) else { break };
-        if i == 0 {
-            g.entry = row;
-            g.top = level;
-            continue;
-        }
-        visited.reset(n);
+/// Rows inserted one at a time before batches start: a small graph must see every row.
+const SEQUENTIAL_ROWS: usize = 1024;
+/// The largest batch of rows planned against the same graph.
+const BATCH_ROWS_MAX: usize = 256;
+/// Most threads that plan a batch.
+const BUILD_THREADS_MAX: usize = 8;
+
+/// Rows in the batch that starts at row `i`: 1 for the first [`SEQUENTIAL_ROWS`], then
+/// `i / 64` (each row of a batch misses at most 1/64 of the graph's rows: those planned
+/// beside it) up to [`BATCH_ROWS_MAX`]. A function of `i` alone, so the graph does not
+/// depend on the number of threads.
+fn batch_rows(i: usize) -> usize {
+    if i < SEQUENTIAL_ROWS {
+        1
+    } else {
+        (i / 64).clamp(1, BATCH_ROWS_MAX)
+    }
+}
+
+/// What inserting one row will do: its links per layer, top layer first, chosen by
+/// searching the graph as it was when the row's batch began.
+struct Plan {
+    /// `(layer, chosen neighbours)`, from `min(level, top)` down to 0.
+    layers: Vec<(usize, Vec<u32>)>,
+}
+
+/// Per-thread search state of a build.
+#[derive(Default)]
+struct Planner {
+    visited: Visited,
+    stats: SearchStats,
+}
+
+impl Planner {
+    /// Plans the insertion of `row` (vector `q`, level `level`) into `g`.
+    fn plan(
+        &mut self,
+        g: &Building,
+        vectors: Vectors<'_>,
+        q: &[f32],
+        level: usize,
+        ef_construction: usize,
+    ) -> Plan {
+        let n = vectors.len();
+        let mut layers = Vec::new();
+        self.visited.reset(n);
         let Some(ev) = vectors.get(g.entry as usize) else {
-            break;
+            return Plan { layers };
         };
         let mut ep = Scored {
             sim: dot(ev, q),
@@ -418,56 +440,140 @@ pub fn build(vectors: Vectors<'_>, seed: u64, ef_construction: usize) -> Flat {
         }
         let mut entries = vec![ep];
         for layer in (0..=level.min(g.top)).rev() {
-            visited.reset(n);
+            self.visited.reset(n);
             for e in &entries {
-                visited.insert(e.index);
+                self.visited.insert(e.index);
             }
             let found = search_layer(
-                &g,
+                g,
                 vectors,
                 q,
                 &entries,
                 ef_construction,
                 layer,
-                &mut visited,
+                &mut self.visited,
                 &mut |_| true,
-                &mut stats,
+                &mut self.stats,
                 u64::MAX,
             );
-            let max = if layer == 0 { M0 } else { M };
-            let chosen = select(vectors, &found, M);
-            for &nb in &chosen {
-                let Some(list) = g.links.get_mut(nb as usize).and_then(|l| l.get_mut(layer)) else {
-                    continue;
-                };
-                list.push(row);
-                if list.len() > max {
-                    // Too many links: re-select among them from the neighbour's side.
-                    let Some(base) = vectors.get(nb as usize) else {
-                        continue;
-                    };
-                    let mut scored: Vec<Scored> = list
-                        .iter()
-                        .filter_map(|&x| {
-                            Some(Scored {
-                                sim: dot(vectors.get(x as usize)?, base),
-                                index: x,
-                            })
-                        })
-                        .collect();
-                    scored.sort_unstable_by(|a, b| b.cmp(a));
-                    *list = select(vectors, &scored, max);
-                }
-            }
-            if let Some(l) = g.links.get_mut(i).and_then(|l| l.get_mut(layer)) {
-                *l = chosen;
-            }
+            layers.push((layer, select(vectors, &found, M)));
             entries = found;
         }
-        if level > g.top {
-            g.top = level;
-            g.entry = row;
+        Plan { layers }
+    }
+}
+
+/// Links `row` (level `level`) into `g` as `plan` says: its own links, and a link back
+/// from each chosen neighbour, whose list is re-selected when it grows past the layer's
+/// maximum.
+fn apply(g: &mut Building, vectors: Vectors<'_>, row: u32, level: usize, plan: Plan) {
+    for (layer, chosen) in plan.layers {
+        let max = if layer == 0 { M0 } else { M };
+        for &nb in &chosen {
+            let Some(list) = g.links.get_mut(nb as usize).and_then(|l| l.get_mut(layer)) else {
+                continue;
+            };
+            list.push(row);
+            if list.len() > max {
+                // Too many links: re-select among them from the neighbour's side.
+                let Some(base) = vectors.get(nb as usize) else {
+                    continue;
+                };
+                let mut scored: Vec<Scored> = list
+                    .iter()
+                    .filter_map(|&x| {
+                        Some(Scored {
+                            sim: dot(vectors.get(x as usize)?, base),
+                            index: x,
+                        })
+                    })
+                    .collect();
+                scored.sort_unstable_by(|a, b| b.cmp(a));
+                *list = select(vectors, &scored, max);
+            }
         }
+        if let Some(l) = g.links.get_mut(row as usize).and_then(|l| l.get_mut(layer)) {
+            *l = chosen;
+        }
+    }
+    if level > g.top {
+        g.top = level;
+        g.entry = row;
+    }
+}
+
+/// Builds the HNSW graph of `vectors` (unit rows), levels drawn from `seed`, with breadth
+/// `ef_construction`, on up to [`BUILD_THREADS_MAX`] threads. Deterministic: the same rows
+/// and seed give the same graph, whatever the number of threads.
+///
+/// The first [`SEQUENTIAL_ROWS`] rows are inserted one by one, as the paper does. After
+/// that, rows go in batches ([`batch_rows`]): every row of a batch plans its links by
+/// searching the graph as it was when the batch began (the threads split the batch), then
+/// the plans are applied in row order. So a row does not see the rows of its own batch as
+/// candidates (they still reach it through their reverse links when they choose it), the
+/// usual trade of a parallel build.
+///
+/// # Complexity
+/// About `n · ef_construction · M0 · log n` similarity computations, the searches spread
+/// over the threads.
+pub fn build(vectors: Vectors<'_>, seed: u64, ef_construction: usize) -> Flat {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(BUILD_THREADS_MAX);
+    build_on(vectors, seed, ef_construction, threads)
+}
+
+/// [`build`] on `threads` threads (at least one).
+fn build_on(vectors: Vectors<'_>, seed: u64, ef_construction: usize, threads: usize) -> Flat {
+    let n = vectors.len();
+    let mut rng = SplitMix64::new(seed);
+    let levels: Vec<usize> = (0..n).map(|_| draw_level(&mut rng)).collect();
+    let mut g = Building {
+        links: levels.iter().map(|&l| vec![Vec::new(); l + 1]).collect(),
+        entry: 0,
+        top: levels.first().copied().unwrap_or(0),
+    };
+    let mut planners: Vec<Planner> = (0..threads.max(1)).map(|_| Planner::default()).collect();
+    let mut i = 1;
+    while i < n {
+        let end = (i + batch_rows(i)).min(n);
+        // Rows are numbered by u32 (the caller checked n fits).
+        let row = |r: usize| u32::try_from(r).unwrap_or(u32::MAX);
+        let plan_rows = |planner: &mut Planner, rows: std::ops::Range<usize>, g: &Building| {
+            rows.filter_map(|r| {
+                let q = vectors.get(r)?;
+                Some((r, planner.plan(g, vectors, q, levels[r], ef_construction)))
+            })
+            .collect::<Vec<_>>()
+        };
+        let plans: Vec<(usize, Plan)> = if end - i == 1 || planners.len() == 1 {
+            plan_rows(&mut planners[0], i..end, &g)
+        } else {
+            let per = (end - i).div_ceil(planners.len());
+            let g = &g;
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = planners
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(t, planner)| {
+                        let lo = (i + t * per).min(end);
+                        let hi = (lo + per).min(end);
+                        scope.spawn(move || plan_rows(planner, lo..hi, g))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    // A planning thread only reads shared data and cannot panic on it
+                    // (every look-up is checked); if it did, the build has no graph to
+                    // give, so the panic goes on.
+                    .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            })
+        };
+        for (r, plan) in plans {
+            apply(&mut g, vectors, row(r), levels[r], plan);
+        }
+        i = end;
     }
     flatten(&g, n)
 }
@@ -599,6 +705,20 @@ mod tests {
             }
         }
         assert_ne!(build(v, 43, 64), a, "another seed gives other levels");
+    }
+
+    /// The graph depends on the rows and the seed, not on the number of threads that
+    /// plan its batches (rows past the sequential prefix, in batches of several sizes).
+    #[test]
+    fn build_is_the_same_on_any_number_of_threads() {
+        let (n, dim) = (SEQUENTIAL_ROWS + 64 * 40 + 7, 8);
+        let data = testdata::clustered(n, dim, 9, 3);
+        let v = Vectors::new(&data, dim);
+        let one = build_on(v, 5, 32, 1);
+        for threads in [2, 3, 8] {
+            assert_eq!(build_on(v, 5, 32, threads), one, "{threads} threads");
+        }
+        assert!(batch_rows(n - 7) > 1, "batches were exercised");
     }
 
     #[test]

@@ -23,13 +23,13 @@ pub const WRITE_CHUNK: usize = 2 << 20;
 
 /// Adapts an [`IoFile`] to `std::io::Write`, writing sequentially from offset 0 in
 /// [`WRITE_CHUNK`]-byte, [`WRITE_CHUNK`]-aligned writes. Call [`ChunkWriter::finish`] (or
-/// `flush`) before syncing: buffered bytes are not in the file until then.
+/// `flush`) before syncing: buffered bytes are not in the file until then. A `flush` in
+/// the middle writes a short piece; the writes after it end at chunk boundaries again.
 pub struct ChunkWriter {
     file: Box<dyn IoFile>,
-    /// Bytes written to the file so far: a multiple of [`WRITE_CHUNK`] until the last
-    /// (short) write.
+    /// Bytes written to the file so far.
     pos: u64,
-    /// Bytes not yet written, at most [`WRITE_CHUNK`].
+    /// Bytes not yet written: they end at or before the next multiple of [`WRITE_CHUNK`].
     buf: Vec<u8>,
 }
 
@@ -61,15 +61,20 @@ impl ChunkWriter {
         Ok(self.file)
     }
 
+    /// Bytes the buffer may still take before it reaches the next chunk boundary of the
+    /// file (0: it ends there and is written out).
+    fn room(&self) -> usize {
+        // The remainder is below WRITE_CHUNK, so it fits a usize.
+        let into_file = usize::try_from(self.pos % WRITE_CHUNK as u64).unwrap_or(0);
+        let into_chunk = into_file + self.buf.len();
+        WRITE_CHUNK - into_chunk
+    }
+
     /// Writes the buffered bytes at `pos`.
     fn write_buffered(&mut self) -> io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        debug_assert!(
-            self.pos.is_multiple_of(WRITE_CHUNK as u64),
-            "only the last write may be short"
-        );
         self.file.write_all_at(&self.buf, self.pos)?;
         self.pos += self.buf.len() as u64;
         self.buf.clear();
@@ -81,18 +86,19 @@ impl io::Write for ChunkWriter {
     fn write(&mut self, mut bytes: &[u8]) -> io::Result<usize> {
         let taken = bytes.len();
         while !bytes.is_empty() {
-            let n = (WRITE_CHUNK - self.buf.len()).min(bytes.len());
+            let n = self.room().min(bytes.len());
             let (now, rest) = bytes.split_at(n);
             self.buf.extend_from_slice(now);
             bytes = rest;
-            if self.buf.len() == WRITE_CHUNK {
+            if self.room() == 0 {
+                // The buffer ends at a chunk boundary.
                 self.write_buffered()?;
             }
         }
         Ok(taken)
     }
 
-    /// Writes what is buffered: a short write, so only at the end of the file.
+    /// Writes what is buffered (a short write unless it ends at a chunk boundary).
     fn flush(&mut self) -> io::Result<()> {
         self.write_buffered()
     }
@@ -172,5 +178,31 @@ mod tests {
             file.extend_from_slice(bytes);
         }
         assert_eq!(file, expected);
+    }
+
+    #[test]
+    fn a_flush_in_the_middle_keeps_later_writes_on_chunk_boundaries() {
+        let rec = Recorder::default();
+        let mut w = ChunkWriter::new(Box::new(rec.clone()));
+        let first = vec![1u8; 1000];
+        let second = vec![2u8; 2 * WRITE_CHUNK + 5];
+        w.write_all(&first).expect("write");
+        w.flush().expect("flush");
+        w.write_all(&second).expect("write");
+        w.finish().expect("finish");
+        let writes = rec.0.lock().expect("lock").clone();
+        let shape: Vec<(u64, usize)> = writes.iter().map(|(o, b)| (*o, b.len())).collect();
+        let chunk = WRITE_CHUNK as u64;
+        assert_eq!(
+            shape,
+            vec![
+                (0, 1000),
+                (1000, WRITE_CHUNK - 1000),
+                (chunk, WRITE_CHUNK),
+                (2 * chunk, 1005),
+            ]
+        );
+        let file: Vec<u8> = writes.into_iter().flat_map(|(_, b)| b).collect();
+        assert_eq!(file, [first, second].concat());
     }
 }

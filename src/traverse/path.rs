@@ -66,8 +66,8 @@ use super::Adjacency;
 use super::budget::{Budget, Completion, Exhausted, Meter};
 use super::marks::{DenseMarks, DenseStamps, Marks, Stamps};
 use super::scratch::{
-    FIRST_PARENT, Link, Parent, Scratch, Side, degree_sum, expand_level, prefetch_frontier,
-    prefetch_frontier_start, sort_nodes,
+    FIRST_PARENT, Link, Parent, Scratch, Side, degree_sum, expand_level, prefetch_bounds_ahead,
+    prefetch_frontier, prefetch_frontier_start, sort_nodes,
 };
 use crate::graph::{Direction, EdgeDir, EdgeId, NodeId, RunEntry, TypeFilter, TypeId};
 
@@ -744,11 +744,6 @@ pub(crate) fn bidirectional<G: Adjacency>(
     }
 }
 
-/// How many frontier nodes ahead [`cheaper_side`] starts loading degrees: enough misses in
-/// flight to hide most of a memory latency behind the summing, few enough that a side
-/// decided early wastes little.
-const DEGREE_PREFETCH_AHEAD: usize = 8;
-
 /// A frontier's degree sum, computed lazily: `sum` covers `frontier[..counted]`.
 #[derive(Clone, Copy, Debug, Default)]
 struct FrontierCost {
@@ -771,11 +766,7 @@ fn cheaper_side<G: Adjacency>(
 ) -> usize {
     for s in 0..2 {
         if cost[s].counted == 0 {
-            for &v in sides[s].frontier.iter().take(DEGREE_PREFETCH_AHEAD) {
-                for &d in dirs[s] {
-                    graph.prefetch_degree(v, d);
-                }
-            }
+            prefetch_frontier_start(graph, &sides[s].frontier, dirs[s]);
         }
     }
     loop {
@@ -792,16 +783,9 @@ fn cheaper_side<G: Adjacency>(
             [false, _] => 0,
         };
         let v = sides[s].frontier[cost[s].counted];
-        // Loads for a node some steps ahead start now, so that the cache misses of
-        // consecutive nodes overlap instead of each waiting for the last.
-        if let Some(&ahead) = sides[s]
-            .frontier
-            .get(cost[s].counted + DEGREE_PREFETCH_AHEAD)
-        {
-            for &d in dirs[s] {
-                graph.prefetch_degree(ahead, d);
-            }
-        }
+        // The bounds of a node some places ahead start loading now, so that the cache
+        // misses of consecutive nodes overlap instead of each waiting for the last.
+        prefetch_bounds_ahead(graph, &sides[s].frontier, cost[s].counted, dirs[s]);
         cost[s].sum += degree_sum(graph, &[v], dirs[s]);
         cost[s].counted += 1;
     }

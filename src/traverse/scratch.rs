@@ -348,14 +348,26 @@ pub(crate) fn prefetch_frontier<G: Adjacency>(
     k: usize,
     dirs: &[EdgeDir],
 ) {
-    if let Some(&v) = frontier.get(k + BOUNDS_AHEAD) {
-        for &d in dirs {
-            graph.prefetch_degree(v, d);
-        }
-    }
+    prefetch_bounds_ahead(graph, frontier, k, dirs);
     if let Some(&v) = frontier.get(k + EDGES_AHEAD) {
         for &d in dirs {
             graph.prefetch_edges(v, d);
+        }
+    }
+}
+
+/// The bounds part of [`prefetch_frontier`] alone, for a pass that reads only degrees (the
+/// side choice's degree sums).
+#[inline]
+pub(crate) fn prefetch_bounds_ahead<G: Adjacency>(
+    graph: &G,
+    frontier: &[NodeId],
+    k: usize,
+    dirs: &[EdgeDir],
+) {
+    if let Some(&v) = frontier.get(k + BOUNDS_AHEAD) {
+        for &d in dirs {
+            graph.prefetch_degree(v, d);
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct TinyModel {
     pub hidden_size: usize,
     /// Seeds the weights.
     pub seed: u64,
+    /// `hidden_act` in `config.json`: `gelu`, `geluapproximate` or `relu`.
+    pub hidden_act: &'static str,
 }
 
 impl Default for TinyModel {
@@ -41,6 +43,7 @@ impl Default for TinyModel {
             max_seq_length: None,
             hidden_size: 32,
             seed: 7,
+            hidden_act: "gelu",
         }
     }
 }
@@ -102,7 +105,7 @@ impl TinyModel {
                 "num_hidden_layers": LAYERS,
                 "num_attention_heads": HEADS,
                 "intermediate_size": intermediate,
-                "hidden_act": "gelu",
+                "hidden_act": self.hidden_act,
                 "hidden_dropout_prob": 0.1,
                 "attention_probs_dropout_prob": 0.1,
                 "max_position_embeddings": self.max_position_embeddings,

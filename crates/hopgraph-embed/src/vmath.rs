@@ -202,37 +202,73 @@ vectorised! {
         #[allow(clippy::cast_precision_loss, reason = "a head has at most a few hundred dims")]
         let scale = 1.0 / (dim as f32).sqrt();
         // kᵀ: dim rows of len.
+        // Rows padded to whole 16-lane chunks, so the products have no scalar tail.
+        let padded = len.next_multiple_of(16);
         kt.clear();
-        kt.resize(dim * len, 0.0);
+        kt.resize(dim * padded, 0.0);
         for j in 0..len {
             for d in 0..dim {
-                kt[d * len + j] = k[j * stride + d];
+                kt[d * padded + j] = k[j * stride + d];
             }
         }
         scores.clear();
-        scores.resize(len, 0.0);
+        scores.resize(padded, 0.0);
         for i in 0..len {
             let s = &mut scores[..];
-            s.fill(0.0);
             let qi = &q[i * stride..i * stride + dim];
-            for (d, &qd) in qi.iter().enumerate() {
-                let qd = qd * scale;
-                for (sj, &kj) in s.iter_mut().zip(&kt[d * len..(d + 1) * len]) {
-                    *sj += qd * kj;
+            // Each 16-score chunk is summed over the head's dims in registers and stored
+            // once (no store-to-load chain through memory).
+            for (c, sc) in s.as_chunks_mut::<16>().0.iter_mut().enumerate() {
+                let mut acc = [0f32; 16];
+                for (d, &qd) in qi.iter().enumerate() {
+                    let at = d * padded + c * 16;
+                    let k = &kt[at..at + 16];
+                    for l in 0..16 {
+                        acc[l] += qd * k[l];
+                    }
+                }
+                for l in 0..16 {
+                    acc[l] *= scale;
+                }
+                *sc = acc;
+            }
+            s[len..].fill(f32::NEG_INFINITY);
+            let mut lanes = [f32::NEG_INFINITY; 16];
+            for c in s.chunks_exact(16) {
+                for (l, &x) in lanes.iter_mut().zip(c) {
+                    *l = l.max(x);
                 }
             }
-            let max = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             for sj in s.iter_mut() {
                 *sj = exp(*sj - max);
             }
+            s[len..].fill(0.0);
             let inv = 1.0 / sum(s);
             let o = &mut out[i * dim..(i + 1) * dim];
-            o.fill(0.0);
-            for (j, &p) in s.iter().enumerate() {
-                let p = p * inv;
-                for (od, &vd) in o.iter_mut().zip(&v[j * stride..j * stride + dim]) {
-                    *od += p * vd;
+            let probabilities = &s[..len];
+            let (oc, orest) = o.as_chunks_mut::<16>();
+            for (c, oc) in oc.iter_mut().enumerate() {
+                let mut acc = [0f32; 16];
+                for (j, &p) in probabilities.iter().enumerate() {
+                    let at = j * stride + c * 16;
+                    let x = &v[at..at + 16];
+                    for l in 0..16 {
+                        acc[l] += p * x[l];
+                    }
                 }
+                for l in 0..16 {
+                    acc[l] *= inv;
+                }
+                *oc = acc;
+            }
+            let done = dim - orest.len();
+            for (d, od) in orest.iter_mut().enumerate() {
+                let mut acc = 0.0;
+                for (j, &p) in probabilities.iter().enumerate() {
+                    acc += p * v[j * stride + done + d];
+                }
+                *od = acc * inv;
             }
         }
     }

@@ -149,7 +149,7 @@ pub fn stats_fields(embedder: Option<&Embedder>) -> (Value, Value) {
     match embedder {
         Some(e) => (
             json!("hybrid"),
-            json!({"id": e.model_id(), "dimension": e.dimension()}),
+            json!({"id": e.model_id(), "dimension": e.dimension(), "precision": e.kernel()}),
         ),
         None => (json!("text"), Value::Null),
     }

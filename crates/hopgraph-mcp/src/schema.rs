@@ -925,7 +925,8 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                         "type": ["object", "null"],
                         "properties": {
                             "id": {"type": "string"},
-                            "dimension": {"type": "integer", "minimum": 1}
+                            "dimension": {"type": "integer", "minimum": 1},
+                            "precision": {"type": "string", "description": "how the model's dense layers run: bf16-avx512 (bf16 products on a CPU with AVX-512 BF16, the default there), f32, or bf16-emulated (HOPGRAPH_EMBED_PRECISION)"}
                         },
                         "required": ["id", "dimension"]
                     }

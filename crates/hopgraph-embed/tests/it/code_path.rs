@@ -236,7 +236,10 @@ fn bf16_forward_matches_f32() {
         let got = bf16.embed(&texts).expect("embed bf16");
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             let cos: f32 = g.iter().zip(w).map(|(a, b)| a * b).sum();
-            assert!(cos >= 0.999, "{act} {pooling:?} {hidden}: text {i} cosine {cos}");
+            assert!(
+                cos >= 0.999,
+                "{act} {pooling:?} {hidden}: text {i} cosine {cos}"
+            );
             assert!((norm(g) - 1.0).abs() < 1e-5);
         }
         for (i, t) in texts.iter().enumerate() {

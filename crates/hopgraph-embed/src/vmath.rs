@@ -227,8 +227,8 @@ vectorised! {
                         acc[l] += qd * k[l];
                     }
                 }
-                for l in 0..16 {
-                    acc[l] *= scale;
+                for a in &mut acc {
+                    *a *= scale;
                 }
                 *sc = acc;
             }
@@ -257,8 +257,8 @@ vectorised! {
                         acc[l] += p * x[l];
                     }
                 }
-                for l in 0..16 {
-                    acc[l] *= inv;
+                for a in &mut acc {
+                    *a *= inv;
                 }
                 *oc = acc;
             }

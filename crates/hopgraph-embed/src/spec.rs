@@ -251,6 +251,11 @@ fn check_config(path: &Path, config: &bert::Config) -> Result<()> {
             config.max_position_embeddings
         )));
     }
+    if config.intermediate_size == 0 || config.num_hidden_layers == 0 {
+        return Err(invalid(
+            "intermediate_size and num_hidden_layers must be > 0".into(),
+        ));
+    }
     if config.type_vocab_size == 0 || config.vocab_size == 0 {
         return Err(invalid("vocab_size and type_vocab_size must be > 0".into()));
     }

@@ -164,3 +164,48 @@ fn a_tokenizer_of_another_model_is_refused() {
     .expect("write");
     invalid_names(dir.path(), "tokenizer.json");
 }
+
+#[test]
+fn degenerate_sizes_are_refused() {
+    for (key, value) in [
+        ("intermediate_size", 0),
+        ("num_hidden_layers", 0),
+        ("hidden_size", 0),
+    ] {
+        let dir = model_dir();
+        let path = dir.path().join("config.json");
+        let mut config: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+        config[key] = serde_json::json!(value);
+        std::fs::write(&path, config.to_string()).expect("write");
+        invalid_names(dir.path(), "config.json");
+    }
+}
+
+/// Both encoders check the weights against the config: a wrong shape is refused whichever
+/// precision loads it.
+#[test]
+fn both_precisions_refuse_weights_of_another_shape() {
+    use hopgraph_embed::Precision;
+    let dir = model_dir();
+    let other = tempfile::tempdir().expect("temp dir");
+    TinyModel {
+        hidden_size: 16,
+        ..TinyModel::default()
+    }
+    .write(other.path())
+    .expect("write");
+    std::fs::copy(
+        other.path().join("model.safetensors"),
+        dir.path().join("model.safetensors"),
+    )
+    .expect("copy");
+    for precision in [Precision::F32, Precision::Bf16] {
+        match Embedder::load_with_precision(dir.path(), precision) {
+            Err(EmbedError::InvalidFile { path, .. }) => {
+                assert_eq!(path, dir.path().join("model.safetensors"));
+            }
+            other => panic!("{precision:?}: expected InvalidFile, got {other:?}"),
+        }
+    }
+}

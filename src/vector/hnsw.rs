@@ -23,6 +23,7 @@
 use std::collections::BinaryHeap;
 
 use super::{Scored, SplitMix64, TopK, Vectors, dot};
+use crate::format::segment::prefetch_at;
 
 /// Links per row in layers above 0.
 pub const M: usize = 16;
@@ -66,6 +67,12 @@ impl Visited {
             self.stamps.fill(0);
             self.generation = 1;
         }
+    }
+
+    /// Starts loading `row`'s stamp into the CPU's caches (a hint).
+    #[inline]
+    fn prefetch(&self, row: u32) {
+        prefetch_at(&self.stamps, row as usize);
     }
 
     /// Marks `row`; false when it was marked already in this search or is out of range.
@@ -132,7 +139,14 @@ fn search_layer<G: Graph + ?Sized>(
             stats.exhausted = true;
             break;
         }
-        for &n in g.neighbors(layer, c.index) {
+        let neighbors = g.neighbors(layer, c.index);
+        // Every neighbour's stamp and row start loading at once: the scan below then waits
+        // on overlapping misses rather than one after another.
+        for &n in neighbors {
+            visited.prefetch(n);
+            vectors.prefetch(n as usize);
+        }
+        for &n in neighbors {
             if !visited.insert(n) {
                 continue;
             }

@@ -24,47 +24,72 @@ import hnswlib
 import numpy as np
 
 
-def report(name, ef, times, found, truth):
-    times.sort()
-    p50 = times[len(times) // 2]
-    p99 = times[int(round((len(times) - 1) * 0.99))]
-    print(
-        f"{name}: ef {ef:>4} recall@10 {found / (10 * len(truth)):.3f}  "
-        f"p50 {p50 * 1e3:8.3f} ms  p99 {p99 * 1e3:8.3f} ms  "
-        f"{len(times) / sum(times):7.0f} queries/s"
-    )
+EFS = [10, 16, 32, 64, 128, 256]
 
 
-def run_usearch(data, queries, truth):
-    from usearch.index import Index
-
+def measure(name, build, save, set_ef, search, data, queries, truth):
+    """Times `build()`, sizes the file `save(path)` writes, then for each ef (`set_ef`)
+    times `search(q)` (the 10 best labels) per query and prints recall@10, p50/p99 and
+    queries/s."""
     n, dim = data.shape
-    index = Index(ndim=dim, metric="cos", dtype="f32", connectivity=16, expansion_add=128)
     t = time.perf_counter()
     cpu = time.process_time()
-    index.add(np.arange(n), data, threads=1)
-    build = time.perf_counter() - t
-    build_cpu = time.process_time() - cpu
+    build()
+    took = time.perf_counter() - t
+    took_cpu = time.process_time() - cpu
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "index.usearch")
-        index.save(path)
+        path = os.path.join(d, "index")
+        save(path)
         size = os.path.getsize(path)
-    import usearch
-
-    print(
-        f"usearch {usearch.__version__}: {n} x {dim}, build {build:.1f} s ({build_cpu:.1f} s CPU), "
-        f"index file {size / 1e6:.1f} MB"
-    )
-    for ef in [10, 16, 32, 64, 128, 256]:
-        index.expansion_search = ef
+    print(f"{name}: {n} x {dim}, build {took:.1f} s ({took_cpu:.1f} s CPU), "
+          f"index file {size / 1e6:.1f} MB")
+    for ef in EFS:
+        set_ef(ef)
         times = []
         found = 0
         for q, want in zip(queries, truth):
             t = time.perf_counter()
-            matches = index.search(q, 10, threads=1)
+            labels = search(q)
             times.append(time.perf_counter() - t)
-            found += len(set(int(k) for k in matches.keys) & set(want.tolist()))
-        report("usearch", ef, times, found, truth)
+            found += len(set(labels) & set(want.tolist()))
+        times.sort()
+        p50 = times[len(times) // 2]
+        p99 = times[int(round((len(times) - 1) * 0.99))]
+        print(
+            f"{name}: ef {ef:>4} recall@10 {found / (10 * len(truth)):.3f}  "
+            f"p50 {p50 * 1e3:8.3f} ms  p99 {p99 * 1e3:8.3f} ms  "
+            f"{len(times) / sum(times):7.0f} queries/s"
+        )
+
+
+def run_hnswlib(data, queries, truth):
+    n, dim = data.shape
+    index = hnswlib.Index(space="cosine", dim=dim)
+    index.set_num_threads(1)
+
+    def build():
+        index.init_index(max_elements=n, M=16, ef_construction=128, random_seed=100)
+        index.add_items(data, np.arange(n), num_threads=1)
+
+    measure("hnswlib", build, index.save_index, index.set_ef,
+            lambda q: index.knn_query(q, k=10, num_threads=1)[0][0].tolist(),
+            data, queries, truth)
+
+
+def run_usearch(data, queries, truth):
+    import usearch
+    from usearch.index import Index
+
+    n, dim = data.shape
+    index = Index(ndim=dim, metric="cos", dtype="f32", connectivity=16, expansion_add=128)
+
+    def set_ef(ef):
+        index.expansion_search = ef
+
+    measure(f"usearch {usearch.__version__}",
+            lambda: index.add(np.arange(n), data, threads=1), index.save, set_ef,
+            lambda q: [int(k) for k in index.search(q, 10, threads=1).keys],
+            data, queries, truth)
 
 
 def main() -> None:
@@ -73,40 +98,13 @@ def main() -> None:
     qmask = idx % 400 == 399
     data, queries = rows[~qmask], rows[qmask]
     data = data[np.any(data != 0, axis=1)]
-    n, dim = data.shape
     unit = data / np.linalg.norm(data, axis=1, keepdims=True)
     qunit = queries / np.linalg.norm(queries, axis=1, keepdims=True)
     truth = []
     for chunk in range(0, len(qunit), 100):
         sims = qunit[chunk : chunk + 100] @ unit.T
         truth.extend(np.argpartition(-sims, 10, axis=1)[:, :10])
-
-    index = hnswlib.Index(space="cosine", dim=dim)
-    index.set_num_threads(1)
-    t = time.perf_counter()
-    cpu = time.process_time()
-    index.init_index(max_elements=n, M=16, ef_construction=128, random_seed=100)
-    index.add_items(data, np.arange(n), num_threads=1)
-    build = time.perf_counter() - t
-    build_cpu = time.process_time() - cpu
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "index.bin")
-        index.save_index(path)
-        size = os.path.getsize(path)
-    print(
-        f"hnswlib: {n} x {dim}, build {build:.1f} s ({build_cpu:.1f} s CPU), "
-        f"index file {size / 1e6:.1f} MB"
-    )
-    for ef in [10, 16, 32, 64, 128, 256]:
-        index.set_ef(ef)
-        times = []
-        found = 0
-        for q, want in zip(queries, truth):
-            t = time.perf_counter()
-            labels, _ = index.knn_query(q, k=10, num_threads=1)
-            times.append(time.perf_counter() - t)
-            found += len(set(labels[0].tolist()) & set(want.tolist()))
-        report("hnswlib", ef, times, found, truth)
+    run_hnswlib(data, queries, truth)
     if "--usearch" in sys.argv[2:]:
         run_usearch(data, queries, truth)
 

@@ -75,6 +75,12 @@ fn halves(w: u32) -> (u16, u16) {
     (w as u16, (w >> 16) as u16)
 }
 
+/// Two values as one word of the packed layout: `lo`'s bf16 in the low half, `hi`'s in
+/// the high half (the order `VDPBF16PS` pairs them in).
+fn bf16_pair(lo: f32, hi: f32) -> u32 {
+    u32::from(to_bf16(lo)) | (u32::from(to_bf16(hi)) << 16)
+}
+
 /// The f32 a bfloat16 stands for (exact).
 pub(crate) fn from_bf16(h: u16) -> f32 {
     f32::from_bits(u32::from(h) << 16)
@@ -99,11 +105,12 @@ impl PackedLinear {
         let pairs = k.div_ceil(2);
         let panels = n.div_ceil(PANEL);
         let mut packed = vec![0u32; panels * pairs * PANEL];
-        let w = |col: usize, input: usize| -> u32 {
+        // A ragged `k` or `n` reads as zero weights.
+        let w = |col: usize, input: usize| -> f32 {
             if col < n && input < k {
-                u32::from(to_bf16(weight[col * k + input]))
+                weight[col * k + input]
             } else {
-                0
+                0.0
             }
         };
         for panel in 0..panels {
@@ -111,7 +118,7 @@ impl PackedLinear {
                 let at = (panel * pairs + pair) * PANEL;
                 for lane in 0..PANEL {
                     let col = panel * PANEL + lane;
-                    packed[at + lane] = w(col, 2 * pair) | (w(col, 2 * pair + 1) << 16);
+                    packed[at + lane] = bf16_pair(w(col, 2 * pair), w(col, 2 * pair + 1));
                 }
             }
         }
@@ -186,10 +193,10 @@ impl PackedLinear {
 fn pack_row(row: &[f32], out: &mut [u32]) {
     let mut pairs = row.chunks_exact(2);
     for (o, p) in out.iter_mut().zip(&mut pairs) {
-        *o = u32::from(to_bf16(p[0])) | (u32::from(to_bf16(p[1])) << 16);
+        *o = bf16_pair(p[0], p[1]);
     }
     if let ([last], Some(o)) = (pairs.remainder(), out.last_mut()) {
-        *o = u32::from(to_bf16(*last));
+        *o = bf16_pair(*last, 0.0);
     }
 }
 

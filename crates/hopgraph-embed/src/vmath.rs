@@ -3,8 +3,8 @@
 //!
 //! libm's `erff`/`expf` are scalar calls: they cost ~11% of an f32 forward pass on GELU
 //! alone. Here `exp` is a range reduction plus a degree-6 polynomial and `erf` is
-//! Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7 in exact arithmetic; Handbook of Mathematical Functions,
-//! 1964, p. 299), both pure arithmetic. Each public function is compiled twice: for the
+//! Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7 in exact arithmetic; Handbook of
+//! Mathematical Functions, 1964, p. 299), both pure arithmetic. Each public function is compiled twice: for the
 //! baseline CPU and for AVX-512 (chosen at run time, [`wide`]), since the default x86-64
 //! target only has 128-bit SSE2.
 
@@ -176,6 +176,27 @@ vectorised! {
     }
 }
 
+/// `scale * Σ w · data[at..at + 16]` over `(w, at)` in `terms`, summed in 16 register
+/// lanes and stored once (no store-to-load chain through memory).
+#[inline(always)]
+fn weighted_sum16(
+    terms: impl Iterator<Item = (f32, usize)>,
+    data: &[f32],
+    scale: f32,
+) -> [f32; 16] {
+    let mut acc = [0f32; 16];
+    for (w, at) in terms {
+        let x = &data[at..at + 16];
+        for l in 0..16 {
+            acc[l] += w * x[l];
+        }
+    }
+    for a in &mut acc {
+        *a *= scale;
+    }
+    acc
+}
+
 /// Where one attention head's rows are: row `i` of q, k and v starts at `i * stride` of
 /// its slice and has `dim` floats; there are `len` rows.
 #[derive(Clone, Copy)]
@@ -187,8 +208,9 @@ pub(crate) struct HeadShape {
 
 vectorised! {
     /// One attention head over one text: writes `softmax(q kᵀ / sqrt(dim)) v` into `out`
-    /// (`len * dim`). `kt` and `scores` are scratch. Every product is an axpy over a
-    /// contiguous row, so the loops vectorise without reordering a sum.
+    /// (`len * dim`). `scratch` holds kᵀ and one row of scores. Both products are
+    /// [`weighted_sum16`]s over contiguous 16-float chunks, so they vectorise without
+    /// reordering a sum.
     pub(crate) fn attention_head(
         q: &[f32],
         k: &[f32],
@@ -201,8 +223,8 @@ vectorised! {
         let (kt, scores) = scratch;
         #[allow(clippy::cast_precision_loss, reason = "a head has at most a few hundred dims")]
         let scale = 1.0 / (dim as f32).sqrt();
-        // kᵀ: dim rows of len.
-        // Rows padded to whole 16-lane chunks, so the products have no scalar tail.
+        // kᵀ: `dim` rows of `len` scores' keys, padded to whole 16-lane chunks so the
+        // score products have no scalar tail.
         let padded = len.next_multiple_of(16);
         kt.clear();
         kt.resize(dim * padded, 0.0);
@@ -216,21 +238,9 @@ vectorised! {
         for i in 0..len {
             let s = &mut scores[..];
             let qi = &q[i * stride..i * stride + dim];
-            // Each 16-score chunk is summed over the head's dims in registers and stored
-            // once (no store-to-load chain through memory).
             for (c, sc) in s.as_chunks_mut::<16>().0.iter_mut().enumerate() {
-                let mut acc = [0f32; 16];
-                for (d, &qd) in qi.iter().enumerate() {
-                    let at = d * padded + c * 16;
-                    let k = &kt[at..at + 16];
-                    for l in 0..16 {
-                        acc[l] += qd * k[l];
-                    }
-                }
-                for a in &mut acc {
-                    *a *= scale;
-                }
-                *sc = acc;
+                let terms = qi.iter().enumerate().map(|(d, &qd)| (qd, d * padded + c * 16));
+                *sc = weighted_sum16(terms, kt, scale);
             }
             s[len..].fill(f32::NEG_INFINITY);
             let mut lanes = [f32::NEG_INFINITY; 16];
@@ -249,18 +259,11 @@ vectorised! {
             let probabilities = &s[..len];
             let (oc, orest) = o.as_chunks_mut::<16>();
             for (c, oc) in oc.iter_mut().enumerate() {
-                let mut acc = [0f32; 16];
-                for (j, &p) in probabilities.iter().enumerate() {
-                    let at = j * stride + c * 16;
-                    let x = &v[at..at + 16];
-                    for l in 0..16 {
-                        acc[l] += p * x[l];
-                    }
-                }
-                for a in &mut acc {
-                    *a *= inv;
-                }
-                *oc = acc;
+                let terms = probabilities
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &p)| (p, j * stride + c * 16));
+                *oc = weighted_sum16(terms, v, inv);
             }
             let done = dim - orest.len();
             for (d, od) in orest.iter_mut().enumerate() {

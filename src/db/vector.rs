@@ -317,7 +317,24 @@ impl State {
             return Vec::new();
         }
         let filter = &q.filter;
-        let mut accept = |row: u32| -> bool {
+        if filter.is_empty() && !self.may_supersede(i, s) {
+            // Every row is its node's newest live version and no filter applies: the
+            // search accepts rows without reading their ids (a random read per
+            // candidate); the hits' ids are checked against the records at the end.
+            let n = vectors.len();
+            let rows = rows_of_segment(&graph, vectors, query, q, ef, |row| (row as usize) < n);
+            return rows
+                .into_iter()
+                .filter_map(|r| {
+                    let id = *ids.get(r.index as usize)?;
+                    s.has_node(NodeId(id)).then_some(Scored {
+                        sim: r.sim,
+                        index: id,
+                    })
+                })
+                .collect();
+        }
+        let accept = |row: u32| -> bool {
             let Some(&id) = ids.get(row as usize) else {
                 return false;
             };
@@ -338,36 +355,7 @@ impl State {
                 }
             }
         };
-        let mut rows = None;
-        if let Some(g) = &graph {
-            // An unfiltered search asks about roughly ef · M0 rows; a predicate accepting
-            // one row in SELECTIVE_RATIO needs that many times more.
-            let budget = (ef.max(q.limit) as u64)
-                .saturating_mul(hnsw::M0 as u64)
-                .saturating_mul(SELECTIVE_RATIO);
-            let (found, stats) = VISITED.with(|v| {
-                hnsw::search(
-                    g,
-                    vectors,
-                    query,
-                    q.limit,
-                    ef,
-                    &mut v.borrow_mut(),
-                    &mut accept,
-                    budget,
-                )
-            });
-            if found.len() >= q.limit
-                && !stats.exhausted
-                && stats.accepted * SELECTIVE_RATIO >= stats.asked
-            {
-                rows = Some(found);
-            }
-        }
-        let rows = match rows {
-            Some(r) => r,
-            None => exact(vectors, query, q.limit, &mut accept),
-        };
+        let rows = rows_of_segment(&graph, vectors, query, q, ef, accept);
         rows.into_iter()
             .filter_map(|r| {
                 Some(Scored {
@@ -377,6 +365,70 @@ impl State {
             })
             .collect()
     }
+
+    /// Whether some node with a row in segment `i` may have a newer version or be deleted:
+    /// a tombstone, a delta write or a newer segment within the segment's node id range.
+    /// Cost: O(delta) (the search scans the delta anyway) plus a range count per newer
+    /// segment.
+    fn may_supersede(&self, i: usize, s: &Segment) -> bool {
+        let ids = s.node_ids();
+        let (Some(&lo), Some(&hi)) = (ids.first(), ids.last()) else {
+            return false;
+        };
+        let within = |id: u32| (lo..=hi).contains(&id);
+        self.segs.node_tombstones.range_cardinality(lo..=hi) > 0
+            || self.delta.deleted_nodes.iter().any(|&id| within(id))
+            || self.delta.nodes.keys().any(|&id| within(id))
+            || self
+                .segs
+                .segments
+                .get(i + 1..)
+                .unwrap_or(&[])
+                .iter()
+                .any(|later| {
+                    let l = later.node_ids();
+                    matches!((l.first(), l.last()), (Some(&a), Some(&b)) if a <= hi && lo <= b)
+                })
+    }
+}
+
+/// The best rows of one segment's vectors among those `accept` admits: by its HNSW
+/// graph when it has one and the search is not too selective (see the module doc),
+/// else by an exact scan.
+fn rows_of_segment(
+    graph: &Option<FlatView<'_>>,
+    vectors: Vectors<'_>,
+    query: &[f32],
+    q: &VectorQuery,
+    ef: usize,
+    mut accept: impl FnMut(u32) -> bool,
+) -> Vec<Scored> {
+    if let Some(g) = graph {
+        // An unfiltered search asks about roughly ef · M0 rows; a predicate accepting
+        // one row in SELECTIVE_RATIO needs that many times more.
+        let budget = (ef.max(q.limit) as u64)
+            .saturating_mul(hnsw::M0 as u64)
+            .saturating_mul(SELECTIVE_RATIO);
+        let (found, stats) = VISITED.with(|v| {
+            hnsw::search(
+                g,
+                vectors,
+                query,
+                q.limit,
+                ef,
+                &mut v.borrow_mut(),
+                &mut accept,
+                budget,
+            )
+        });
+        if found.len() >= q.limit
+            && !stats.exhausted
+            && stats.accepted * SELECTIVE_RATIO >= stats.asked
+        {
+            return found;
+        }
+    }
+    exact(vectors, query, q.limit, accept)
 }
 
 /// The vector sections of a segment being built.

@@ -815,6 +815,23 @@ mod tests {
         assert_eq!(got.len(), 1);
     }
 
+    /// Across the 16-bit generation's wrap a row marked long ago is not taken as marked
+    /// in a new search, and a row marked in this search is.
+    #[test]
+    fn visit_stamps_survive_the_generation_wrap() {
+        let mut v = Visited::default();
+        v.reset(4);
+        assert!(v.insert(1));
+        // 65,535 more searches bring the generation back to the value row 1 carries.
+        for _ in 0..u32::from(u16::MAX) {
+            v.reset(4);
+        }
+        assert!(v.insert(1), "a stale stamp counted as a visit after the wrap");
+        assert!(!v.insert(1));
+        assert!(v.insert(3));
+        assert!(!v.insert(9), "out of range is never new");
+    }
+
     /// A search that runs out of its ask budget stops and says so.
     #[test]
     fn ask_budget_bounds_a_selective_search() {

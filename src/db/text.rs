@@ -29,7 +29,7 @@ use crate::model::Node;
 use crate::text::{
     ALL_WORDS_BOOST, Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, QueryTerm, TextHit,
     TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields,
-    text_has_phrase,
+    term_tf_bound, text_has_phrase, tf_scale,
 };
 
 /// One node's entry in the delta index.
@@ -280,6 +280,8 @@ impl State {
             weights: &q.weights,
             avg,
             words: parsed.words,
+            all_words_mask: words_mask(parsed.words),
+            phrase_factor: boost_max * (1.0 + 1e-9),
             // What a base score can still gain (all words, phrase), with room for rounding:
             // a bound times this below the threshold cannot reach the top hits.
             bound_factor: boost_max
@@ -443,6 +445,12 @@ struct ScoreContext<'q> {
     weights: &'q [f64; TEXT_FIELDS],
     avg: [f64; TEXT_FIELDS],
     words: usize,
+    /// Bits `0..words`: every query word.
+    all_words_mask: u64,
+    /// Most the phrase boost multiplies a base score by (with room for rounding).
+    phrase_factor: f64,
+    /// Most both boosts together multiply a sum of term scores by (with room for
+    /// rounding); both need every query word in the document.
     bound_factor: f64,
 }
 
@@ -450,6 +458,41 @@ impl ScoreContext<'_> {
     /// Query term `t`'s weight × idf.
     fn weight_idf(&self, t: usize) -> f64 {
         self.terms[t].weight * self.idfs[t]
+    }
+
+    /// The word bit of query term `t` (0 for a whole identifier, which is no word).
+    fn word_bit(&self, t: usize) -> u64 {
+        self.terms[t].word.map_or(0, |w| 1u64 << w)
+    }
+
+    /// Most the boosts multiply the term scores of a document that can hold at most the
+    /// query words in `possible` by: both boosts need every word, so a document missing
+    /// one gets neither (factor 1, with room for rounding).
+    fn factor(&self, possible: u64) -> f64 {
+        if possible & self.all_words_mask == self.all_words_mask {
+            self.bound_factor
+        } else {
+            1.0 + 1e-9
+        }
+    }
+
+    /// Most the phrase boost multiplies a document's base score by (its accumulator
+    /// `acc`): only a document holding every word can hold the phrase.
+    fn final_factor(&self, acc: &Accumulator) -> f64 {
+        if acc.words & self.all_words_mask == self.all_words_mask {
+            self.phrase_factor
+        } else {
+            1.0 + 1e-9
+        }
+    }
+}
+
+/// Bits `0..words` set (`words` ≤ 64).
+fn words_mask(words: usize) -> u64 {
+    if words >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << words) - 1
     }
 }
 
@@ -518,8 +561,12 @@ struct TermCursor<'a> {
     /// Most the term adds to any document of the segment.
     bound: f64,
     weight_idf: f64,
-    /// The bound of the block last asked about: (block, bound).
-    cached: Option<(usize, f64)>,
+    /// The block last asked about: (block, bound, per field the weight over the length
+    /// norm at the block's least length).
+    cached: Option<(usize, f64, [f64; TEXT_FIELDS])>,
+    /// The block `bound_for` last found (documents are asked in increasing order, so the
+    /// next answer is never in an earlier block).
+    bound_block: usize,
 }
 
 impl TermCursor<'_> {
@@ -540,21 +587,36 @@ impl TermCursor<'_> {
     /// block asked (a walk asks about the same block many times in a row).
     fn block_bound(&mut self, b: usize, meta: &BlockMeta, ctx: &ScoreContext<'_>) -> f64 {
         match self.cached {
-            Some((cached, bound)) if cached == b => bound,
+            Some((cached, bound, _)) if cached == b => bound,
             _ => {
                 let bound = term_bound(self.weight_idf, ctx.weights, meta, &ctx.avg);
-                self.cached = Some((b, bound));
+                let scale = tf_scale(ctx.weights, &meta.len_min, &ctx.avg);
+                self.cached = Some((b, bound, scale));
                 bound
             }
         }
     }
 
-    /// Most the term adds to the document under the cursor: its block's bound.
-    fn current_bound(&mut self, ctx: &ScoreContext<'_>) -> f64 {
-        match self.cursor.current_block() {
-            Some((b, meta)) => self.block_bound(b, &meta, ctx),
-            None => self.bound,
-        }
+    /// Most the term adds to the document under the cursor given its tf there (read with
+    /// the posting): the score at its block's least field lengths, without reading the
+    /// document's own lengths (a random read).
+    fn tf_bound(&mut self, ctx: &ScoreContext<'_>) -> f64 {
+        let b = self.cursor.current_block_index();
+        let scale = match (self.cached, b) {
+            (Some((cached, _, scale)), Some(b)) if cached == b => scale,
+            _ => match self.cursor.current_block() {
+                Some((b, meta)) => {
+                    self.block_bound(b, &meta, ctx);
+                    match self.cached {
+                        Some((_, _, scale)) => scale,
+                        None => tf_scale(ctx.weights, &[0; TEXT_FIELDS], &ctx.avg),
+                    }
+                }
+                // A list of one block has no metas: lengths at their least (0).
+                None => tf_scale(ctx.weights, &[0; TEXT_FIELDS], &ctx.avg),
+            },
+        };
+        term_tf_bound(self.weight_idf, &self.cursor.tf, &scale)
     }
 
     /// Most the term adds to document `doc`, from the metas only: 0 when no block can
@@ -563,8 +625,11 @@ impl TermCursor<'_> {
         if self.cursor.list().bound().is_none() {
             return self.bound;
         }
-        match self.cursor.block_for(doc) {
-            Some((b, meta)) => self.block_bound(b, &meta, ctx),
+        match self.cursor.block_for_from(doc, self.bound_block) {
+            Some((b, meta)) => {
+                self.bound_block = b;
+                self.block_bound(b, &meta, ctx)
+            }
             None => 0.0,
         }
     }
@@ -624,6 +689,7 @@ impl State {
                     bound,
                     weight_idf,
                     cached: None,
+                    bound_block: 0,
                 });
             }
         }
@@ -632,10 +698,14 @@ impl State {
         }
         terms.sort_by(|a, b| a.bound.total_cmp(&b.bound));
         let n = terms.len();
-        // prefix[j]: the bounds of terms[..j] together.
+        // prefix[j]: the bounds of terms[..j] together; prefix_words[j]: their words (a
+        // document none of terms[j..] is at holds at most these words, and without all of
+        // them it gets no boost: `ScoreContext::factor`).
         let mut prefix = vec![0.0f64; n + 1];
+        let mut prefix_words = vec![0u64; n + 1];
         for j in 0..n {
             prefix[j + 1] = prefix[j] + terms[j].bound;
+            prefix_words[j + 1] = prefix_words[j] | ctx.word_bit(terms[j].term);
         }
         let mut slot_of = vec![None; ctx.terms.len()];
         for (j, t) in terms.iter().enumerate() {
@@ -647,7 +717,9 @@ impl State {
         let mut essential = 0usize;
         loop {
             let theta = top.value();
-            while essential < n && prefix[essential + 1] * ctx.bound_factor < theta {
+            while essential < n
+                && prefix[essential + 1] * ctx.factor(prefix_words[essential + 1]) < theta
+            {
                 essential += 1;
             }
             if essential >= n {
@@ -661,35 +733,49 @@ impl State {
             else {
                 break;
             };
-            let lens = v.doc_len(doc as usize);
-            // Block bounds first: the essential terms' current blocks and the blocks of
-            // the non-essential ones that would hold `doc`, read from metas only.
+            // The words `doc` can hold: those of the essential terms at it, and of every
+            // non-essential term until its list is sought.
+            let mut found_words = 0u64;
+            for (j, t) in terms.iter().enumerate().skip(essential) {
+                at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
+                if at_doc[j] {
+                    found_words |= ctx.word_bit(t.term);
+                }
+            }
+            let factor = ctx.factor(found_words | prefix_words[essential]);
+            // Bounds first, read without the document's lengths: the essential terms' at
+            // their tf with their blocks' least lengths, and the blocks of the
+            // non-essential ones that would hold `doc`.
             let mut block_sum = 0.0;
             if theta > f64::NEG_INFINITY {
-                for t in &mut terms[essential..] {
-                    if !t.cursor.done() && t.cursor.rec == doc {
-                        block_sum += t.current_bound(ctx);
+                for (j, t) in terms.iter_mut().enumerate().skip(essential) {
+                    if at_doc[j] {
+                        block_sum += t.tf_bound(ctx);
                     }
                 }
                 // Highest bounds first; stop once the sum reaches the threshold (the
                 // document survives this check whatever the rest add).
                 for t in terms[..essential].iter_mut().rev() {
-                    if block_sum * ctx.bound_factor >= theta {
+                    if block_sum * factor >= theta {
                         break;
                     }
                     block_sum += t.bound_for(doc, ctx);
                 }
             }
-            let mut alive = theta == f64::NEG_INFINITY || block_sum * ctx.bound_factor >= theta;
+            let mut alive = theta == f64::NEG_INFINITY || block_sum * factor >= theta;
+            let lens = if alive {
+                v.doc_len(doc as usize)
+            } else {
+                [0; TEXT_FIELDS]
+            };
             let mut partial = 0.0;
             if alive {
                 for (j, t) in terms.iter().enumerate().skip(essential) {
-                    at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
                     if at_doc[j] {
                         partial += t.score(ctx, &lens);
                     }
                 }
-                alive = (partial + prefix[essential]) * ctx.bound_factor >= theta;
+                alive = (partial + prefix[essential]) * factor >= theta;
                 for j in (0..essential).rev() {
                     if !alive {
                         break;
@@ -698,8 +784,10 @@ impl State {
                     at_doc[j] = t.cursor.seek(doc)? && t.cursor.rec == doc;
                     if at_doc[j] {
                         partial += t.score(ctx, &lens);
+                        found_words |= ctx.word_bit(t.term);
                     }
-                    alive = (partial + prefix[j]) * ctx.bound_factor >= theta;
+                    let factor = ctx.factor(found_words | prefix_words[j]);
+                    alive = (partial + prefix[j]) * factor >= theta;
                 }
             }
             if alive {
@@ -720,7 +808,7 @@ impl State {
                     }
                 }
                 let base = acc.base(ctx.words);
-                if base * ctx.bound_factor >= theta {
+                if base * ctx.final_factor(&acc) >= theta {
                     let node = *node_ids.get(doc as usize).ok_or_else(|| {
                         SearchError::Decode(DecodeError::new(
                             0,
@@ -740,8 +828,9 @@ impl State {
             }
             at_doc.iter_mut().for_each(|x| *x = false);
             for t in &mut terms[essential..] {
-                if !t.cursor.done() && t.cursor.rec == doc {
-                    t.cursor.advance()?;
+                if !t.cursor.done() && t.cursor.rec == doc && t.cursor.advance()? {
+                    // The next document is one of these: its lengths start loading now.
+                    v.prefetch_doc_len(t.cursor.rec as usize);
                 }
             }
         }

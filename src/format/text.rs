@@ -604,8 +604,15 @@ impl<'a> PostingCursor<'a> {
     /// not yet read, found from the metas without decoding; `None` when the list has no
     /// metas or no such posting.
     pub fn block_for(&self, target: u32) -> Option<(usize, BlockMeta)> {
+        self.block_for_from(target, 0)
+    }
+
+    /// As [`PostingCursor::block_for`], searching from block `from` on when it is past the
+    /// cursor: the caller knows no earlier block holds the answer (a block this returned
+    /// for a target ≤ `target`).
+    pub fn block_for_from(&self, target: u32, from: usize) -> Option<(usize, BlockMeta)> {
         let blocks = self.list.blocks();
-        let mut b = self.read as usize / POSTINGS_BLOCK;
+        let mut b = (self.read as usize / POSTINGS_BLOCK).max(from);
         // Gallop, then binary search, over the metas' last records.
         let mut step = 1usize;
         let mut lo = b;
@@ -677,6 +684,13 @@ impl<'a> PostingCursor<'a> {
         Some((b, self.list.meta(b)?))
     }
 
+    /// The index of the block holding the current posting (no meta decoded); `None`
+    /// before the first posting.
+    #[inline]
+    pub fn current_block_index(&self) -> Option<usize> {
+        Some((self.read as usize).checked_sub(1)? / POSTINGS_BLOCK)
+    }
+
     /// Byte offset in the list's data just past what was read (for `verify`).
     fn data_pos(&self) -> usize {
         self.list.data_at + self.pos
@@ -720,6 +734,16 @@ impl FieldLens<'_> {
         match self {
             FieldLens::Wide(v) => v.get(i).copied().unwrap_or(0),
             FieldLens::Narrow(v) => v.get(i).copied().map_or(0, u32::from),
+        }
+    }
+
+    /// Starts loading record `index`'s lengths into the CPU's caches (a hint).
+    #[inline]
+    pub fn prefetch(&self, index: usize) {
+        let at = index.saturating_mul(TEXT_FIELDS);
+        match self {
+            FieldLens::Wide(v) => super::segment::prefetch_at(v, at),
+            FieldLens::Narrow(v) => super::segment::prefetch_at(v, at),
         }
     }
 
@@ -1014,6 +1038,13 @@ impl<'a> TextIndexView<'a> {
     #[inline]
     pub fn doc_len(&self, index: usize) -> [u32; TEXT_FIELDS] {
         self.doc_lens.record(index)
+    }
+
+    /// Starts loading record `index`'s field lengths (a hint for a record about to be
+    /// scored).
+    #[inline]
+    pub fn prefetch_doc_len(&self, index: usize) {
+        self.doc_lens.prefetch(index);
     }
 
     /// Full check, O(sections): the fst's own checksum, terms in order with postings lists

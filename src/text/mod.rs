@@ -395,6 +395,37 @@ pub fn term_bound(
     weight_idf * saturate(total)
 }
 
+/// Per field, `weights[f]` over BM25's length norm at length `len_min[f]`: what
+/// [`term_tf_bound`] multiplies a tf by (computed once per postings block).
+pub fn tf_scale(
+    weights: &[f64; TEXT_FIELDS],
+    len_min: &[u16; TEXT_FIELDS],
+    avg: &[f64; TEXT_FIELDS],
+) -> [f64; TEXT_FIELDS] {
+    let mut out = [0.0; TEXT_FIELDS];
+    for f in 0..TEXT_FIELDS {
+        out[f] = weights[f] / length_norm(u32::from(len_min[f]), avg[f]);
+    }
+    out
+}
+
+/// The most a term (`weight_idf` = its weight × idf) adds to the score of a document
+/// holding it `tf` times per field, in fields at least as long as the lengths `scale` was
+/// computed for ([`tf_scale`]): [`term_fields`]' sum with each length at its least (the
+/// score shrinks with length). Multiplying by a reciprocal can round differently from the
+/// exact score's division: callers compare bounds with a relative slack of 1e-9.
+pub fn term_tf_bound(weight_idf: f64, tf: &[u32; TEXT_FIELDS], scale: &[f64; TEXT_FIELDS]) -> f64 {
+    let mut total = 0.0;
+    for f in 0..TEXT_FIELDS {
+        total += f64::from(tf[f]) * scale[f];
+    }
+    if total > 0.0 {
+        weight_idf * saturate(total)
+    } else {
+        0.0
+    }
+}
+
 /// Accumulated score of one candidate document.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Accumulator {

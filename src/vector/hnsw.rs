@@ -826,7 +826,10 @@ mod tests {
         for _ in 0..u32::from(u16::MAX) {
             v.reset(4);
         }
-        assert!(v.insert(1), "a stale stamp counted as a visit after the wrap");
+        assert!(
+            v.insert(1),
+            "a stale stamp counted as a visit after the wrap"
+        );
         assert!(!v.insert(1));
         assert!(v.insert(3));
         assert!(!v.insert(9), "out of range is never new");

@@ -496,6 +496,12 @@ fn words_mask(words: usize) -> u64 {
     }
 }
 
+/// Most hits (offset + limit) for which a segment's walk primes its threshold first
+/// (`State::prime_threshold`).
+const PRIME_NEED_MAX: usize = 128;
+/// How many of the highest-bound terms prime it.
+const PRIME_TERMS: usize = 3;
+
 /// The `need` best base scores of valid candidates offered so far (a min-heap).
 struct Threshold {
     need: usize,
@@ -713,6 +719,8 @@ impl State {
         }
         let mut at_doc = vec![false; n];
         let node_ids = seg.node_ids();
+        let primed =
+            self.prime_threshold(i, v, ctx, &terms[n.saturating_sub(PRIME_TERMS)..], top, q)?;
         // terms[..essential] are non-essential.
         let mut essential = 0usize;
         loop {
@@ -815,9 +823,13 @@ impl State {
                             format!("postings name record {doc}, which does not exist"),
                         ))
                     })?;
-                    top.offer(base, || {
-                        Ok(self.text_version_current(i, node) && self.text_filter_ok(q, node)?)
-                    })?;
+                    // A primed document is in the threshold already (by a lower score).
+                    if primed.binary_search(&doc).is_err() {
+                        top.offer(base, || {
+                            Ok(self.text_version_current(i, node)
+                                && self.text_filter_ok(q, node)?)
+                        })?;
+                    }
                     cands.push(Candidate {
                         node,
                         base,
@@ -835,6 +847,68 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// Raises the threshold before the walk, so the walk starts with fewer essential terms
+    /// (half its documents were visited before θ reached its final level, measured on the
+    /// comparison corpus): for each term of `best` (the terms with the highest bounds), the
+    /// block with the highest block bound is decoded and its documents scored by that term;
+    /// a document's parts summed over these terms are at most its base score (every term
+    /// adds a non-negative part; the sum is taken a hair low for rounding), and the `need`
+    /// best valid documents are offered. Returns their record indices, sorted: the walk
+    /// does not offer them again (the threshold would count a document twice). Cost: one
+    /// block (≤ 128 postings and their lengths) per term; skipped when more than
+    /// [`PRIME_NEED_MAX`] hits are asked.
+    fn prime_threshold(
+        &self,
+        i: usize,
+        v: &TextIndexView<'_>,
+        ctx: &ScoreContext<'_>,
+        best: &[TermCursor<'_>],
+        top: &mut Threshold,
+        q: &TextQuery,
+    ) -> std::result::Result<Vec<u32>, SearchError> {
+        let mut primed = Vec::new();
+        if top.need > PRIME_NEED_MAX {
+            return Ok(primed);
+        }
+        let mut postings: Vec<(usize, u32, [u32; TEXT_FIELDS])> = Vec::new();
+        for (k, t) in best.iter().enumerate() {
+            best_block_postings(t, k, ctx, &mut postings)?;
+        }
+        for p in &postings {
+            v.prefetch_doc_len(p.1 as usize);
+        }
+        let mut parts: Vec<(u32, f64)> = postings
+            .iter()
+            .map(|&(k, rec, tf)| {
+                let lens = v.doc_len(rec as usize);
+                let part = term_fields(best[k].weight_idf, ctx.weights, &tf, &lens, &ctx.avg);
+                (rec, part.iter().sum())
+            })
+            .collect();
+        parts.sort_by_key(|p| p.0);
+        let mut scored: Vec<(f64, u32)> = Vec::new();
+        for p in parts.chunk_by(|a, b| a.0 == b.0) {
+            let sum: f64 = p.iter().map(|x| x.1).sum();
+            scored.push((sum * (1.0 - 1e-9), p[0].0));
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let node_ids = self.segs.segments[i].node_ids();
+        for (score, rec) in scored {
+            if primed.len() >= top.need {
+                break;
+            }
+            let Some(&node) = node_ids.get(rec as usize) else {
+                continue;
+            };
+            if self.text_version_current(i, node) && self.text_filter_ok(q, node)? {
+                top.offer(score, || Ok(true))?;
+                primed.push(rec);
+            }
+        }
+        primed.sort_unstable();
+        Ok(primed)
     }
 
     /// Scores every posting of segment `i`'s layout-1 index into the dense scratch
@@ -892,6 +966,44 @@ impl State {
         }
         Ok(())
     }
+}
+
+/// Appends `(k, record, tf)` for every posting of `t`'s block with the highest block bound
+/// (all of a list without metas, which is one block).
+fn best_block_postings(
+    t: &TermCursor<'_>,
+    k: usize,
+    ctx: &ScoreContext<'_>,
+    out: &mut Vec<(usize, u32, [u32; TEXT_FIELDS])>,
+) -> std::result::Result<(), DecodeError> {
+    let list = *t.cursor.list();
+    let mut block = None;
+    let mut block_bound = f64::NEG_INFINITY;
+    for b in 0..list.blocks() {
+        if let Some(meta) = list.meta(b) {
+            let bound = term_bound(t.weight_idf, ctx.weights, &meta, &ctx.avg);
+            if bound > block_bound {
+                block_bound = bound;
+                block = Some((b, meta.last));
+            }
+        }
+    }
+    let (first, last) = match block {
+        Some((0, last)) => (0, last),
+        Some((b, last)) => match list.meta(b - 1) {
+            Some(prev) => (prev.last.saturating_add(1), last),
+            None => return Ok(()),
+        },
+        None if list.blocks() == 0 => (0, u32::MAX),
+        None => return Ok(()),
+    };
+    let mut cursor = list.cursor();
+    let mut more = cursor.seek(first)?;
+    while more && cursor.rec <= last {
+        out.push((k, cursor.rec, cursor.tf));
+        more = cursor.advance()?;
+    }
+    Ok(())
 }
 
 /// Why a segment's pruned scoring stopped: damaged postings, or an error reading a record.

@@ -501,6 +501,8 @@ fn words_mask(words: usize) -> u64 {
 const PRIME_NEED_MAX: usize = 128;
 /// How many of the highest-bound terms prime it.
 const PRIME_TERMS: usize = 3;
+/// How many primed documents are scored by all of those terms.
+const PRIME_RESCORE_MAX: usize = 64;
 
 /// The `need` best base scores of valid candidates offered so far (a min-heap).
 struct Threshold {
@@ -854,8 +856,9 @@ impl State {
     /// comparison corpus): for each term of `best` (the terms with the highest bounds), the
     /// block with the highest block bound is decoded and its documents scored by that term;
     /// a document's parts summed over these terms are at most its base score (every term
-    /// adds a non-negative part; the sum is taken a hair low for rounding), and the `need`
-    /// best valid documents are offered. Returns their record indices, sorted: the walk
+    /// adds a non-negative part; the sum is taken a hair low for rounding); the
+    /// [`PRIME_RESCORE_MAX`] best by that sum are scored by all of these terms, and the
+    /// `need` best valid documents are offered. Returns their record indices, sorted: the walk
     /// does not offer them again (the threshold would count a document twice). Cost: one
     /// block (≤ 128 postings and their lengths) per term; skipped when more than
     /// [`PRIME_NEED_MAX`] hits are asked.
@@ -892,6 +895,36 @@ impl State {
         for p in parts.chunk_by(|a, b| a.0 == b.0) {
             let sum: f64 = p.iter().map(|x| x.1).sum();
             scored.push((sum * (1.0 - 1e-9), p[0].0));
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        // The best of them are scored by all of these terms, each list sought to them in
+        // record order: a document in one term's best block often holds the others too.
+        scored.truncate(PRIME_RESCORE_MAX.max(top.need));
+        scored.sort_by_key(|x| x.1);
+        let lens: Vec<[u32; TEXT_FIELDS]> =
+            scored.iter().map(|x| v.doc_len(x.1 as usize)).collect();
+        let mut accs = vec![Accumulator::default(); scored.len()];
+        for t in best {
+            let mut cursor = t.cursor.list().cursor();
+            for (j, &(_, rec)) in scored.iter().enumerate() {
+                if !cursor.seek(rec)? {
+                    break;
+                }
+                if cursor.rec == rec {
+                    let term = t.term;
+                    accs[j].add(
+                        &ctx.terms[term],
+                        ctx.idfs[term],
+                        ctx.weights,
+                        &cursor.tf,
+                        &lens[j],
+                        &ctx.avg,
+                    );
+                }
+            }
+        }
+        for (x, acc) in scored.iter_mut().zip(&accs) {
+            x.0 = x.0.max(acc.base(ctx.words) * (1.0 - 1e-9));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let node_ids = self.segs.segments[i].node_ids();

@@ -860,7 +860,8 @@ impl State {
     /// [`PRIME_RESCORE_MAX`] best by that sum are scored by all of these terms, and the
     /// `need` best valid documents are offered. Returns their record indices, sorted: the walk
     /// does not offer them again (the threshold would count a document twice). Cost: one
-    /// block (≤ 128 postings and their lengths) per term; skipped when more than
+    /// block (≤ 128 postings and their lengths) per term, then each term's list sought
+    /// forward to at most [`PRIME_RESCORE_MAX`] records; skipped when more than
     /// [`PRIME_NEED_MAX`] hits are asked.
     fn prime_threshold(
         &self,

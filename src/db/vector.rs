@@ -317,50 +317,42 @@ impl State {
             return Vec::new();
         }
         let filter = &q.filter;
-        if filter.is_empty() && !self.may_supersede(i, s) {
+        let rows = if filter.is_empty() && !self.may_supersede(i, s) {
             // Every row is its node's newest live version and no filter applies: the
             // search accepts rows without reading their ids (a random read per
-            // candidate); the hits' ids are checked against the records at the end.
+            // candidate); the hits' ids are checked against the records below.
             let n = vectors.len();
-            let rows = rows_of_segment(&graph, vectors, query, q, ef, |row| (row as usize) < n);
-            return rows
-                .into_iter()
-                .filter_map(|r| {
-                    let id = *ids.get(r.index as usize)?;
-                    s.has_node(NodeId(id)).then_some(Scored {
-                        sim: r.sim,
-                        index: id,
-                    })
-                })
-                .collect();
-        }
-        let accept = |row: u32| -> bool {
-            let Some(&id) = ids.get(row as usize) else {
-                return false;
-            };
-            // `has_node` also keeps a damaged id (the section is checksummed by `verify`,
-            // not at open) from naming a node this segment has no record of.
-            if !self.newest_in(i, id) || !s.has_node(NodeId(id)) {
-                return false;
-            }
-            if filter.is_empty() {
-                return true;
-            }
-            match s.node(NodeId(id)) {
-                Ok(Some(n)) => filter.matches(&n),
-                Ok(None) => false,
-                Err(e) => {
-                    error.get_or_insert(e);
-                    false
+            rows_of_segment(&graph, vectors, query, q, ef, |row| (row as usize) < n)
+        } else {
+            let accept = |row: u32| -> bool {
+                let Some(&id) = ids.get(row as usize) else {
+                    return false;
+                };
+                if !self.newest_in(i, id) || !s.has_node(NodeId(id)) {
+                    return false;
                 }
-            }
+                if filter.is_empty() {
+                    return true;
+                }
+                match s.node(NodeId(id)) {
+                    Ok(Some(n)) => filter.matches(&n),
+                    Ok(None) => false,
+                    Err(e) => {
+                        error.get_or_insert(e);
+                        false
+                    }
+                }
+            };
+            rows_of_segment(&graph, vectors, query, q, ef, accept)
         };
-        let rows = rows_of_segment(&graph, vectors, query, q, ef, accept);
+        // `has_node` keeps a damaged id (the section is checksummed by `verify`, not at
+        // open) from naming a node this segment has no record of.
         rows.into_iter()
             .filter_map(|r| {
-                Some(Scored {
+                let id = *ids.get(r.index as usize)?;
+                s.has_node(NodeId(id)).then_some(Scored {
                     sim: r.sim,
-                    index: *ids.get(r.index as usize)?,
+                    index: id,
                 })
             })
             .collect()

@@ -609,20 +609,17 @@ impl TermCursor<'_> {
     /// the posting): the score at its block's least field lengths, without reading the
     /// document's own lengths (a random read).
     fn tf_bound(&mut self, ctx: &ScoreContext<'_>) -> f64 {
-        let b = self.cursor.current_block_index();
-        let scale = match (self.cached, b) {
-            (Some((cached, _, scale)), Some(b)) if cached == b => scale,
-            _ => match self.cursor.current_block() {
-                Some((b, meta)) => {
-                    self.block_bound(b, &meta, ctx);
-                    match self.cached {
-                        Some((_, _, scale)) => scale,
-                        None => tf_scale(ctx.weights, &[0; TEXT_FIELDS], &ctx.avg),
-                    }
-                }
-                // A list of one block has no metas: lengths at their least (0).
-                None => tf_scale(ctx.weights, &[0; TEXT_FIELDS], &ctx.avg),
-            },
+        let at = self.cursor.current_block_index();
+        if at.is_some()
+            && self.cached.map(|c| c.0) != at
+            && let Some((b, meta)) = self.cursor.current_block()
+        {
+            self.block_bound(b, &meta, ctx);
+        }
+        let scale = match self.cached {
+            Some((b, _, scale)) if Some(b) == at => scale,
+            // A list of one block has no metas: lengths at their least (0).
+            _ => tf_scale(ctx.weights, &[0; TEXT_FIELDS], &ctx.avg),
         };
         term_tf_bound(self.weight_idf, &self.cursor.tf, &scale)
     }
@@ -883,31 +880,30 @@ impl State {
         for p in &postings {
             v.prefetch_doc_len(p.1 as usize);
         }
-        let mut parts: Vec<(u32, f64)> = postings
+        let mut parts: Vec<(u32, f64, [u32; TEXT_FIELDS])> = postings
             .iter()
             .map(|&(k, rec, tf)| {
                 let lens = v.doc_len(rec as usize);
                 let part = term_fields(best[k].weight_idf, ctx.weights, &tf, &lens, &ctx.avg);
-                (rec, part.iter().sum())
+                (rec, part.iter().sum(), lens)
             })
             .collect();
         parts.sort_by_key(|p| p.0);
-        let mut scored: Vec<(f64, u32)> = Vec::new();
+        // (score, record, lengths) per document.
+        let mut scored: Vec<(f64, u32, [u32; TEXT_FIELDS])> = Vec::new();
         for p in parts.chunk_by(|a, b| a.0 == b.0) {
             let sum: f64 = p.iter().map(|x| x.1).sum();
-            scored.push((sum * (1.0 - 1e-9), p[0].0));
+            scored.push((sum * (1.0 - 1e-9), p[0].0, p[0].2));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         // The best of them are scored by all of these terms, each list sought to them in
         // record order: a document in one term's best block often holds the others too.
         scored.truncate(PRIME_RESCORE_MAX.max(top.need));
         scored.sort_by_key(|x| x.1);
-        let lens: Vec<[u32; TEXT_FIELDS]> =
-            scored.iter().map(|x| v.doc_len(x.1 as usize)).collect();
         let mut accs = vec![Accumulator::default(); scored.len()];
         for t in best {
             let mut cursor = t.cursor.list().cursor();
-            for (j, &(_, rec)) in scored.iter().enumerate() {
+            for (j, &(_, rec, lens)) in scored.iter().enumerate() {
                 if !cursor.seek(rec)? {
                     break;
                 }
@@ -918,7 +914,7 @@ impl State {
                         ctx.idfs[term],
                         ctx.weights,
                         &cursor.tf,
-                        &lens[j],
+                        &lens,
                         &ctx.avg,
                     );
                 }
@@ -929,7 +925,7 @@ impl State {
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let node_ids = self.segs.segments[i].node_ids();
-        for (score, rec) in scored {
+        for (score, rec, _) in scored {
             if primed.len() >= top.need {
                 break;
             }

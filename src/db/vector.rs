@@ -322,7 +322,9 @@ impl State {
             // search accepts rows without reading their ids (a random read per
             // candidate); the hits' ids are checked against the records below.
             let n = vectors.len();
-            rows_of_segment(&graph, vectors, query, q, ef, |row| (row as usize) < n)
+            rows_of_segment(graph.as_ref(), vectors, query, q, ef, |row| {
+                (row as usize) < n
+            })
         } else {
             let accept = |row: u32| -> bool {
                 let Some(&id) = ids.get(row as usize) else {
@@ -343,7 +345,7 @@ impl State {
                     }
                 }
             };
-            rows_of_segment(&graph, vectors, query, q, ef, accept)
+            rows_of_segment(graph.as_ref(), vectors, query, q, ef, accept)
         };
         // `has_node` keeps a damaged id (the section is checksummed by `verify`, not at
         // open) from naming a node this segment has no record of.
@@ -388,7 +390,7 @@ impl State {
 /// graph when it has one and the search is not too selective (see the module doc),
 /// else by an exact scan.
 fn rows_of_segment(
-    graph: &Option<FlatView<'_>>,
+    graph: Option<&FlatView<'_>>,
     vectors: Vectors<'_>,
     query: &[f32],
     q: &VectorQuery,

@@ -23,7 +23,7 @@
 use std::collections::BinaryHeap;
 
 use super::{Scored, SplitMix64, TopK, Vectors, dot};
-use crate::format::segment::prefetch_at;
+use crate::format::segment::{prefetch_at, prefetch_span};
 
 /// Links per row in layers above 0.
 pub const M: usize = 16;
@@ -359,17 +359,12 @@ impl Graph for FlatView<'_> {
         let Some(&(_, offsets)) = self.layers.first() else {
             return;
         };
-        let (Some(&start), Some(&end)) = (offsets.get(row as usize), offsets.get(row as usize + 1))
-        else {
-            return;
-        };
-        // 16 links per 64-byte line.
-        let mut at = start as usize;
-        while at < end as usize {
-            prefetch_at(self.neighbors, at);
-            at += 16;
+        if let (Some(&start), Some(&end)) =
+            (offsets.get(row as usize), offsets.get(row as usize + 1))
+        {
+            let len = (end as usize).saturating_sub(start as usize);
+            prefetch_span(self.neighbors, start as usize, len);
         }
-        prefetch_at(self.neighbors, (end as usize).saturating_sub(1));
     }
 }
 

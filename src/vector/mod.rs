@@ -16,7 +16,7 @@
 
 pub mod hnsw;
 
-use crate::format::segment::prefetch_at;
+use crate::format::segment::prefetch_span;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -57,19 +57,12 @@ impl<'a> Vectors<'a> {
         self.dim
     }
 
-    /// Starts loading row `i` (up to its first four cache lines) into the CPU's caches: a
-    /// hint for a row about to be scored; nothing beyond the last row.
+    /// Starts loading row `i` (up to its first 64 floats) into the CPU's caches: a hint for
+    /// a row about to be scored; nothing beyond the last row.
     #[inline]
     pub fn prefetch(&self, i: usize) {
-        let Some(start) = i.checked_mul(self.dim) else {
-            return;
-        };
-        // 16 floats per 64-byte line.
-        let end = start.saturating_add(self.dim.min(64));
-        let mut at = start;
-        while at < end {
-            prefetch_at(self.data, at);
-            at += 16;
+        if let Some(start) = i.checked_mul(self.dim) {
+            prefetch_span(self.data, start, self.dim.min(64));
         }
     }
 

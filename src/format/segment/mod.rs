@@ -284,6 +284,24 @@ pub fn prefetch_at<T>(s: &[T], i: usize) {
     let _ = (s, i);
 }
 
+/// Asks the CPU to start loading `s[start..start + len]` (clipped to `s`), one hint per
+/// 64-byte cache line and one for the last element (a span that starts mid-line touches
+/// one line more than its length).
+#[inline]
+pub fn prefetch_span<T>(s: &[T], start: usize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    let end = start.saturating_add(len);
+    let mut at = start;
+    while at < end {
+        prefetch_at(s, at);
+        at = at.saturating_add(step);
+    }
+    prefetch_at(s, end - 1);
+}
+
 /// The tag of a key whose hash is `hash`: the hash's low 32 bits.
 #[inline]
 fn key_tag(hash: u64) -> u32 {

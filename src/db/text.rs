@@ -29,7 +29,7 @@ use crate::model::Node;
 use crate::text::{
     ALL_WORDS_BOOST, Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, QueryTerm, TextHit,
     TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields,
-    term_tf_bound, text_has_phrase, tf_scale,
+    term_fields_scaled, term_tf_bound, text_has_phrase, tf_scale,
 };
 
 /// One node's entry in the delta index.
@@ -496,6 +496,10 @@ fn words_mask(words: usize) -> u64 {
     }
 }
 
+/// How many postings ahead of an essential cursor the walk starts loading a document's
+/// lengths.
+const PREFETCH_AHEAD: u32 = 8;
+
 /// Most hits (offset + limit) for which a segment's walk primes its threshold first
 /// (`State::prime_threshold`).
 const PRIME_NEED_MAX: usize = 128;
@@ -578,17 +582,10 @@ struct TermCursor<'a> {
 }
 
 impl TermCursor<'_> {
-    /// The term's contribution to the document under the cursor (lengths `lens`).
-    fn score(&self, ctx: &ScoreContext<'_>, lens: &[u32; TEXT_FIELDS]) -> f64 {
-        term_fields(
-            self.weight_idf,
-            ctx.weights,
-            &self.cursor.tf,
-            lens,
-            &ctx.avg,
-        )
-        .iter()
-        .sum()
+    /// The term's contribution to the document under the cursor, per field (`scale`: the
+    /// document's [`tf_scale`]).
+    fn parts(&self, scale: &[f64; TEXT_FIELDS]) -> [f64; TEXT_FIELDS] {
+        term_fields_scaled(self.weight_idf, &self.cursor.tf, scale)
     }
 
     /// Most the term adds to a document in block `b` (meta `meta`), cached for the last
@@ -598,7 +595,7 @@ impl TermCursor<'_> {
             Some((cached, bound, _)) if cached == b => bound,
             _ => {
                 let bound = term_bound(self.weight_idf, ctx.weights, meta, &ctx.avg);
-                let scale = tf_scale(ctx.weights, &meta.len_min, &ctx.avg);
+                let scale = tf_scale(ctx.weights, &meta.len_min.map(u32::from), &ctx.avg);
                 self.cached = Some((b, bound, scale));
                 bound
             }
@@ -608,6 +605,7 @@ impl TermCursor<'_> {
     /// Most the term adds to the document under the cursor given its tf there (read with
     /// the posting): the score at its block's least field lengths, without reading the
     /// document's own lengths (a random read).
+    #[inline]
     fn tf_bound(&mut self, ctx: &ScoreContext<'_>) -> f64 {
         let at = self.cursor.current_block_index();
         if at.is_some()
@@ -625,17 +623,21 @@ impl TermCursor<'_> {
     }
 
     /// Most the term adds to document `doc`, from the metas only: 0 when no block can
-    /// hold it, the list's bound when the list has no metas.
-    fn bound_for(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> f64 {
+    /// hold it, the list's bound when the list has no metas; with the last record for
+    /// which that answer holds (documents are asked in increasing order).
+    fn bound_for(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> (f64, u32) {
         if self.cursor.list().bound().is_none() {
-            return self.bound;
+            return (self.bound, u32::MAX);
         }
         match self.cursor.block_for_from(doc, self.bound_block) {
             Some((b, meta)) => {
                 self.bound_block = b;
-                self.block_bound(b, &meta, ctx)
+                (
+                    term_bound(self.weight_idf, ctx.weights, &meta, &ctx.avg),
+                    meta.last,
+                )
             }
-            None => 0.0,
+            None => (0.0, u32::MAX),
         }
     }
 }
@@ -717,11 +719,18 @@ impl State {
             slot_of[t.term] = Some(j);
         }
         let mut at_doc = vec![false; n];
+        // Per term: its parts of the score of the document under consideration (valid
+        // where `at_doc`).
+        let mut parts = vec![[0.0; TEXT_FIELDS]; n];
         let node_ids = seg.node_ids();
         let primed =
             self.prime_threshold(i, v, ctx, &terms[n.saturating_sub(PRIME_TERMS)..], top, q)?;
         // terms[..essential] are non-essential.
         let mut essential = 0usize;
+        // The non-essential terms' block bounds summed: (`essential` when summed, the
+        // last record for which every one of them holds, the sum). Recomputed only when
+        // the walk passes a block of one of them or the split moves.
+        let mut ne_bounds: Option<(usize, u32, f64)> = None;
         loop {
             let theta = top.value();
             while essential < n
@@ -760,13 +769,19 @@ impl State {
                         block_sum += t.tf_bound(ctx);
                     }
                 }
-                // Highest bounds first; stop once the sum reaches the threshold (the
-                // document survives this check whatever the rest add).
-                for t in terms[..essential].iter_mut().rev() {
-                    if block_sum * factor >= theta {
-                        break;
+                if block_sum * factor < theta {
+                    if ne_bounds
+                        .is_none_or(|(sum_for, until, _)| sum_for != essential || doc > until)
+                    {
+                        let (mut sum, mut until) = (0.0, u32::MAX);
+                        for t in &mut terms[..essential] {
+                            let (bound, last) = t.bound_for(doc, ctx);
+                            sum += bound;
+                            until = until.min(last);
+                        }
+                        ne_bounds = Some((essential, until, sum));
                     }
-                    block_sum += t.bound_for(doc, ctx);
+                    block_sum += ne_bounds.map_or(0.0, |(_, _, sum)| sum);
                 }
             }
             let mut alive = theta == f64::NEG_INFINITY || block_sum * factor >= theta;
@@ -777,9 +792,12 @@ impl State {
             };
             let mut partial = 0.0;
             if alive {
+                // The lengths' part of every term's score, computed once for the document.
+                let scale = tf_scale(ctx.weights, &lens, &ctx.avg);
                 for (j, t) in terms.iter().enumerate().skip(essential) {
                     if at_doc[j] {
-                        partial += t.score(ctx, &lens);
+                        parts[j] = t.parts(&scale);
+                        partial += parts[j].iter().sum::<f64>();
                     }
                 }
                 alive = (partial + prefix[essential]) * factor >= theta;
@@ -790,7 +808,8 @@ impl State {
                     let t = &mut terms[j];
                     at_doc[j] = t.cursor.seek(doc)? && t.cursor.rec == doc;
                     if at_doc[j] {
-                        partial += t.score(ctx, &lens);
+                        parts[j] = t.parts(&scale);
+                        partial += parts[j].iter().sum::<f64>();
                         found_words |= ctx.word_bit(t.term);
                     }
                     let factor = ctx.factor(found_words | prefix_words[j]);
@@ -798,20 +817,13 @@ impl State {
                 }
             }
             if alive {
+                // The same sums, in query-term order, that an exhaustive pass makes.
                 let mut acc = Accumulator::default();
                 for (t, slot) in slot_of.iter().enumerate() {
                     if let Some(j) = *slot
                         && at_doc[j]
                     {
-                        let tf = terms[j].cursor.tf;
-                        acc.add(
-                            &ctx.terms[t],
-                            ctx.idfs[t],
-                            ctx.weights,
-                            &tf,
-                            &lens,
-                            &ctx.avg,
-                        );
+                        acc.add_parts(&ctx.terms[t], parts[j], &terms[j].cursor.tf);
                     }
                 }
                 let base = acc.base(ctx.words);
@@ -840,8 +852,12 @@ impl State {
             at_doc.iter_mut().for_each(|x| *x = false);
             for t in &mut terms[essential..] {
                 if !t.cursor.done() && t.cursor.rec == doc && t.cursor.advance()? {
-                    // The next document is one of these: its lengths start loading now.
+                    // The next document is one of these: its lengths start loading now,
+                    // and those of a document a few postings on (a random read each).
                     v.prefetch_doc_len(t.cursor.rec as usize);
+                    if let Some(later) = t.cursor.ahead(PREFETCH_AHEAD) {
+                        v.prefetch_doc_len(later as usize);
+                    }
                 }
             }
         }

@@ -57,6 +57,9 @@ pub const TEXT_LAYOUT_VERSION: u32 = 2;
 pub const TEXT_LAYOUT_BLOCKED: u32 = 2;
 /// Postings per block (layout 2).
 pub const POSTINGS_BLOCK: usize = 128;
+/// [`POSTINGS_BLOCK`] as a posting count.
+const BLOCK_U32: u32 = 128;
+const _: () = assert!(BLOCK_U32 as usize == POSTINGS_BLOCK);
 /// Encoded length of a [`BlockMeta`].
 pub const BLOCK_META_LEN: usize = 17;
 /// The most a `TextFieldLens` entry holds: longer fields are stored as this.
@@ -148,7 +151,26 @@ pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
 ///
 /// # Errors
 /// Truncated input or a varint longer than 10 bytes / above `u64::MAX`.
+#[inline]
 pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Result<u64, DecodeError> {
+    // Most varints of a postings list (gaps, masks, frequencies) are one or two bytes.
+    if let Some(&b) = bytes.get(*pos) {
+        if b < 0x80 {
+            *pos += 1;
+            return Ok(u64::from(b));
+        }
+        if let Some(&c) = bytes.get(*pos + 1)
+            && c < 0x80
+        {
+            *pos += 2;
+            return Ok(u64::from(b & 0x7f) | u64::from(c) << 7);
+        }
+    }
+    get_varint_long(bytes, pos)
+}
+
+/// [`get_varint`] past its one-byte case.
+fn get_varint_long(bytes: &[u8], pos: &mut usize) -> Result<u64, DecodeError> {
     let mut v = 0u64;
     for shift in (0..70).step_by(7) {
         let Some(&b) = bytes.get(*pos) else {
@@ -498,29 +520,31 @@ impl<'a> PostingList<'a> {
 
     /// A cursor before the first posting.
     pub fn cursor(self) -> PostingCursor<'a> {
-        PostingCursor {
-            list: self,
-            pos: 0,
-            base: 0,
-            read: 0,
-            rec: 0,
-            tf: [0; TEXT_FIELDS],
-            done: false,
-        }
+        PostingCursor::new(self)
     }
 }
 
-/// Walks a layout-2 postings list forward, decoding postings one at a time and skipping
-/// whole blocks on [`PostingCursor::seek`]. Each block's end is checked against its meta
-/// as the cursor passes it, so damaged metas are errors, not wrong answers.
+/// Walks a layout-2 postings list forward a block at a time: entering a block decodes its
+/// postings (at most [`POSTINGS_BLOCK`]) into the cursor's buffer, and
+/// [`PostingCursor::advance`] then steps through the buffer; [`PostingCursor::seek`] skips
+/// whole blocks by their metas without decoding them. Each block's end is checked against
+/// its meta as it is decoded, so damaged metas are errors, not wrong answers.
 #[derive(Clone, Debug)]
 pub struct PostingCursor<'a> {
     list: PostingList<'a>,
+    /// Byte offset in `list.data` of the next block to decode.
     pos: usize,
-    /// The least record the next posting can name (previous record + 1).
+    /// The least record the next block's first posting can name (previous record + 1).
     base: u64,
-    /// Postings decoded so far.
+    /// Postings before the buffered block (a multiple of [`POSTINGS_BLOCK`]).
+    block_start: u32,
+    /// Postings in the buffered block (0 before the first block is decoded).
+    block_len: u32,
+    /// Postings read so far: the current posting is `read - 1`.
     read: u32,
+    /// The buffered block's records and per-field frequencies.
+    recs: [u32; POSTINGS_BLOCK],
+    tfs: [[u32; TEXT_FIELDS]; POSTINGS_BLOCK],
     /// Record of the current posting (valid after a successful `advance`/`seek`).
     pub rec: u32,
     /// Per-field tf of the current posting.
@@ -529,6 +553,22 @@ pub struct PostingCursor<'a> {
 }
 
 impl<'a> PostingCursor<'a> {
+    fn new(list: PostingList<'a>) -> PostingCursor<'a> {
+        PostingCursor {
+            list,
+            pos: 0,
+            base: 0,
+            block_start: 0,
+            block_len: 0,
+            read: 0,
+            recs: [0; POSTINGS_BLOCK],
+            tfs: [[0; TEXT_FIELDS]; POSTINGS_BLOCK],
+            rec: 0,
+            tf: [0; TEXT_FIELDS],
+            done: false,
+        }
+    }
+
     /// Whether the cursor has passed the last posting.
     pub fn done(&self) -> bool {
         self.done
@@ -543,61 +583,92 @@ impl<'a> PostingCursor<'a> {
         DecodeError::new(self.list.data_at + self.pos, what)
     }
 
+    fn shift(&self, e: DecodeError) -> DecodeError {
+        DecodeError::new(self.list.data_at + e.offset, e.what)
+    }
+
+    /// Decodes the block after the buffered one into the buffer (the caller checked that
+    /// postings are left).
+    fn decode_block(&mut self) -> Result<(), DecodeError> {
+        let start = self.block_start + self.block_len;
+        let n = (self.list.df - start).min(BLOCK_U32);
+        let data = self.list.data;
+        let mut pos = self.pos;
+        let mut base = self.base;
+        for i in 0..n as usize {
+            let v = get_varint(data, &mut pos).map_err(|e| self.shift(e))?;
+            let gap = v >> 3;
+            let code = v & 7;
+            let rec = base
+                .checked_add(gap)
+                .and_then(|r| u32::try_from(r).ok())
+                .ok_or_else(|| self.err("postings record index beyond u32"))?;
+            let mut tf = [0u32; TEXT_FIELDS];
+            if code != 0 {
+                for (f, slot) in tf.iter_mut().enumerate() {
+                    *slot = u32::from(code & (1 << f) != 0);
+                }
+            } else {
+                let mask = get_varint(data, &mut pos).map_err(|e| self.shift(e))?;
+                if mask == 0 || mask >> TEXT_FIELDS != 0 {
+                    return Err(self.err(format!("field mask {mask:#x} is invalid")));
+                }
+                for (f, slot) in tf.iter_mut().enumerate() {
+                    if mask & (1 << f) != 0 {
+                        let v = get_varint(data, &mut pos).map_err(|e| self.shift(e))?;
+                        *slot = u32::try_from(v)
+                            .ok()
+                            .filter(|&v| v > 0)
+                            .ok_or_else(|| self.err(format!("term frequency {v}")))?;
+                    }
+                }
+            }
+            self.recs[i] = rec;
+            self.tfs[i] = tf;
+            base = u64::from(rec) + 1;
+        }
+        if self.list.bound.is_some() {
+            let b = start as usize / POSTINGS_BLOCK;
+            let last = self.recs[n as usize - 1];
+            match self.list.meta(b) {
+                Some(m) if m.last == last && m.end as usize == pos => {}
+                _ => return Err(self.err(format!("postings block {b} disagrees with its meta"))),
+            }
+        }
+        self.pos = pos;
+        self.base = base;
+        self.block_start = start;
+        self.block_len = n;
+        Ok(())
+    }
+
     /// Moves to the next posting; `false` (and `done`) at the end.
     ///
     /// # Errors
     /// Truncated or malformed postings, or a block end that disagrees with its meta.
+    #[inline]
     pub fn advance(&mut self) -> Result<bool, DecodeError> {
         if self.read >= self.list.df {
             self.done = true;
             return Ok(false);
         }
-        let data = self.list.data;
-        let v = get_varint(data, &mut self.pos).map_err(|e| self.shift(e))?;
-        let gap = v >> 3;
-        let code = v & 7;
-        let rec = self
-            .base
-            .checked_add(gap)
-            .and_then(|r| u32::try_from(r).ok())
-            .ok_or_else(|| self.err("postings record index beyond u32"))?;
-        let mut tf = [0u32; TEXT_FIELDS];
-        if code != 0 {
-            for (f, slot) in tf.iter_mut().enumerate() {
-                *slot = u32::from(code & (1 << f) != 0);
-            }
-        } else {
-            let mask = get_varint(data, &mut self.pos).map_err(|e| self.shift(e))?;
-            if mask == 0 || mask >> TEXT_FIELDS != 0 {
-                return Err(self.err(format!("field mask {mask:#x} is invalid")));
-            }
-            for (f, slot) in tf.iter_mut().enumerate() {
-                if mask & (1 << f) != 0 {
-                    let v = get_varint(data, &mut self.pos).map_err(|e| self.shift(e))?;
-                    *slot = u32::try_from(v)
-                        .ok()
-                        .filter(|&v| v > 0)
-                        .ok_or_else(|| self.err(format!("term frequency {v}")))?;
-                }
-            }
+        if self.read >= self.block_start + self.block_len {
+            self.decode_block()?;
         }
-        self.rec = rec;
-        self.tf = tf;
-        self.base = u64::from(rec) + 1;
+        let i = (self.read - self.block_start) as usize % POSTINGS_BLOCK;
+        self.rec = self.recs[i];
+        self.tf = self.tfs[i];
         self.read += 1;
-        let in_block = self.read as usize % POSTINGS_BLOCK;
-        if self.list.bound.is_some() && (in_block == 0 || self.read == self.list.df) {
-            let b = (self.read as usize - 1) / POSTINGS_BLOCK;
-            match self.list.meta(b) {
-                Some(m) if m.last == rec && m.end as usize == self.pos => {}
-                _ => return Err(self.err(format!("postings block {b} disagrees with its meta"))),
-            }
-        }
         Ok(true)
     }
 
-    fn shift(&self, e: DecodeError) -> DecodeError {
-        DecodeError::new(self.list.data_at + e.offset, e.what)
+    /// The record `k` postings after the current one when the buffered block holds it
+    /// (for prefetching what a walk will read next).
+    #[inline]
+    pub fn ahead(&self, k: u32) -> Option<u32> {
+        let i = (self.read - 1).checked_add(k)?;
+        (i < self.block_start + self.block_len)
+            .then(|| self.recs[(i - self.block_start) as usize % POSTINGS_BLOCK])
     }
 
     /// The block (index and meta) holding the first posting at or after `target` that is
@@ -666,7 +737,11 @@ impl<'a> PostingCursor<'a> {
                 self.pos = prev.end as usize;
                 self.base = u64::from(prev.last) + 1;
                 // `first` < df ≤ u32::MAX.
-                self.read = u32::try_from(first).map_err(|_| self.err("postings count"))?;
+                let first = u32::try_from(first).map_err(|_| self.err("postings count"))?;
+                // Block `b` is the next to decode; nothing is buffered.
+                self.read = first;
+                self.block_start = first;
+                self.block_len = 0;
             }
         }
         while self.advance()? {

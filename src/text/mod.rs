@@ -342,19 +342,30 @@ pub fn term_fields(
     lens: &[u32; TEXT_FIELDS],
     avg: &[f64; TEXT_FIELDS],
 ) -> [f64; TEXT_FIELDS] {
+    term_fields_scaled(weight_idf, tf, &tf_scale(weights, lens, avg))
+}
+
+/// [`term_fields`] with the document's [`tf_scale`] computed already: a search computes
+/// it once per document and shares it among the query's terms. Every scoring path goes
+/// through here, so a document's score is the same bits whichever path computed it.
+pub fn term_fields_scaled(
+    weight_idf: f64,
+    tf: &[u32; TEXT_FIELDS],
+    scale: &[f64; TEXT_FIELDS],
+) -> [f64; TEXT_FIELDS] {
     let mut out = [0.0; TEXT_FIELDS];
     let mut x = [0.0; TEXT_FIELDS];
     let mut total = 0.0;
     for f in 0..TEXT_FIELDS {
-        if tf[f] > 0 {
-            x[f] = weights[f] * f64::from(tf[f]) / length_norm(lens[f], avg[f]);
-            total += x[f];
-        }
+        // A scale is finite (a length norm is at least 1 - b), so a field without the
+        // term adds exactly 0.
+        x[f] = f64::from(tf[f]) * scale[f];
+        total += x[f];
     }
     if total > 0.0 {
-        let s = weight_idf * saturate(total);
+        let per = weight_idf * saturate(total) / total;
         for f in 0..TEXT_FIELDS {
-            out[f] = s * x[f] / total;
+            out[f] = x[f] * per;
         }
     }
     out
@@ -395,16 +406,18 @@ pub fn term_bound(
     weight_idf * saturate(total)
 }
 
-/// Per field, `weights[f]` over BM25's length norm at length `len_min[f]`: what
-/// [`term_tf_bound`] multiplies a tf by (computed once per postings block).
+/// Per field, `weights[f]` over BM25's length norm at length `lens[f]`: what a tf is
+/// multiplied by — at a document's lengths for its exact score ([`term_fields_scaled`],
+/// once per document), at a postings block's least lengths for [`term_tf_bound`] (once
+/// per block).
 pub fn tf_scale(
     weights: &[f64; TEXT_FIELDS],
-    len_min: &[u16; TEXT_FIELDS],
+    lens: &[u32; TEXT_FIELDS],
     avg: &[f64; TEXT_FIELDS],
 ) -> [f64; TEXT_FIELDS] {
     let mut out = [0.0; TEXT_FIELDS];
     for f in 0..TEXT_FIELDS {
-        out[f] = weights[f] / length_norm(u32::from(len_min[f]), avg[f]);
+        out[f] = weights[f] / length_norm(lens[f], avg[f]);
     }
     out
 }
@@ -449,7 +462,21 @@ impl Accumulator {
         lens: &[u32; TEXT_FIELDS],
         avg: &[f64; TEXT_FIELDS],
     ) {
-        let parts = term_fields(term.weight * idf, weights, tf, lens, avg);
+        self.add_parts(
+            term,
+            term_fields(term.weight * idf, weights, tf, lens, avg),
+            tf,
+        );
+    }
+
+    /// Adds `term`'s per-field parts (its [`term_fields`] at this document) and its words;
+    /// `tf` is its frequency per field here.
+    pub fn add_parts(
+        &mut self,
+        term: &QueryTerm,
+        parts: [f64; TEXT_FIELDS],
+        tf: &[u32; TEXT_FIELDS],
+    ) {
         for (field, part) in self.fields.iter_mut().zip(parts) {
             *field += part;
         }

@@ -370,9 +370,74 @@ impl Graph for FlatView<'_> {
 
 /// The graph while it is built: per row, per level, its links.
 struct Building {
-    links: Vec<Vec<Vec<u32>>>,
+    /// Layer-0 links in one array, [`LAYER0_SLOT`] words per row: the count, then up to
+    /// [`M0`] row ids (hnswlib's layout: a link list is one look-up, one or two cache
+    /// lines, and can be prefetched).
+    layer0: Vec<u32>,
+    /// Links above layer 0: `upper[row][layer - 1]` for the row's layers.
+    upper: Vec<Vec<Vec<u32>>>,
     entry: u32,
     top: usize,
+}
+
+/// Words per row of [`Building::layer0`].
+const LAYER0_SLOT: usize = M0 + 1;
+
+impl Building {
+    fn new(levels: &[usize]) -> Building {
+        Building {
+            layer0: vec![0; levels.len() * LAYER0_SLOT],
+            upper: levels.iter().map(|&l| vec![Vec::new(); l]).collect(),
+            entry: 0,
+            top: levels.first().copied().unwrap_or(0),
+        }
+    }
+
+    /// `row`'s layer-0 slot (count, then ids), if the row exists.
+    fn slot_mut(&mut self, row: u32) -> Option<&mut [u32]> {
+        let at = (row as usize).checked_mul(LAYER0_SLOT)?;
+        self.layer0.get_mut(at..at + LAYER0_SLOT)
+    }
+
+    /// Sets `row`'s links in `layer` (at most the layer's maximum, which the callers'
+    /// selection guarantees).
+    fn set_links(&mut self, layer: usize, row: u32, links: &[u32]) {
+        if layer == 0 {
+            if let Some(slot) = self.slot_mut(row) {
+                let n = links.len().min(M0);
+                // n ≤ M0, so it fits a u32.
+                slot[0] = u32::try_from(n).unwrap_or(0);
+                slot[1..=n].copy_from_slice(&links[..n]);
+            }
+        } else if let Some(l) = self
+            .upper
+            .get_mut(row as usize)
+            .and_then(|u| u.get_mut(layer - 1))
+        {
+            *l = links.to_vec();
+        }
+    }
+
+    /// Appends `row` to `nb`'s links in `layer` when there is room; `false` when the list
+    /// is full (the caller re-selects) or `nb` has no such layer.
+    fn push_link(&mut self, layer: usize, nb: u32, row: u32) -> Option<bool> {
+        if layer == 0 {
+            let slot = self.slot_mut(nb)?;
+            let n = slot[0] as usize;
+            if n < M0 {
+                slot[n + 1] = row;
+                slot[0] += 1;
+                return Some(true);
+            }
+            return Some(false);
+        }
+        let l = self.upper.get_mut(nb as usize)?.get_mut(layer - 1)?;
+        if l.len() < M {
+            l.push(row);
+            return Some(true);
+        }
+        Some(false)
+    }
 }
 
 impl Graph for Building {
@@ -385,10 +450,31 @@ impl Graph for Building {
     }
 
     fn neighbors(&self, layer: usize, row: u32) -> &[u32] {
-        self.links
+        if layer == 0 {
+            let at = (row as usize).saturating_mul(LAYER0_SLOT);
+            let Some(slot) = self.layer0.get(at..at.saturating_add(LAYER0_SLOT)) else {
+                return &[];
+            };
+            return slot.get(1..=slot[0] as usize).unwrap_or(&[]);
+        }
+        self.upper
             .get(row as usize)
-            .and_then(|l| l.get(layer))
+            .and_then(|u| u.get(layer - 1))
             .map_or(&[], Vec::as_slice)
+    }
+
+    #[inline]
+    fn prefetch_start(&self, row: u32) {
+        prefetch_at(&self.layer0, (row as usize).saturating_mul(LAYER0_SLOT));
+    }
+
+    #[inline]
+    fn prefetch_links(&self, row: u32) {
+        prefetch_span(
+            &self.layer0,
+            (row as usize).saturating_mul(LAYER0_SLOT),
+            LAYER0_SLOT,
+        );
     }
 }
 
@@ -527,31 +613,29 @@ fn apply(g: &mut Building, vectors: Vectors<'_>, row: u32, level: usize, plan: P
     for (layer, chosen) in plan.layers {
         let max = if layer == 0 { M0 } else { M };
         for &nb in &chosen {
-            let Some(list) = g.links.get_mut(nb as usize).and_then(|l| l.get_mut(layer)) else {
+            if g.push_link(layer, nb, row) != Some(false) {
+                continue;
+            }
+            // Too many links: re-select among them and `row` from the neighbour's side.
+            let Some(base) = vectors.get(nb as usize) else {
                 continue;
             };
-            list.push(row);
-            if list.len() > max {
-                // Too many links: re-select among them from the neighbour's side.
-                let Some(base) = vectors.get(nb as usize) else {
-                    continue;
-                };
-                let mut scored: Vec<Scored> = list
-                    .iter()
-                    .filter_map(|&x| {
-                        Some(Scored {
-                            sim: dot(vectors.get(x as usize)?, base),
-                            index: x,
-                        })
+            let mut scored: Vec<Scored> = g
+                .neighbors(layer, nb)
+                .iter()
+                .chain(std::iter::once(&row))
+                .filter_map(|&x| {
+                    Some(Scored {
+                        sim: dot(vectors.get(x as usize)?, base),
+                        index: x,
                     })
-                    .collect();
-                scored.sort_unstable_by(|a, b| b.cmp(a));
-                *list = select(vectors, &scored, max);
-            }
+                })
+                .collect();
+            scored.sort_unstable_by(|a, b| b.cmp(a));
+            let kept = select(vectors, &scored, max);
+            g.set_links(layer, nb, &kept);
         }
-        if let Some(l) = g.links.get_mut(row as usize).and_then(|l| l.get_mut(layer)) {
-            *l = chosen;
-        }
+        g.set_links(layer, row, &chosen);
     }
     if level > g.top {
         g.top = level;
@@ -585,11 +669,7 @@ fn build_on(vectors: Vectors<'_>, seed: u64, ef_construction: usize, threads: us
     let n = vectors.len();
     let mut rng = SplitMix64::new(seed);
     let levels: Vec<usize> = (0..n).map(|_| draw_level(&mut rng)).collect();
-    let mut g = Building {
-        links: levels.iter().map(|&l| vec![Vec::new(); l + 1]).collect(),
-        entry: 0,
-        top: levels.first().copied().unwrap_or(0),
-    };
+    let mut g = Building::new(&levels);
     let mut planners: Vec<Planner> = (0..threads.max(1)).map(|_| Planner::default()).collect();
     let mut i = 1;
     while i < n {
@@ -644,10 +724,12 @@ fn flatten(g: &Building, n: usize) -> Flat {
         return flat;
     }
     for layer in 0..=g.top {
+        // Layer `layer` holds the rows of level ≥ `layer` (`upper[r].len()` is r's level).
         let rows: Vec<u32> = (0u32..)
-            .zip(&g.links)
-            .filter(|(_, l)| l.len() > layer)
+            .zip(&g.upper)
+            .filter(|(_, u)| u.len() >= layer)
             .map(|(r, _)| r)
+            .take(n)
             .collect();
         flat.layer_sizes
             .push(u32::try_from(rows.len()).unwrap_or(u32::MAX));

@@ -22,7 +22,7 @@ use super::state::State;
 use crate::error::{Error, Result};
 use crate::format::codec::DecodeError;
 use crate::format::text::{
-    BlockMeta, PostingCursor, TEXT_FIELDS, TEXT_LAYOUT_BLOCKED, TextIndexView,
+    BlockMeta, PostingCursor, PostingList, TEXT_FIELDS, TEXT_LAYOUT_BLOCKED, TextIndexView,
 };
 use crate::graph::NodeId;
 use crate::model::Node;
@@ -260,11 +260,20 @@ impl State {
                 t as f64 / docs as f64
             }
         });
+        // Each layout-2 view's postings list per query term, looked up once (for its df
+        // here and its postings in the walk).
+        let mut lists: Vec<Vec<Option<PostingList<'_>>>> = vec![Vec::new(); views.len()];
         let mut idfs = Vec::with_capacity(parsed.terms.len());
         for t in &parsed.terms {
             let mut df = delta.postings.get(&*t.term).map_or(0, |l| l.len() as u64);
-            for (i, v) in &views {
-                df += v.df(&t.term).map_err(|e| corrupt(*i, e))?;
+            for ((i, v), lists) in views.iter().zip(&mut lists) {
+                if v.layout() >= TEXT_LAYOUT_BLOCKED {
+                    let list = v.list(&t.term).map_err(|e| corrupt(*i, e))?;
+                    df += list.map_or(0, |l| u64::from(l.df()));
+                    lists.push(list);
+                } else {
+                    df += v.df(&t.term).map_err(|e| corrupt(*i, e))?;
+                }
             }
             idfs.push(idf(docs, df));
         }
@@ -328,9 +337,14 @@ impl State {
         }
         // Segments: layout 2 by pruned document-at-a-time evaluation; layout 1 (format 4
         // segments until compaction rewrites them) by scoring every posting.
-        for (i, v) in &views {
+        for ((i, v), lists) in views.iter().zip(&lists) {
             if v.layout() >= TEXT_LAYOUT_BLOCKED {
-                match self.score_blocked(*i, v, &ctx, &mut top, &mut cands, q) {
+                let seg_text = SegmentText {
+                    index: *i,
+                    view: v,
+                    lists,
+                };
+                match self.score_blocked(seg_text, &ctx, &mut top, &mut cands, q) {
                     Ok(()) => {}
                     Err(SearchError::Decode(e)) => return Err(corrupt(*i, e)),
                     Err(SearchError::Engine(e)) => return Err(e),
@@ -565,6 +579,15 @@ impl Threshold {
     }
 }
 
+/// One segment's text index as a search sees it: the segment's position in the state, its
+/// view, and its postings list per query term (`None`: not indexed there).
+#[derive(Clone, Copy)]
+struct SegmentText<'v, 'a> {
+    index: usize,
+    view: &'v TextIndexView<'a>,
+    lists: &'v [Option<PostingList<'a>>],
+}
+
 /// A query term's cursor over one segment's postings, with its bound.
 struct TermCursor<'a> {
     /// Index of the query term.
@@ -663,17 +686,21 @@ impl State {
     /// query-term order (the same sums an exhaustive pass makes) and become candidates.
     fn score_blocked(
         &self,
-        i: usize,
-        v: &TextIndexView<'_>,
+        seg_text: SegmentText<'_, '_>,
         ctx: &ScoreContext<'_>,
         top: &mut Threshold,
         cands: &mut Vec<Candidate>,
         q: &TextQuery,
     ) -> std::result::Result<(), SearchError> {
+        let SegmentText {
+            index: i,
+            view: v,
+            lists,
+        } = seg_text;
         let seg = &self.segs.segments[i];
         let mut terms: Vec<TermCursor<'_>> = Vec::new();
-        for t in 0..ctx.terms.len() {
-            let Some(list) = v.list(&ctx.terms[t].term)? else {
+        for (t, list) in lists.iter().enumerate() {
+            let Some(list) = *list else {
                 continue;
             };
             let weight_idf = ctx.weight_idf(t);

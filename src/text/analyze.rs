@@ -282,6 +282,45 @@ impl Analyzer {
         None
     }
 
+    /// As [`Analyzer::find_token`], analysing only the chunks that `hint` points into:
+    /// `hint(pos)` is the least byte offset ≥ `pos` at which an accepted token may lie
+    /// (`None`: none after `pos`). Exactly `find_token`'s answer when every chunk holding
+    /// a token `pred` accepts holds an offset the hints give; cost O(chunks analysed) plus
+    /// whatever the hints cost.
+    pub fn find_token_hinted(
+        &self,
+        text: &str,
+        mut hint: impl FnMut(usize) -> Option<usize>,
+        mut pred: impl FnMut(&Token) -> bool,
+    ) -> Option<Token> {
+        let mut buf = Vec::new();
+        let mut pos = 0usize;
+        while let Some(at) = hint(pos) {
+            let at = at.max(pos);
+            if at >= text.len() || !text.is_char_boundary(at) {
+                return None;
+            }
+            // The whitespace-separated chunk holding `at`, as `find_token` splits them.
+            let start = text[..at]
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| c.is_whitespace())
+                .map_or(0, |(i, c)| i + c.len_utf8());
+            let end = text[at..]
+                .find(char::is_whitespace)
+                .map_or(text.len(), |i| at + i);
+            if start < end {
+                buf.clear();
+                self.chunk_tokens(&text[start..end], start, &mut buf);
+                if let Some(i) = buf.iter().position(&mut pred) {
+                    return Some(buf.swap_remove(i));
+                }
+            }
+            pos = end.max(at + 1);
+        }
+        None
+    }
+
     fn chunk_tokens(&self, chunk: &str, chunk_at: usize, out: &mut Vec<Token>) {
         // A chunk of several words joined by connectors is also indexed whole.
         let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());

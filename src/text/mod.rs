@@ -603,22 +603,60 @@ pub fn phrase_may_occur(text: &str, phrase: &[String]) -> bool {
 
 /// Up to [`SNIPPET_CHARS_MAX`] characters of `text` starting a little before the first
 /// token that matches a query word exactly or by stem (the start of `text` when none).
+///
+/// A long text is not analysed up to the match: only the chunks holding an occurrence
+/// (ASCII case folded) of a query word's stem less its last letter are — every token
+/// sharing that stem holds those letters, the English stemmer changing at most the last
+/// letter of what it keeps (happy → happi) — save a few irregular forms (dying → die), for
+/// which a later match, or the text's start, may be shown. For a query word whose stem is
+/// short or not ASCII the text is analysed from its start.
 pub fn snippet(analyzer: &Analyzer, text: &str, query: &ParsedQuery) -> String {
     let stems: Vec<String> = query.word_texts.iter().map(|w| analyzer.stem(w)).collect();
     // The English stemmer changes a word's end only (and drops a leading apostrophe), so a
     // token can share a stem only with a stem starting with its first character: the
     // others need no stemming.
     let firsts: Vec<Option<char>> = stems.iter().map(|s| s.chars().next()).collect();
-    let at = analyzer
-        .find_token(text, |t| {
-            t.kind != TermKind::Whole
-                && (query.word_texts.contains(&t.text) || {
-                    let first = t.text.chars().next();
-                    (first == Some('\'') || firsts.contains(&first))
-                        && stems.contains(&analyzer.stem(&t.text))
-                })
-        })
-        .map_or(0, |t| t.start);
+    let is_match = |t: &Token| {
+        t.kind != TermKind::Whole
+            && (query.word_texts.contains(&t.text) || {
+                let first = t.text.chars().next();
+                (first == Some('\'') || firsts.contains(&first))
+                    && stems.contains(&analyzer.stem(&t.text))
+            })
+    };
+    let found = match snippet_patterns(&query.word_texts, &stems) {
+        Some(patterns) => {
+            let lower = text.to_ascii_lowercase();
+            // Per pattern: not searched yet (None), or its next occurrence at or after the
+            // position last asked for (Some(None): no more).
+            let mut next: Vec<Option<Option<usize>>> = vec![None; patterns.len()];
+            let hint = |pos: usize| {
+                let mut best: Option<usize> = None;
+                for (p, n) in patterns.iter().zip(next.iter_mut()) {
+                    let stale = match *n {
+                        None => true,
+                        Some(Some(at)) => at < pos,
+                        Some(None) => false,
+                    };
+                    if stale {
+                        *n = Some(
+                            lower
+                                .get(pos..)
+                                .and_then(|r| r.find(p.as_str()))
+                                .map(|i| pos + i),
+                        );
+                    }
+                    if let Some(Some(at)) = *n {
+                        best = Some(best.map_or(at, |b: usize| b.min(at)));
+                    }
+                }
+                best
+            };
+            analyzer.find_token_hinted(text, hint, is_match)
+        }
+        None => analyzer.find_token(text, is_match),
+    };
+    let at = found.map_or(0, |t| t.start);
     // Back off a few characters (on char boundaries) for context.
     let lead: usize = text[..at]
         .chars()
@@ -633,6 +671,24 @@ pub fn snippet(analyzer: &Analyzer, text: &str, query: &ParsedQuery) -> String {
         .collect::<String>()
         .trim()
         .to_owned()
+}
+
+/// What [`snippet`] searches a text for: per query word, its stem less the last letter
+/// (which the word holds too). `None` when a stem is under four letters, not ASCII, or not
+/// so held (an irregular form): the text is then analysed from its start.
+fn snippet_patterns(words: &[String], stems: &[String]) -> Option<Vec<String>> {
+    let mut out = Vec::with_capacity(words.len());
+    for (w, s) in words.iter().zip(stems) {
+        if !w.is_ascii() || !s.is_ascii() || s.len() < 4 {
+            return None;
+        }
+        let prefix = &s[..s.len() - 1];
+        if !w.starts_with(prefix) {
+            return None;
+        }
+        out.push(prefix.to_owned());
+    }
+    Some(out)
 }
 
 /// Checks a query's limits.

@@ -223,3 +223,48 @@ fn phrase_precheck_never_hides_a_phrase() {
     assert!(!phrase_may_occur("verbosity then impersonate", p));
     assert!(phrase_may_occur("the Impersonate, VERBOSITY flags", p));
 }
+
+/// The snippet's pattern search analyses only some chunks; its anchor is the first match
+/// that a full analysis finds, over inflections, casing, punctuation and identifiers.
+#[test]
+fn snippet_search_finds_the_first_match_a_full_scan_finds() {
+    let a = Analyzer::new();
+    let filler = "lorem ipsum dolor sit amet, ".repeat(40);
+    let texts = [
+        format!("{filler} the Crashed (Timeout) handler, crashes again"),
+        format!("{filler} rem_assign and remAssign: Saturating arithmetic"),
+        format!("{filler} Connection-pooling; POOLS of connections"),
+        format!("{filler} nothing relevant here at all"),
+        format!("héllo wörld {filler} updating the Updates"),
+    ];
+    let queries = [
+        "crashing timeouts",
+        "remAssign saturating",
+        "connection pools",
+        "updates",
+        "wörld",
+    ];
+    for text in &texts {
+        for q in queries {
+            let parsed = ParsedQuery::parse(&a, q).expect("parses");
+            let stems: Vec<String> = parsed.word_texts.iter().map(|w| a.stem(w)).collect();
+            let full = a
+                .find_token(text, |t| {
+                    t.kind != TermKind::Whole
+                        && (parsed.word_texts.contains(&t.text) || stems.contains(&a.stem(&t.text)))
+                })
+                .map_or(0, |t| t.start);
+            let lead: usize = text[..full]
+                .chars()
+                .rev()
+                .take(60)
+                .map(char::len_utf8)
+                .sum();
+            let want: String = text[full - lead..]
+                .chars()
+                .take(SNIPPET_CHARS_MAX)
+                .collect();
+            assert_eq!(snippet(&a, text, &parsed), want.trim(), "{q:?}");
+        }
+    }
+}

@@ -28,8 +28,8 @@ use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
     ALL_WORDS_BOOST, Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, QueryTerm, TextHit,
-    TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields,
-    term_fields_scaled, term_tf_bound, text_has_phrase, tf_scale,
+    TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields_scaled,
+    term_tf_bound, text_has_phrase, tf_scale,
 };
 
 /// One node's entry in the delta index.
@@ -894,15 +894,16 @@ impl State {
     /// Raises the threshold before the walk, so the walk starts with fewer essential terms
     /// (half its documents were visited before θ reached its final level, measured on the
     /// comparison corpus): for each term of `best` (the terms with the highest bounds), the
-    /// block with the highest block bound is decoded and its documents scored by that term;
-    /// a document's parts summed over these terms are at most its base score (every term
-    /// adds a non-negative part; the sum is taken a hair low for rounding); the
-    /// [`PRIME_RESCORE_MAX`] best by that sum are scored by all of these terms, and the
-    /// `need` best valid documents are offered. Returns their record indices, sorted: the walk
-    /// does not offer them again (the threshold would count a document twice). Cost: one
-    /// block (≤ 128 postings and their lengths) per term, then each term's list sought
-    /// forward to at most [`PRIME_RESCORE_MAX`] records; skipped when more than
-    /// [`PRIME_NEED_MAX`] hits are asked.
+    /// block with the highest block bound is decoded and each of its documents bounded by
+    /// that term at its tf with the block's least lengths (no random read of its lengths);
+    /// the [`PRIME_RESCORE_MAX`] documents with the highest sums of these bounds are scored
+    /// exactly by all of these terms — a sum of some of a document's term scores, at most
+    /// its base score (taken a hair low for rounding) — and the `need` best valid ones are
+    /// offered. Returns their record indices, sorted: the walk does not offer them again
+    /// (the threshold would count a document twice). Cost: one block (≤ 128 postings) per
+    /// term, then the lengths of at most [`PRIME_RESCORE_MAX`] documents and each term's
+    /// list sought forward to them; skipped when more than [`PRIME_NEED_MAX`] hits are
+    /// asked.
     fn prime_threshold(
         &self,
         i: usize,
@@ -916,37 +917,33 @@ impl State {
         if top.need > PRIME_NEED_MAX {
             return Ok(primed);
         }
-        let mut postings: Vec<(usize, u32, [u32; TEXT_FIELDS])> = Vec::new();
-        for (k, t) in best.iter().enumerate() {
-            best_block_postings(t, k, ctx, &mut postings)?;
+        // (record, bound by one term) for every posting of each term's best block.
+        let mut postings: Vec<(u32, f64)> = Vec::new();
+        for t in best {
+            best_block_bounds(t, ctx, &mut postings)?;
         }
-        for p in &postings {
-            v.prefetch_doc_len(p.1 as usize);
-        }
-        let mut parts: Vec<(u32, f64, [u32; TEXT_FIELDS])> = postings
-            .iter()
-            .map(|&(k, rec, tf)| {
-                let lens = v.doc_len(rec as usize);
-                let part = term_fields(best[k].weight_idf, ctx.weights, &tf, &lens, &ctx.avg);
-                (rec, part.iter().sum(), lens)
-            })
+        postings.sort_by_key(|p| p.0);
+        // (bound, record) per document: its bounds summed.
+        let mut scored: Vec<(f64, u32)> = postings
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|p| (p.iter().map(|x| x.1).sum(), p[0].0))
             .collect();
-        parts.sort_by_key(|p| p.0);
-        // (score, record, lengths) per document.
-        let mut scored: Vec<(f64, u32, [u32; TEXT_FIELDS])> = Vec::new();
-        for p in parts.chunk_by(|a, b| a.0 == b.0) {
-            let sum: f64 = p.iter().map(|x| x.1).sum();
-            scored.push((sum * (1.0 - 1e-9), p[0].0, p[0].2));
-        }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         // The best of them are scored by all of these terms, each list sought to them in
         // record order: a document in one term's best block often holds the others too.
         scored.truncate(PRIME_RESCORE_MAX.max(top.need));
         scored.sort_by_key(|x| x.1);
+        for &(_, rec) in &scored {
+            v.prefetch_doc_len(rec as usize);
+        }
+        let lens: Vec<[u32; TEXT_FIELDS]> = scored
+            .iter()
+            .map(|&(_, rec)| v.doc_len(rec as usize))
+            .collect();
         let mut accs = vec![Accumulator::default(); scored.len()];
         for t in best {
             let mut cursor = t.cursor.list().cursor();
-            for (j, &(_, rec, lens)) in scored.iter().enumerate() {
+            for (j, &(_, rec)) in scored.iter().enumerate() {
                 if !cursor.seek(rec)? {
                     break;
                 }
@@ -957,18 +954,21 @@ impl State {
                         ctx.idfs[term],
                         ctx.weights,
                         &cursor.tf,
-                        &lens,
+                        &lens[j],
                         &ctx.avg,
                     );
                 }
             }
         }
-        for (x, acc) in scored.iter_mut().zip(&accs) {
-            x.0 = x.0.max(acc.base(ctx.words) * (1.0 - 1e-9));
-        }
+        // Exact scores of some of each document's terms: at most its base score.
+        let mut scored: Vec<(f64, u32)> = scored
+            .iter()
+            .zip(&accs)
+            .map(|(&(_, rec), acc)| (acc.base(ctx.words) * (1.0 - 1e-9), rec))
+            .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let node_ids = self.segs.segments[i].node_ids();
-        for (score, rec, _) in scored {
+        for (score, rec) in scored {
             if primed.len() >= top.need {
                 break;
             }
@@ -1041,13 +1041,13 @@ impl State {
     }
 }
 
-/// Appends `(k, record, tf)` for every posting of `t`'s block with the highest block bound
-/// (all of a list without metas, which is one block).
-fn best_block_postings(
+/// Appends `(record, bound)` for every posting of `t`'s block with the highest block bound
+/// (all of a list without metas, which is one block): the most `t` adds to that document,
+/// at its tf with the block's least lengths (its own are not read).
+fn best_block_bounds(
     t: &TermCursor<'_>,
-    k: usize,
     ctx: &ScoreContext<'_>,
-    out: &mut Vec<(usize, u32, [u32; TEXT_FIELDS])>,
+    out: &mut Vec<(u32, f64)>,
 ) -> std::result::Result<(), DecodeError> {
     let list = *t.cursor.list();
     let mut block = None;
@@ -1057,23 +1057,25 @@ fn best_block_postings(
             let bound = term_bound(t.weight_idf, ctx.weights, &meta, &ctx.avg);
             if bound > block_bound {
                 block_bound = bound;
-                block = Some((b, meta.last));
+                block = Some((b, meta));
             }
         }
     }
-    let (first, last) = match block {
-        Some((0, last)) => (0, last),
-        Some((b, last)) => match list.meta(b - 1) {
-            Some(prev) => (prev.last.saturating_add(1), last),
+    let (first, last, len_min) = match block {
+        Some((0, meta)) => (0, meta.last, meta.len_min),
+        Some((b, meta)) => match list.meta(b - 1) {
+            Some(prev) => (prev.last.saturating_add(1), meta.last, meta.len_min),
             None => return Ok(()),
         },
-        None if list.blocks() == 0 => (0, u32::MAX),
+        // A list of one block has no metas: lengths at their least (0).
+        None if list.blocks() == 0 => (0, u32::MAX, [0; TEXT_FIELDS]),
         None => return Ok(()),
     };
+    let scale = tf_scale(ctx.weights, &len_min.map(u32::from), &ctx.avg);
     let mut cursor = list.cursor();
     let mut more = cursor.seek(first)?;
     while more && cursor.rec <= last {
-        out.push((k, cursor.rec, cursor.tf));
+        out.push((cursor.rec, term_tf_bound(t.weight_idf, &cursor.tf, &scale)));
         more = cursor.advance()?;
     }
     Ok(())

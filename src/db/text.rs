@@ -922,17 +922,22 @@ impl State {
         for t in best {
             best_block_bounds(t, ctx, &mut postings)?;
         }
-        postings.sort_by_key(|p| p.0);
+        postings.sort_unstable_by_key(|p| p.0);
         // (bound, record) per document: its bounds summed.
         let mut scored: Vec<(f64, u32)> = postings
             .chunk_by(|a, b| a.0 == b.0)
             .map(|p| (p.iter().map(|x| x.1).sum(), p[0].0))
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        // The best of them are scored by all of these terms, each list sought to them in
-        // record order: a document in one term's best block often holds the others too.
-        scored.truncate(PRIME_RESCORE_MAX.max(top.need));
-        scored.sort_by_key(|x| x.1);
+        // The best of them (highest bound, then lowest record: a total order, so the set
+        // is the same however the selection runs) are scored by all of these terms, each
+        // list sought to them in record order: a document in one term's best block often
+        // holds the others too.
+        let keep = PRIME_RESCORE_MAX.max(top.need);
+        if scored.len() > keep {
+            scored.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            scored.truncate(keep);
+        }
+        scored.sort_unstable_by_key(|x| x.1);
         for &(_, rec) in &scored {
             v.prefetch_doc_len(rec as usize);
         }

@@ -666,7 +666,7 @@ impl<'a> PostingCursor<'a> {
     /// (for prefetching what a walk will read next).
     #[inline]
     pub fn ahead(&self, k: u32) -> Option<u32> {
-        let i = (self.read - 1).checked_add(k)?;
+        let i = self.read.checked_sub(1)?.checked_add(k)?;
         (i < self.block_start + self.block_len)
             .then(|| self.recs[(i - self.block_start) as usize % POSTINGS_BLOCK])
     }
@@ -1312,10 +1312,17 @@ mod tests {
         let list = v.list(b"=a").expect("ok").expect("indexed");
         assert_eq!((list.df(), list.bound()), (2, None));
         let mut c = list.cursor();
+        assert_eq!(c.ahead(1), None, "nothing read yet");
         assert_eq!(c.advance(), Ok(true));
         assert_eq!((c.rec, c.tf), (0, [0, 1, 1]));
+        assert_eq!(
+            c.ahead(1),
+            Some(1),
+            "the buffered block holds the next posting"
+        );
         assert_eq!(c.advance(), Ok(true));
         assert_eq!((c.rec, c.tf), (1, [1, 0, 0]));
+        assert_eq!(c.ahead(1), None, "past the list's end");
         assert_eq!(c.advance(), Ok(false));
         assert!(c.done());
         assert!(v.list(b"=zz").expect("ok").is_none());

@@ -418,8 +418,9 @@ impl Building {
         }
     }
 
-    /// Appends `row` to `nb`'s links in `layer` when there is room; `false` when the list
-    /// is full (the caller re-selects) or `nb` has no such layer.
+    /// Appends `row` to `nb`'s links in `layer` when there is room: `Some(true)`;
+    /// `Some(false)` when the list is full (the caller re-selects), `None` when `nb` has no
+    /// such layer.
     fn push_link(&mut self, layer: usize, nb: u32, row: u32) -> Option<bool> {
         if layer == 0 {
             let slot = self.slot_mut(nb)?;
@@ -729,7 +730,6 @@ fn flatten(g: &Building, n: usize) -> Flat {
             .zip(&g.upper)
             .filter(|(_, u)| u.len() >= layer)
             .map(|(r, _)| r)
-            .take(n)
             .collect();
         flat.layer_sizes
             .push(u32::try_from(rows.len()).unwrap_or(u32::MAX));

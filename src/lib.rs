@@ -109,7 +109,7 @@ pub use db::{
     Database, Durability, Neighbor, NodePatch, OpResult, Options, RecoveryReport, Snapshot, Stats,
     VerifyReport, WriteBatch,
 };
-pub use db::{VectorHit, VectorQuery};
+pub use db::{HNSW_MIN_VECTORS, VectorHit, VectorIndexReport, VectorQuery};
 pub use error::{Error, Result};
 pub use filter::NodeFilter;
 /// Documented size limits, checked before any work or allocation; exceeding one is

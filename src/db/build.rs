@@ -59,6 +59,10 @@ pub(crate) struct SegmentContent<'p> {
     /// The store's embedding dimension as of this segment (`None`: none yet, or take the
     /// first of `vectors`).
     pub embedding_dim: Option<u32>,
+    /// Leave the vectors without an HNSW graph even when there are enough of them for one
+    /// (a bulk load's choice; [`Database::index_vectors`](super::Database::index_vectors)
+    /// adds the graph later).
+    pub defer_vector_graph: bool,
     /// Analyzes the texts of pushed nodes (one per build, so its stem memo carries over).
     pub analyzer: Analyzer,
 }
@@ -265,7 +269,12 @@ pub(crate) fn write_segment_staged(
     let ((), written) = join(worth_a_thread(m), in_side, || {
         let mut bitmaps = type_bitmaps(0, &out, ntypes);
         let nodes = NodeSections::new(&content.nodes)?;
-        let vectors = BuiltVectors::new(id, content.embedding_dim, &content.vectors)?;
+        let vectors = BuiltVectors::new(
+            id,
+            content.embedding_dim,
+            &content.vectors,
+            !content.defer_vector_graph,
+        )?;
         let weights_default = rows.weights_default();
         // Write progress counts sections (of at most WRITE_STEPS), the in-direction's wait
         // included; the file's fsync follows as its own phase.

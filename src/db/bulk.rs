@@ -54,6 +54,8 @@ pub struct BulkLoad {
     /// The time written for the load (node and edge timestamps, the manifest's checkpoint
     /// time); None: now.
     timestamp_ms: Option<u64>,
+    /// Store the vectors without their HNSW graph (see [`BulkLoad::defer_vector_graph`]).
+    defer_vector_graph: bool,
 }
 
 /// A phase of [`Database::bulk_load_with_progress`], in the order they run. Each is
@@ -124,6 +126,16 @@ impl BulkLoad {
     /// (and the checksums that cover it).
     pub fn set_timestamp(&mut self, ms: u64) {
         self.timestamp_ms = Some(ms);
+    }
+
+    /// Store the loaded embeddings flat, without the approximate-search (HNSW) graph a
+    /// segment of at least [`HNSW_MIN_VECTORS`](crate::HNSW_MIN_VECTORS) vectors otherwise
+    /// gets: the load skips the graph build (most of a large load's time) and vector
+    /// searches scan those rows exactly until [`Database::index_vectors`] adds the graph
+    /// (as vector stores without an index do). Results are the same either way, up to the
+    /// approximate search's misses; only speed differs.
+    pub fn defer_vector_graph(&mut self, defer: bool) {
+        self.defer_vector_graph = defer;
     }
 
     fn local(&mut self, key: &str) -> Result<u32> {
@@ -283,6 +295,7 @@ impl Database {
             mut edge_types,
             mut weights,
             edge_props,
+            defer_vector_graph,
             ..
         } = load;
 
@@ -319,6 +332,7 @@ impl Database {
         drop(degree);
         let mut content = SegmentContent {
             embedding_dim: st.embedding_dim(),
+            defer_vector_graph,
             ..SegmentContent::default()
         };
         let mut embedding_dim = content.embedding_dim;

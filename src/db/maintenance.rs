@@ -134,7 +134,7 @@ pub(super) fn summary_of(st: &State) -> Summary {
 }
 
 impl Database {
-    fn maintenance_guard<'a>(
+    pub(super) fn maintenance_guard<'a>(
         &'a self,
         w: &mut Writer,
     ) -> Result<crate::storage::lock::WriterLockGuard<'a>> {
@@ -278,7 +278,7 @@ impl Database {
     }
 
     /// Maps segment `id` of this database and checks it completely.
-    fn open_verified(&self, id: u64) -> Result<Arc<Segment>> {
+    pub(super) fn open_verified(&self, id: u64) -> Result<Arc<Segment>> {
         let seg = Segment::open(
             &self.shared.options.io,
             &self.shared.dir,

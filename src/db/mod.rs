@@ -10,7 +10,8 @@
 //! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading),
 //! `text` (the delta's text index and
 //! text search over segments plus delta), `vector` (vector search across segments and
-//! delta, the store's embedding dimension).
+//! delta, the store's embedding dimension), `vector_index` (adding the HNSW graph to
+//! segments whose vectors a bulk load stored flat).
 
 mod batch;
 mod build;
@@ -24,6 +25,7 @@ mod state;
 mod substring;
 mod text;
 mod vector;
+mod vector_index;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,7 +42,8 @@ pub use bulk::{BulkLoad, BulkPhase, BulkProgress, BulkReport};
 pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
 pub use open::RecoveryReport;
 pub use snapshot::{Neighbor, Snapshot};
-pub use vector::{VectorHit, VectorQuery};
+pub use vector::{HNSW_MIN_VECTORS, VectorHit, VectorQuery};
+pub use vector_index::VectorIndexReport;
 
 use state::State;
 

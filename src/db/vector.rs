@@ -5,8 +5,8 @@
 //!   ([`check_dimension`]) and a query of another dimension is refused too. Segments record
 //!   it in their `VectorMeta` section, so a reopen knows it without reading records.
 //! - **Segments**: each segment's vector sections hold the L2-normalised embeddings of its
-//!   node records (and above [`HNSW_MIN_VECTORS`] an HNSW graph), written by the segment
-//!   builder ([`BuiltVectors`]). A row counts only from the node's newest version: it is
+//!   node records (and from [`HNSW_MIN_VECTORS`] on an HNSW graph, unless a bulk load
+//!   deferred it: see `vector_index`), written by the segment builder ([`BuiltVectors`]). A row counts only from the node's newest version: it is
 //!   skipped when the node is deleted, has a record in the delta or in a newer segment.
 //! - **Delta**: recent writes are scanned exactly from `Delta::nodes` (the delta is bounded
 //!   by automatic checkpoints), so a write is searchable once acknowledged.
@@ -437,8 +437,8 @@ pub(crate) struct BuiltVectors {
 impl BuiltVectors {
     /// Sections for the node records' embeddings `vectors` (node id, embedding; any
     /// order) of segment `segment_id`, in a store of dimension `dim` (taken from the first
-    /// embedding when `None`). Normalises each row, and above [`HNSW_MIN_VECTORS`] builds
-    /// the HNSW graph with levels seeded from the segment id.
+    /// embedding when `None`). Normalises each row, and with `graph`, when [`wants_graph`],
+    /// builds the HNSW graph with levels seeded from the segment id.
     ///
     /// # Errors
     /// `InvalidArgument` when an embedding has another dimension.
@@ -446,6 +446,7 @@ impl BuiltVectors {
         segment_id: u64,
         dim: Option<u32>,
         vectors: &[(u32, Vec<f32>)],
+        graph: bool,
     ) -> Result<BuiltVectors> {
         let dim = dim.or_else(|| {
             vectors
@@ -464,27 +465,9 @@ impl BuiltVectors {
         }
         let count = u32::try_from(ids.len())
             .map_err(|_| Error::invalid("too many vectors for one segment"))?;
-        let graph = (ids.len() >= HNSW_MIN_VECTORS && ids.len() <= HNSW_VECTORS_MAX).then(|| {
-            hnsw::build(
-                Vectors::new(&data, d),
-                segment_id ^ 0x6873_776e_5eed_0001,
-                hnsw::EF_CONSTRUCTION,
-            )
-        });
-        let meta = VectorMeta {
-            dim: dim.unwrap_or(0),
-            count,
-            m: graph
-                .as_ref()
-                .map_or(0, |_| u32::try_from(hnsw::M).unwrap_or(0)),
-            ef_construction: graph
-                .as_ref()
-                .map_or(0, |_| u32::try_from(hnsw::EF_CONSTRUCTION).unwrap_or(0)),
-            entry: graph.as_ref().map_or(0, |g| g.entry),
-            layer_sizes: graph
-                .as_ref()
-                .map_or_else(Vec::new, |g| g.layer_sizes.clone()),
-        };
+        let graph = (graph && wants_graph(ids.len()))
+            .then(|| build_graph(Vectors::new(&data, d), segment_id));
+        let meta = graph_meta(dim.unwrap_or(0), count, graph.as_ref());
         Ok(BuiltVectors {
             meta,
             ids,
@@ -504,10 +487,47 @@ impl BuiltVectors {
             enc.array(K::VectorData, &self.data)?;
         }
         if let Some(g) = &self.graph {
-            enc.array(K::HnswOffsets, &g.offsets)?;
-            enc.array(K::HnswNeighbors, &g.neighbors)?;
-            enc.array(K::HnswMembers, &g.members)?;
+            write_graph(enc, g)?;
         }
         Ok(())
     }
+}
+
+/// Whether a segment of `rows` vectors gets an HNSW graph (smaller ones are scanned
+/// exactly; larger ones than [`HNSW_VECTORS_MAX`] cannot have one).
+pub(crate) fn wants_graph(rows: usize) -> bool {
+    (HNSW_MIN_VECTORS..=HNSW_VECTORS_MAX).contains(&rows)
+}
+
+/// The HNSW graph of the normalised rows `vectors` of segment `segment_id` (its levels
+/// are drawn from a seed derived from the id, so a graph built later is the one an
+/// immediate build would have made).
+pub(crate) fn build_graph(vectors: Vectors<'_>, segment_id: u64) -> Flat {
+    hnsw::build(
+        vectors,
+        segment_id ^ 0x6873_776e_5eed_0001,
+        hnsw::EF_CONSTRUCTION,
+    )
+}
+
+/// The `VectorMeta` of `count` rows of dimension `dim` with `graph`, if any.
+pub(crate) fn graph_meta(dim: u32, count: u32, graph: Option<&Flat>) -> VectorMeta {
+    VectorMeta {
+        dim,
+        count,
+        m: graph.map_or(0, |_| u32::try_from(hnsw::M).unwrap_or(0)),
+        ef_construction: graph.map_or(0, |_| u32::try_from(hnsw::EF_CONSTRUCTION).unwrap_or(0)),
+        entry: graph.map_or(0, |g| g.entry),
+        layer_sizes: graph.map_or_else(Vec::new, |g| g.layer_sizes.clone()),
+    }
+}
+
+/// Appends the three HNSW sections of `g`.
+///
+/// # Errors
+/// I/O errors of the output.
+pub(crate) fn write_graph<W: Write>(enc: &mut SegmentEncoder<W>, g: &Flat) -> std::io::Result<()> {
+    enc.array(K::HnswOffsets, &g.offsets)?;
+    enc.array(K::HnswNeighbors, &g.neighbors)?;
+    enc.array(K::HnswMembers, &g.members)
 }

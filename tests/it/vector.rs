@@ -471,3 +471,201 @@ fn damaged_vector_sections_are_detected_and_harmless() {
     }
     assert!(tried > 100);
 }
+
+/// Clustered vectors for the large-segment tests.
+fn clustered(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut rng = hopgraph::vector::SplitMix64::new(seed);
+    #[allow(clippy::cast_possible_truncation, reason = "values in (-1, 1]")]
+    let mut uniform = move || rng.next_unit() as f32 * 2.0 - 1.0;
+    let centers: Vec<Vec<f32>> = (0..40)
+        .map(|_| (0..dim).map(|_| uniform()).collect())
+        .collect();
+    (0..n)
+        .map(|i| {
+            centers[i % 40]
+                .iter()
+                .map(|c| c + 0.3 * uniform())
+                .collect()
+        })
+        .collect()
+}
+
+/// The bytes of `kind` in the only segment file of `dir`.
+fn section_bytes(
+    dir: &std::path::Path,
+    kinds: &[hopgraph::format::segment::SectionKind],
+) -> Vec<Vec<u8>> {
+    use hopgraph::format::segment::SegmentLayout;
+    let segs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "hgs"))
+        .collect();
+    assert_eq!(segs.len(), 1, "{segs:?}");
+    let bytes = std::fs::read(&segs[0]).unwrap();
+    let layout = SegmentLayout::parse(&bytes).unwrap();
+    kinds
+        .iter()
+        .map(|&k| {
+            layout
+                .entry(k)
+                .map_or_else(Vec::new, |e| bytes[e.range.clone()].to_vec())
+        })
+        .collect()
+}
+
+/// A bulk load that defers the graph: searches are exact meanwhile (the same hits as a
+/// brute-force ranking), `index_vectors` then adds the very graph an immediate build makes
+/// (same sections, byte for byte), writes made meanwhile survive, and the store verifies
+/// and reopens.
+#[test]
+fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
+    use hopgraph::format::segment::SectionKind as K;
+    let (dim, n) = (8, hopgraph::HNSW_MIN_VECTORS);
+    let vecs = clustered(n, dim, 9);
+    let load = |defer: bool| {
+        let mut bl = BulkLoad::new();
+        bl.set_timestamp(1);
+        bl.defer_vector_graph(defer);
+        for (i, v) in vecs.iter().enumerate() {
+            bl.node(&format!("n{i}"), props("a", Some(v.clone())))
+                .unwrap();
+        }
+        bl
+    };
+    let (now_dir, later_dir) = (tempdir(), tempdir());
+    let now = Database::open(now_dir.path()).unwrap();
+    now.bulk_load(load(false)).unwrap();
+    assert_eq!(now.vectors_awaiting_index(), 0);
+    let later = Database::open(later_dir.path()).unwrap();
+    later.bulk_load(load(true)).unwrap();
+    assert_eq!(later.vectors_awaiting_index(), n as u64);
+    let graph = [
+        K::HnswOffsets,
+        K::HnswNeighbors,
+        K::HnswMembers,
+        K::VectorMeta,
+    ];
+    assert!(section_bytes(later_dir.path(), &graph)[0].is_empty());
+
+    // Exact meanwhile: every query's hits are the brute-force top 10.
+    let snap = later.snapshot();
+    for qi in 0..20 {
+        let q = &vecs[(qi * 389) % n];
+        let qn = normalize(q).unwrap();
+        let mut want: Vec<(f32, usize)> = (0..n).map(|i| (dot(&unit(&vecs[i]), &qn), i)).collect();
+        want.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        let hits = snap
+            .search_vector(&VectorQuery::new(q.clone()).limit(10))
+            .unwrap();
+        let sims: Vec<f32> = hits.iter().map(|h| h.similarity).collect();
+        let want_sims: Vec<f32> = want[..10].iter().map(|w| w.0).collect();
+        assert_eq!(sims, want_sims, "query {qi}");
+    }
+    drop(snap);
+
+    // A write while the graph is missing, then the build.
+    let mut b = WriteBatch::new();
+    b.delete_node("n0");
+    later.commit(b).unwrap();
+    let report = later.index_vectors().unwrap();
+    assert_eq!(report.segments.len(), 1);
+    assert_eq!(report.vectors, n as u64);
+    assert_eq!(later.vectors_awaiting_index(), 0);
+    assert_eq!(
+        later.index_vectors().unwrap().segments.len(),
+        0,
+        "nothing left to do"
+    );
+    later.verify().unwrap();
+    later.checkpoint().unwrap();
+    drop(later);
+    let later = Database::open(later_dir.path()).unwrap();
+    later.verify().unwrap();
+    let snap = later.snapshot();
+    assert!(
+        snap.node_id("n0").is_none(),
+        "the delete survived the index build"
+    );
+    assert!(snap.node_id("n1").is_some());
+    // The graph sections equal an immediate build's (the rows are the same, and the levels
+    // are seeded from the loaded segment's id): compared after compacting both stores to
+    // one segment each would rebuild them, so compare before, from the replacement file.
+    drop(snap);
+    drop(later);
+    let later_dir_files: Vec<std::path::PathBuf> = std::fs::read_dir(later_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "hgs"))
+        .collect();
+    let copy = tempdir();
+    let indexed = later_dir_files
+        .iter()
+        .find(|p| {
+            let bytes = std::fs::read(p).unwrap();
+            hopgraph::format::segment::SegmentLayout::parse(&bytes)
+                .unwrap()
+                .entry(K::HnswNeighbors)
+                .is_some()
+        })
+        .expect("the replacement segment has the graph");
+    std::fs::copy(indexed, copy.path().join("x.hgs")).unwrap();
+    assert_eq!(
+        section_bytes(copy.path(), &graph),
+        section_bytes(now_dir.path(), &graph)
+    );
+}
+
+/// A damaged section of a segment awaiting its graph: `index_vectors` refuses to copy it
+/// (it would launder the damage under a fresh checksum) and changes nothing.
+#[test]
+fn index_vectors_refuses_a_damaged_segment_and_changes_nothing() {
+    use hopgraph::format::segment::{SectionKind as K, SegmentLayout};
+    let (dim, n) = (4, hopgraph::HNSW_MIN_VECTORS);
+    let vecs = clustered(n, dim, 3);
+    let dir = tempdir();
+    {
+        let db = Database::open(dir.path()).unwrap();
+        let mut bl = BulkLoad::new();
+        bl.defer_vector_graph(true);
+        for (i, v) in vecs.iter().enumerate() {
+            bl.node(&format!("n{i}"), props("a", Some(v.clone())))
+                .unwrap();
+        }
+        db.bulk_load(bl).unwrap();
+    }
+    let seg = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "hgs"))
+        .unwrap();
+    let mut bytes = std::fs::read(&seg).unwrap();
+    let layout = SegmentLayout::parse(&bytes).unwrap();
+    let at = layout.entry(K::NodeBlob).unwrap().range.start + 3;
+    bytes[at] ^= 0x10;
+    let mut perms = std::fs::metadata(&seg).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false, reason = "a test's damage")]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&seg, perms).unwrap();
+    std::fs::write(&seg, &bytes).unwrap();
+    let names = |d: &std::path::Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = names(dir.path());
+    let manifest = std::fs::read(dir.path().join("MANIFEST")).unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let err = db.index_vectors().unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+    assert_eq!(db.vectors_awaiting_index(), n as u64);
+    drop(db);
+    assert_eq!(names(dir.path()), before, "no staged file left behind");
+    assert_eq!(
+        std::fs::read(dir.path().join("MANIFEST")).unwrap(),
+        manifest
+    );
+}

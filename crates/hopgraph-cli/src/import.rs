@@ -56,6 +56,14 @@ node that has text and no embedding is embedded with that local sentence-transfo
 model, in batches on all cores with its own progress line, as `hopgraph reembed --missing`
 does; a store holding vectors of another model or dimension is refused before the import.
 
+Vector index: imported embeddings are stored, and searchable, at once. For 20,000 or more
+embeddings in one import the approximate-search (HNSW) graph is by default left for later
+(--vector-index later), as vector stores without an index load: searches scan those
+embeddings exactly (the same answers, slower: tens of ms per query at a million) until
+`hopgraph index --db DIR` builds the graph (minutes at a million; readers and writers go on
+meanwhile) or hopgraph-mcp builds it in the background when it starts. --vector-index now
+builds it within the import.
+
 Reproducible imports: with --timestamp MS (or $SOURCE_DATE_EPOCH set), importing the same
 files into a new database gives the same bytes in every file except the database id, which
 is random by design (it ties each file to its database), and the checksums covering it.";
@@ -96,6 +104,11 @@ pub(crate) struct ImportArgs {
     /// sentence-transformers model (as `hopgraph reembed --missing`), for semantic search.
     #[arg(long, value_name = "DIR", env = "HOPGRAPH_EMBED_MODEL")]
     embed_model: Option<PathBuf>,
+    /// When to build the HNSW graph of 20,000 or more imported embeddings: `later`
+    /// (default; `hopgraph index` or hopgraph-mcp builds it, searches are exact meanwhile)
+    /// or `now` (within the import).
+    #[arg(long, value_enum, default_value_t = VectorIndex::Later)]
+    vector_index: VectorIndex,
     /// No progress on stderr (the summary on stdout stays).
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -115,6 +128,15 @@ enum ImportFormat {
     Jsonl,
     ServerMemory,
     Aim,
+}
+
+/// When `import` builds the HNSW graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum VectorIndex {
+    /// After the import: `hopgraph index`, or hopgraph-mcp in the background.
+    Later,
+    /// Within the import.
+    Now,
 }
 
 pub(crate) fn run(args: ImportArgs) -> CliResult {
@@ -194,6 +216,7 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
     if let Some(ms) = fixed_timestamp(args.timestamp)? {
         load.set_timestamp(ms);
     }
+    load.defer_vector_graph(args.vector_index == VectorIndex::Later);
     let db = Database::open(&args.db.db)?;
     if let Some(e) = &embedder {
         // A store of another dimension or model is refused before anything is written.
@@ -250,6 +273,15 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
     }
     if args.lenient {
         writeln!(out, "unknown fields skipped: {unknown_fields}")?;
+    }
+    let pending = db.vectors_awaiting_index();
+    if pending > 0 {
+        writeln!(
+            out,
+            "vector index: {pending} embeddings stored without their HNSW graph (searched \
+             exactly until `hopgraph index --db {}` or hopgraph-mcp builds it)",
+            args.db.db.display()
+        )?;
     }
     Ok(())
 }

@@ -67,6 +67,7 @@ A first session:
   hopgraph export --db ./mem --out backup.jsonl     everything, losslessly
   hopgraph export --db ./mem --format dot --seed m-17 --max-hops 2 | dot -Tsvg > m17.svg
   hopgraph reembed --db ./mem --model ./all-MiniLM-L6-v2   embeddings for semantic search
+  hopgraph index --db ./mem                         the ANN graph of imported embeddings
   hopgraph check --db ./mem && hopgraph compact --db ./mem
 
 `hopgraph help COMMAND` (or COMMAND --help) explains each command with examples.";
@@ -96,6 +97,7 @@ enum Command {
     Check(admin::CheckArgs),
     Checkpoint(admin::CheckpointArgs),
     Compact(admin::CompactArgs),
+    Index(admin::IndexArgs),
     Get(node::GetArgs),
     Add(node::AddArgs),
     Path(query::PathArgs),
@@ -256,6 +258,7 @@ where
         Command::Check(a) => admin::check(a),
         Command::Checkpoint(a) => admin::checkpoint(a),
         Command::Compact(a) => admin::compact(a),
+        Command::Index(a) => admin::index(a),
         Command::Get(a) => node::get(a),
         Command::Add(a) => node::add(a),
         Command::Path(a) => query::path(a),

@@ -1875,3 +1875,71 @@ fn a_server_memory_file_answers_its_tools_the_same() {
     let g = serde_json::to_value(kg::search_nodes(&snap, "europe").unwrap()).unwrap();
     assert_eq!(g["entities"], json!([entity(&lines[2])]));
 }
+
+/// An import of 20,000 embeddings stores them without the HNSW graph by default: `stats`
+/// and the import's summary say so, searches by embedding work meanwhile, `index` builds
+/// the graph (and then has nothing to do), `--vector-index now` builds it in the import.
+#[test]
+fn import_defers_the_vector_graph_and_index_builds_it() {
+    use std::fmt::Write as _;
+    let tmp = tempdir();
+    let n = hopgraph::HNSW_MIN_VECTORS;
+    let mut lines = String::new();
+    for i in 0..n {
+        #[allow(clippy::cast_precision_loss, reason = "small test values")]
+        let x = (i % 97) as f32 / 97.0;
+        writeln!(
+            lines,
+            "{{\"node\":{{\"key\":\"m{i}\",\"title\":\"memory {i}\",\"embedding\":[{x},1.0,{}]}}}}",
+            1.0 - x
+        )
+        .unwrap();
+    }
+    let file = tmp.path().join("vectors.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let db = tmp.path().join("db");
+    let out = ok(&["import", "--db", &db_arg(&db), "-q", file.to_str().unwrap()]);
+    assert!(
+        out.contains(&format!("vector index: {n} embeddings stored without")),
+        "{out}"
+    );
+    let stats = ok(&["stats", "--db", &db_arg(&db), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(v["vectors_awaiting_index"], n);
+    {
+        let store = Database::open(&db).unwrap();
+        let snap = store.snapshot();
+        let hits = snap
+            .search_vector(&hopgraph::VectorQuery::new(vec![0.0, 1.0, 1.0]).limit(3))
+            .unwrap();
+        assert_eq!(hits.len(), 3);
+        assert!(hits[0].similarity > 0.9999, "{hits:?}");
+        let key = snap.node(hits[0].node).unwrap().unwrap().key.clone();
+        assert_eq!(
+            key.trim_start_matches('m').parse::<usize>().unwrap() % 97,
+            0
+        );
+    }
+    let out = ok(&["index", "--db", &db_arg(&db), "-q"]);
+    assert!(out.contains(&format!("indexed {n} embeddings")), "{out}");
+    let out = ok(&["index", "--db", &db_arg(&db)]);
+    assert!(out.contains("nothing to index"), "{out}");
+    let stats = ok(&["stats", "--db", &db_arg(&db), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(v["vectors_awaiting_index"], 0);
+    ok(&["check", "--db", &db_arg(&db)]);
+    let now = tmp.path().join("now");
+    let out = ok(&[
+        "import",
+        "--db",
+        &db_arg(&now),
+        "-q",
+        "--vector-index",
+        "now",
+        file.to_str().unwrap(),
+    ]);
+    assert!(!out.contains("vector index:"), "{out}");
+    let stats = ok(&["stats", "--db", &db_arg(&now), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(v["vectors_awaiting_index"], 0);
+}

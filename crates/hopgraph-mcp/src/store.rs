@@ -24,7 +24,9 @@
 //! [`StoreConfig::segments_max`] and the newer ones amount to something next to the oldest
 //! (see [`compaction_due`]). Both run off the request path and write their segment
 //! without the writer lock: readers never wait for them, writers of that context wait
-//! only for their short commit steps (see the engine's DESIGN.md §6).
+//! only for their short commit steps (see the engine's DESIGN.md §6). A store opened with
+//! embeddings an import left without their HNSW graph gets it built on a thread of its
+//! own (see `index_vectors_in_background`); its vector searches are exact until then.
 
 use std::collections::HashMap;
 use std::ops::Deref;
@@ -315,6 +317,7 @@ impl Stores {
             )
         })?;
         prefault_in_background(&db, self.config.prefault_max_bytes);
+        index_vectors_in_background(&db, self.config.options.read_only);
         let handle = Arc::new(OpenDb {
             db,
             writes: AtomicU64::new(0),
@@ -635,6 +638,46 @@ fn prefault_in_background(db: &Database, max_bytes: u64) {
         });
     if let Err(e) = started {
         crate::server::log(&format!("prefault thread not started: {e}"));
+    }
+}
+
+/// Builds, on a thread of its own, the HNSW graph of embeddings an import stored without
+/// it (`hopgraph import` defers it for large imports; see
+/// [`Database::index_vectors`](hopgraph::Database::index_vectors)). Until it finishes,
+/// vector searches of those embeddings are exact scans: the same answers, slower. Calls
+/// are not held up: the build runs without the writer lock and commits each segment's
+/// replacement atomically. A read-only server leaves them as they are.
+fn index_vectors_in_background(db: &Database, read_only: bool) {
+    let pending = db.vectors_awaiting_index();
+    if pending == 0 || read_only {
+        return;
+    }
+    let db = db.clone();
+    let started = std::thread::Builder::new()
+        .name("hopgraph-index".to_owned())
+        .spawn(move || {
+            crate::server::log(&format!(
+                "building the HNSW graph of {pending} embeddings of {} in the background \
+                 (vector searches scan them exactly until it is done)",
+                db.path().display()
+            ));
+            let t = Instant::now();
+            match db.index_vectors() {
+                Ok(r) => crate::server::log(&format!(
+                    "HNSW graph of {} embeddings of {} built in {:.1} s",
+                    r.vectors,
+                    db.path().display(),
+                    t.elapsed().as_secs_f64()
+                )),
+                Err(e) => crate::server::log(&format!(
+                    "HNSW graph build of {} failed (searches stay exact; `hopgraph index` \
+                     retries): {e}",
+                    db.path().display()
+                )),
+            }
+        });
+    if let Err(e) = started {
+        crate::server::log(&format!("vector index thread not started: {e}"));
     }
 }
 

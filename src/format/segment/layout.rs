@@ -393,6 +393,16 @@ impl SegmentLayout {
         r
     }
 
+    /// Every section present, in file order.
+    pub fn entries(&self) -> Vec<(SectionKind, &SectionEntry)> {
+        let mut v: Vec<(SectionKind, &SectionEntry)> = (0u32..)
+            .zip(&self.sections)
+            .filter_map(|(code, e)| Some((SectionKind::from_code(code)?, e.as_ref()?)))
+            .collect();
+        v.sort_by_key(|(_, e)| (e.range.start, e.range.end));
+        v
+    }
+
     /// Where a section is, if present.
     pub fn entry(&self, kind: SectionKind) -> Option<&SectionEntry> {
         self.sections.get(kind as usize).and_then(|e| e.as_ref())

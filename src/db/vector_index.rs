@@ -1,0 +1,228 @@
+//! Adding the HNSW graph to segments whose vectors were stored flat.
+//!
+//! A bulk load may leave a large segment's vectors without their graph
+//! ([`BulkLoad::defer_vector_graph`](super::BulkLoad::defer_vector_graph)): vector
+//! searches then scan that segment exactly. [`Database::index_vectors`] builds the missing
+//! graphs, one segment at a time, the way compaction merges: under the locks it notes the
+//! segment and reserves the id of its replacement; without them it builds the graph from
+//! the segment's mapped rows (minutes at a million vectors: writers, checkpoints and
+//! readers go on meanwhile) and writes the replacement under a private staging name —
+//! every section of the old file copied byte for byte (each checked against its checksum
+//! as it is copied, so damage is refused, not laundered), `VectorMeta` rewritten and the
+//! three HNSW sections appended; then, under the locks again, if the segment is still in
+//! the manifest, it renames the replacement into place and switches the manifest with the
+//! replacement at the old segment's position (the commit point). If a compaction or
+//! another process's index build replaced the segment meanwhile, the staged file is
+//! dropped and nothing changes. The graph's levels are seeded from the old segment's id,
+//! so the graph is the one an immediate build would have made.
+
+use std::sync::Arc;
+
+use super::Database;
+use super::commit::now_ms;
+use super::segment::Segment;
+use super::state::{SegmentSet, State};
+use super::vector::{build_graph, graph_meta, wants_graph, write_graph};
+use crate::error::{Error, Result};
+use crate::format::manifest::Manifest;
+use crate::format::segment::SectionKind as K;
+use crate::storage::segment_file::{publish_staged_segment, write_segment_staged};
+use crate::vector::Vectors;
+
+/// What [`Database::index_vectors`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VectorIndexReport {
+    /// Segments that got their graph: (old segment id, its replacement's id).
+    pub segments: Vec<(u64, u64)>,
+    /// Vectors indexed by those graphs.
+    pub vectors: u64,
+    /// Vectors still stored without a graph that needs one (another process or a
+    /// compaction replaced a segment while its graph was being built).
+    pub pending: u64,
+}
+
+/// Whether `s` holds vectors that should have a graph and have none.
+fn awaits_graph(s: &Segment) -> bool {
+    s.vector_meta
+        .as_ref()
+        .is_some_and(|m| m.dim > 0 && m.layer_sizes.is_empty() && wants_graph(m.count as usize))
+}
+
+impl Database {
+    /// Vectors stored in segments without the HNSW graph their number calls for (a bulk
+    /// load with [`BulkLoad::defer_vector_graph`](super::BulkLoad::defer_vector_graph)):
+    /// searches scan them exactly until [`Database::index_vectors`] runs. O(segments).
+    pub fn vectors_awaiting_index(&self) -> u64 {
+        let snap = self.snapshot();
+        snap.state
+            .segs
+            .segments
+            .iter()
+            .filter(|s| awaits_graph(s))
+            .filter_map(|s| s.vector_meta.as_ref())
+            .map(|m| u64::from(m.count))
+            .sum()
+    }
+
+    /// Builds the HNSW graph of every segment whose vectors were stored flat (see the
+    /// module doc of `vector_index` and DESIGN.md §14). Writers, checkpoints and readers
+    /// are not held up by the build; each segment's replacement commits atomically. Does
+    /// nothing when no segment awaits a graph.
+    ///
+    /// # Errors
+    /// I/O errors; `Corrupt` when a copied section fails its checksum; `ReadOnly`;
+    /// `WriterPoisoned`. An error before a segment's final step changes nothing and leaves
+    /// the handle usable.
+    pub fn index_vectors(&self) -> Result<VectorIndexReport> {
+        let mut report = VectorIndexReport::default();
+        // Segments tried in this call: one replaced meanwhile is not tried again.
+        let mut tried: Vec<u64> = Vec::new();
+        loop {
+            let picked = {
+                let mut w = self.shared.writer.lock();
+                let r = self.maintenance_guard(&mut w).map(|_g| {
+                    let seg = w
+                        .state
+                        .segs
+                        .segments
+                        .iter()
+                        .find(|s| awaits_graph(s) && !tried.contains(&s.file.id))
+                        .cloned();
+                    seg.map(|seg| {
+                        let new_id = w.manifest.next_segment_id;
+                        // Reserved in memory, as compaction does.
+                        w.manifest.next_segment_id += 1;
+                        (seg, new_id)
+                    })
+                });
+                w.poison_on_io("vector index", r)?
+            };
+            let Some((old, new_id)) = picked else { break };
+            tried.push(old.file.id);
+            let count = old.vector_meta.as_ref().map_or(0, |m| u64::from(m.count));
+            if self.replace_with_graph(&old, new_id)? {
+                report.segments.push((old.file.id, new_id));
+                report.vectors += count;
+            } else {
+                report.pending += count;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Writes segment `old` again as segment `new_id` with its graph and, if `old` is still
+    /// in the manifest, puts the new one in its place. Answers whether it did.
+    fn replace_with_graph(&self, old: &Arc<Segment>, new_id: u64) -> Result<bool> {
+        let dir = &self.shared.dir;
+        let io = self.shared.io();
+        let staging = format!(
+            "{}.index-{}-{}.tmp",
+            crate::storage::segment_file_name(new_id),
+            std::process::id(),
+            now_ms()
+        );
+        let written = write_with_graph(self, old, new_id, &staging);
+        if let Err(e) = written {
+            let _ = io.remove_file(&dir.join(&staging));
+            return Err(e);
+        }
+        let mut w = self.shared.writer.lock();
+        let r = self.maintenance_guard(&mut w).and_then(|_g| {
+            let at = w
+                .state
+                .segs
+                .segments
+                .iter()
+                .position(|s| s.file.id == old.file.id);
+            let Some(at) = at.filter(|_| !w.manifest.segments.contains(&new_id)) else {
+                let _ = io.remove_file(&dir.join(&staging));
+                return Ok(false);
+            };
+            publish_staged_segment(io, dir, &staging, new_id)?;
+            let seg = self.open_verified(new_id)?;
+            let mut segments = w.state.segs.segments.clone();
+            segments[at] = seg;
+            let m = Manifest {
+                generation: w.manifest.generation + 1,
+                segments: segments.iter().map(|s| s.file.id).collect(),
+                ..w.manifest.clone()
+            };
+            let mut state = State::clone(&w.state);
+            state.segs = Arc::new(SegmentSet::new(segments));
+            self.switch_manifest(&mut w, m, state, None)?;
+            Ok(true)
+        });
+        w.poison_on_io("vector index", r)
+    }
+}
+
+/// Writes `old` with its HNSW graph as segment `new_id` under the staging name `staging`.
+fn write_with_graph(db: &Database, old: &Segment, new_id: u64, staging: &str) -> Result<u64> {
+    let file = &old.file;
+    let b = file.bytes();
+    let layout = &file.layout;
+    let meta = old
+        .vector_meta
+        .as_ref()
+        .ok_or_else(|| Error::invalid("segment has no vector sections"))?;
+    let a = layout.vector_arrays(b);
+    let vectors = Vectors::new(a.data, meta.dim as usize);
+    if vectors.len() != meta.count as usize || a.ids.len() != meta.count as usize {
+        return Err(Error::corrupt(
+            file.path(),
+            0,
+            "vector sections disagree with VectorMeta's count",
+        ));
+    }
+    // The rows must be the ones the graph is built on: checked before minutes of work.
+    for kind in [K::VectorIds, K::VectorData] {
+        layout
+            .verify_section(b, kind)
+            .map_err(|e| Error::corrupt(file.path(), e.offset as u64, e.what))?;
+    }
+    let graph = build_graph(vectors, file.id);
+    let new_meta = graph_meta(meta.dim, meta.count, Some(&graph));
+    let entries = layout.entries();
+    let mut bad: Option<(usize, K)> = None;
+    let bad_slot = &mut bad;
+    let r = write_segment_staged(
+        db.shared.io(),
+        &db.shared.dir,
+        staging,
+        new_id,
+        db.shared.db_id,
+        layout.lsn,
+        move |enc| {
+            for (kind, entry) in &entries {
+                if matches!(kind, K::HnswOffsets | K::HnswNeighbors | K::HnswMembers) {
+                    continue;
+                }
+                if *kind == K::VectorMeta {
+                    enc.section(K::VectorMeta, &new_meta.encode())?;
+                    continue;
+                }
+                let bytes = b.get(entry.range.clone()).unwrap_or(&[]);
+                if crc32fast::hash(bytes) != entry.crc {
+                    *bad_slot = Some((entry.range.start, *kind));
+                    return Err(std::io::Error::other("section checksum mismatch"));
+                }
+                // Keep each section's alignment (the key hash table's 16 bytes; every
+                // other section needs 8, which the encoder always gives).
+                if entry.range.start % 16 == 0 {
+                    enc.align(16)?;
+                }
+                enc.section(*kind, bytes)?;
+            }
+            write_graph(enc, &graph)
+        },
+    );
+    match (r, bad) {
+        (_, Some((at, kind))) => Err(Error::corrupt(
+            file.path(),
+            at as u64,
+            format!("section {kind:?} fails its checksum; run `hopgraph check`"),
+        )),
+        (r, None) => r,
+    }
+}

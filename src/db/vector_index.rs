@@ -175,12 +175,8 @@ fn write_with_graph(db: &Database, old: &Segment, new_id: u64, staging: &str) ->
             "vector sections disagree with VectorMeta's count",
         ));
     }
-    // The rows must be the ones the graph is built on: checked before minutes of work.
-    for kind in [K::VectorIds, K::VectorData] {
-        layout
-            .verify_section(b, kind)
-            .map_err(|e| Error::corrupt(file.path(), e.offset as u64, e.what))?;
-    }
+    // Every section is checked before minutes of work (and again as it is copied).
+    file.verify()?;
     let graph = build_graph(vectors, file.id);
     let new_meta = graph_meta(meta.dim, meta.count, Some(&graph));
     let entries = layout.entries();

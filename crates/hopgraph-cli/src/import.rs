@@ -404,6 +404,157 @@ fn parse_json<T: serde::de::DeserializeOwned>(
     serde_json::from_value(value).map_err(|e| Invalid::new("invalid JSON", e.to_string()))
 }
 
+/// Lines per chunk handed to a JSON parsing thread.
+const JSON_CHUNK_LINES: usize = 1024;
+
+/// A chunk of JSON lines, parsed: each line's number and its record (None: a blank line)
+/// or why it is invalid, with the unknown fields dropped (`--lenient`) and the bytes read
+/// through its last line.
+struct ParsedChunk {
+    lines: Vec<(u64, Result<Option<Line>, Invalid>)>,
+    unknown: u64,
+    bytes_end: u64,
+}
+
+/// Lines read but not parsed: their text back to back, each line's number and end, or
+/// why it could not be read.
+#[derive(Default)]
+struct RawChunk {
+    text: String,
+    lines: Vec<(u64, Result<usize, Invalid>)>,
+    bytes_end: u64,
+}
+
+fn parse_chunk(raw: RawChunk, lenient: bool) -> ParsedChunk {
+    let mut unknown = 0u64;
+    let mut start = 0usize;
+    let lines = raw
+        .lines
+        .into_iter()
+        .map(|(line_no, end)| {
+            let parsed = end.and_then(|end| {
+                let line = raw.text.get(start..end).unwrap_or("");
+                start = end;
+                if line.trim().is_empty() {
+                    return Ok(None);
+                }
+                parse_json::<Line>(line, LINE_FIELDS, lenient, &mut unknown).map(Some)
+            });
+            (line_no, parsed)
+        })
+        .collect();
+    ParsedChunk {
+        lines,
+        unknown,
+        bytes_end: raw.bytes_end,
+    }
+}
+
+/// Reads `lines` in chunks that threads parse as JSON (one per core, at most 8), handing
+/// the parsed chunks to `apply` in file order on this thread (so line numbers, errors
+/// and `--skip-invalid` tallies are those of a one-thread read). Parsing the JSON (most
+/// of all the floats of embeddings) was the whole read phase of a large import, on one
+/// core. Without threads, parses here.
+fn parse_json_lines(
+    path: &Path,
+    lines: &mut LineReader,
+    lenient: bool,
+    mut apply: impl FnMut(ParsedChunk) -> CliResult,
+) -> CliResult {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(8);
+    let read_chunk = |lines: &mut LineReader| -> CliResult<Option<RawChunk>> {
+        let mut raw = RawChunk::default();
+        while raw.lines.len() < JSON_CHUNK_LINES {
+            let Some((line_no, line)) = lines.next_line(path)? else {
+                break;
+            };
+            let end = line.map(|l| {
+                raw.text.push_str(l);
+                raw.text.len()
+            });
+            raw.lines.push((line_no, end));
+        }
+        raw.bytes_end = lines.bytes;
+        Ok((!raw.lines.is_empty()).then_some(raw))
+    };
+    if threads < 2 {
+        while let Some(raw) = read_chunk(lines)? {
+            apply(parse_chunk(raw, lenient))?;
+        }
+        return Ok(());
+    }
+    let (job_tx, job_rx) = mpsc::sync_channel::<(u64, RawChunk)>(threads * 2);
+    let job_rx = std::sync::Mutex::new(job_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(u64, ParsedChunk)>();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let (job_rx, done_tx) = (&job_rx, done_tx.clone());
+            let spawned = std::thread::Builder::new()
+                .name("hopgraph-json".into())
+                .spawn_scoped(s, move || {
+                    loop {
+                        // A poisoned lock means another parser panicked: stop too.
+                        let Ok(queue) = job_rx.lock() else { return };
+                        let job = queue.recv();
+                        drop(queue);
+                        let Ok((seq, raw)) = job else { return };
+                        if done_tx.send((seq, parse_chunk(raw, lenient))).is_err() {
+                            return;
+                        }
+                    }
+                });
+            if let Err(e) = spawned {
+                return Err(CliError::new(format!("cannot start a parsing thread: {e}")));
+            }
+        }
+        drop(done_tx);
+        let (mut sent, mut next) = (0u64, 0u64);
+        let mut early: std::collections::BTreeMap<u64, ParsedChunk> = Default::default();
+        let mut job_tx = Some(job_tx);
+        let result = (|| -> CliResult {
+            loop {
+                // Keep the parsers busy: up to 2 chunks each in flight.
+                while sent - next < (threads * 2) as u64 {
+                    let Some(tx) = job_tx.as_ref() else { break };
+                    match read_chunk(lines)? {
+                        Some(raw) => {
+                            // The parsers stop only when this end drops the queue.
+                            if tx.send((sent, raw)).is_err() {
+                                return Err(CliError::new("a JSON parsing thread stopped"));
+                            }
+                            sent += 1;
+                        }
+                        None => job_tx = None,
+                    }
+                }
+                if next == sent {
+                    return Ok(());
+                }
+                let chunk = match early.remove(&next) {
+                    Some(c) => c,
+                    None => {
+                        let (seq, c) = done_rx
+                            .recv()
+                            .map_err(|_| CliError::new("a JSON parsing thread stopped"))?;
+                        if seq != next {
+                            early.insert(seq, c);
+                            continue;
+                        }
+                        c
+                    }
+                };
+                next += 1;
+                apply(chunk)?;
+            }
+        })();
+        // Closing the queue ends the parsers (the scope waits for them).
+        drop(job_tx);
+        result
+    })
+}
+
 /// Progress is updated every this many lines.
 const PROGRESS_LINES: u64 = 8192;
 
@@ -491,67 +642,72 @@ impl Reader<'_> {
         let mut last_line = 0u64;
         let mut end: Option<(Option<u64>, Option<u64>)> = None;
         let (mut nodes, mut edges, mut bad) = (0u64, 0u64, 0u64);
-        while let Some((line_no, line)) = lines.next_line(path)? {
-            last_line = line_no;
-            let result = line.and_then(|line| {
-                if line.trim().is_empty() {
-                    return Ok(());
-                }
-                let rec: Line =
-                    parse_json(line, LINE_FIELDS, self.lenient, &mut self.unknown_fields)?;
-                if end.is_some() {
-                    return Err(Invalid::new(
-                        "line after the end line",
-                        "a line follows the closing {\"hopgraph\":\"end\"} line",
-                    ));
-                }
-                match (rec.hopgraph.as_deref(), rec.node, rec.edge) {
-                    (Some("export"), None, None) if line_no == 1 => {
-                        let version = rec.version.unwrap_or(JSONL_VERSION);
-                        if version > JSONL_VERSION {
-                            return Err(Invalid::new(
-                                "unsupported version",
-                                format!(
-                                    "written by a newer hopgraph (format version {version}, \
-                                     this build reads {JSONL_VERSION})"
-                                ),
-                            ));
+        let lenient = self.lenient;
+        let mut apply = |reader: &mut Self, chunk: ParsedChunk| -> CliResult {
+            reader.unknown_fields += chunk.unknown;
+            for (line_no, parsed) in chunk.lines {
+                last_line = line_no;
+                let result = parsed.and_then(|rec| {
+                    let Some(rec) = rec else { return Ok(()) };
+                    if end.is_some() {
+                        return Err(Invalid::new(
+                            "line after the end line",
+                            "a line follows the closing {\"hopgraph\":\"end\"} line",
+                        ));
+                    }
+                    match (rec.hopgraph.as_deref(), rec.node, rec.edge) {
+                        (Some("export"), None, None) if line_no == 1 => {
+                            let version = rec.version.unwrap_or(JSONL_VERSION);
+                            if version > JSONL_VERSION {
+                                return Err(Invalid::new(
+                                    "unsupported version",
+                                    format!(
+                                        "written by a newer hopgraph (format version {version}, \
+                                         this build reads {JSONL_VERSION})"
+                                    ),
+                                ));
+                            }
+                            header = true;
+                            Ok(())
                         }
-                        header = true;
-                        Ok(())
+                        (Some("end"), None, None) => {
+                            end = Some((rec.nodes, rec.edges));
+                            Ok(())
+                        }
+                        (None, Some(n), None) => {
+                            nodes += 1;
+                            let (key, props) = n.into_props();
+                            reader.load.node(&key, props).map_err(Invalid::engine)
+                        }
+                        (None, None, Some(e)) => {
+                            edges += 1;
+                            let props = EdgeProps {
+                                weight: e.weight,
+                                props: e.props,
+                            };
+                            reader
+                                .load
+                                .edge(&e.source, &e.edge_type, &e.target, props)
+                                .map_err(Invalid::engine)
+                        }
+                        _ => Err(Invalid::new(
+                            "not a node or edge",
+                            "expected {\"node\":{...}} or {\"edge\":{...}} \
+                             (or the {\"hopgraph\":\"export\"} header on line 1)",
+                        )),
                     }
-                    (Some("end"), None, None) => {
-                        end = Some((rec.nodes, rec.edges));
-                        Ok(())
-                    }
-                    (None, Some(n), None) => {
-                        nodes += 1;
-                        let (key, props) = n.into_props();
-                        self.load.node(&key, props).map_err(Invalid::engine)
-                    }
-                    (None, None, Some(e)) => {
-                        edges += 1;
-                        let props = EdgeProps {
-                            weight: e.weight,
-                            props: e.props,
-                        };
-                        self.load
-                            .edge(&e.source, &e.edge_type, &e.target, props)
-                            .map_err(Invalid::engine)
-                    }
-                    _ => Err(Invalid::new(
-                        "not a node or edge",
-                        "expected {\"node\":{...}} or {\"edge\":{...}} \
-                         (or the {\"hopgraph\":\"export\"} header on line 1)",
-                    )),
+                });
+                if let Err(invalid) = result {
+                    bad += 1;
+                    reader.invalid.record(path, line_no, invalid)?;
                 }
-            });
-            if let Err(invalid) = result {
-                bad += 1;
-                self.invalid.record(path, line_no, invalid)?;
             }
-            self.tick(line_no, lines);
-        }
+            reader
+                .progress
+                .read(reader.done_bytes + chunk.bytes_end, reader.total_bytes);
+            Ok(())
+        };
+        parse_json_lines(path, lines, lenient, |chunk| apply(self, chunk))?;
         // An export ends with a line of counts, by which a truncated file is caught (when
         // lines were skipped, the skip report says so already).
         if bad > 0 {

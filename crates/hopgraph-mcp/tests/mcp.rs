@@ -2283,3 +2283,61 @@ fn memory_search_near_over_stdio() {
     );
     assert!(err.contains("max_hops"), "{err}");
 }
+
+/// A context whose embeddings an import stored without their HNSW graph gets it built in
+/// the background once the server opens it: `graph_stats` shows the count waiting, then 0,
+/// and `memory_search` by embedding answers throughout.
+#[test]
+fn server_builds_a_deferred_vector_graph_in_the_background() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let n = hopgraph::HNSW_MIN_VECTORS;
+    {
+        let db = Database::open(dir.path().join("default")).unwrap();
+        let mut load = hopgraph::BulkLoad::new();
+        load.defer_vector_graph(true);
+        for i in 0..n {
+            #[allow(clippy::cast_precision_loss, reason = "small test values")]
+            let x = (i % 89) as f32;
+            let props = hopgraph::NodeProps {
+                title: format!("memory {i}"),
+                embedding: Some(vec![x, 1.0, 2.0]),
+                ..hopgraph::NodeProps::default()
+            };
+            load.node(&format!("m{i}"), props).unwrap();
+        }
+        db.bulk_load(load).unwrap();
+    }
+    let stores = Stores::new(StoreConfig::new(dir.path()));
+    let call = |name: &str, args: Value| tools::call(&stores, name, args.as_object()).unwrap();
+    let waiting = |stats: &Value| stats["storage"]["vectors_awaiting_index"].as_u64().unwrap();
+    let search = json!({"embedding": [88.0, 1.0, 2.0], "limit": 3});
+    let first = call("graph_stats", json!({})).structured;
+    assert!(
+        waiting(&first) == n as u64 || waiting(&first) == 0,
+        "{first}"
+    );
+    let hits = call("memory_search", search.clone()).structured;
+    assert_eq!(hits["results"].as_array().map(Vec::len), Some(3), "{hits}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    loop {
+        let stats = call("graph_stats", json!({})).structured;
+        if waiting(&stats) == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no graph after 600 s: {stats}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let again = call("memory_search", search).structured;
+    assert_eq!(
+        again["results"].as_array().map(Vec::len),
+        Some(3),
+        "{again}"
+    );
+    Database::open(dir.path().join("default"))
+        .unwrap()
+        .verify()
+        .unwrap();
+}

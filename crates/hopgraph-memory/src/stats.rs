@@ -39,6 +39,9 @@ pub struct StorageStats {
     pub generation: u64,
     /// The last automatic checkpoint/compaction failure, `null` when none.
     pub maintenance_error: Option<String>,
+    /// Embeddings an import stored without their HNSW graph: searched exactly until the
+    /// graph is built (the server builds it in the background; 0 when none wait).
+    pub vectors_awaiting_index: u64,
 }
 
 /// What recovery did when the database was opened.
@@ -109,6 +112,7 @@ pub fn graph_stats(db: &Database) -> Result<GraphStats, ToolError> {
             last_checkpoint_at: (s.last_checkpoint_ms > 0).then(|| rfc3339(s.last_checkpoint_ms)),
             generation: s.generation,
             maintenance_error: s.maintenance_error.clone(),
+            vectors_awaiting_index: db.vectors_awaiting_index(),
         },
         recovery: RecoveryStats {
             created: r.created,

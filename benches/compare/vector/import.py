@@ -11,14 +11,17 @@ million texts here in reasonable time; load time does not depend on what the num
 
 - hopgraph: one JSONL file in hopgraph's export format (key, title, content, embedding),
   no header line, written once, then `hopgraph import --db DIR FILE --quiet` timed end to end: parsing,
-  the text index, the vectors and their HNSW graph, fsync.
+  the text index, the vectors, fsync. The import stores the vectors flat and leaves their
+  HNSW graph for later (its default, `--vector-index later`), as sqlite-vec stores them:
+  both stores then answer vector queries by exact scan. With `--index`, `hopgraph index`
+  (the graph build) is timed after it and reported on its own line.
 - SQLite (apsw, which can load extensions, + the `sqlite-vec` package): the same rows
   already parsed in memory (so SQLite is not charged for JSON parsing), inserted in one
   transaction into `fts5(key UNINDEXED, title, content, tokenize='porter unicode61')` and
   a `vec0(embedding float[DIM])` table, then committed. sqlite-vec's vec0 table is a flat
   (exact-scan) index; hopgraph also builds an approximate (HNSW) index.
 
-Usage: import.py CORPUS_DIR HOPGRAPH_BINARY WORK_DIR [N] [DIM]
+Usage: import.py CORPUS_DIR HOPGRAPH_BINARY WORK_DIR [N] [DIM] [--index]
 Needs: pip install numpy apsw sqlite-vec
 """
 import json, os, shutil, struct, subprocess, sys, time
@@ -27,9 +30,11 @@ import numpy as np
 
 
 def main():
-    corpus, binary, work = sys.argv[1], sys.argv[2], sys.argv[3]
-    n = int(sys.argv[4]) if len(sys.argv) > 4 else 1_000_000
-    dim = int(sys.argv[5]) if len(sys.argv) > 5 else 128
+    index = "--index" in sys.argv
+    argv = [a for a in sys.argv if a != "--index"]
+    corpus, binary, work = argv[1], argv[2], argv[3]
+    n = int(argv[4]) if len(argv) > 4 else 1_000_000
+    dim = int(argv[5]) if len(argv) > 5 else 128
     os.makedirs(work, exist_ok=True)
     docs = []
     with open(os.path.join(corpus, "docs.jsonl")) as f:
@@ -59,6 +64,12 @@ def main():
     hg = time.perf_counter() - t
     hg_size = sum(os.path.getsize(os.path.join(db, x)) for x in os.listdir(db))
     print(f"hopgraph import: {hg:.1f} s, {hg_size / 1e6:.1f} MB", flush=True)
+    if index:
+        t = time.perf_counter()
+        subprocess.run([binary, "index", "--db", db, "--quiet"], check=True,
+                       stdout=subprocess.DEVNULL)
+        print(f"hopgraph index (HNSW graph, after the import): {time.perf_counter() - t:.1f} s",
+              flush=True)
 
     # SQLite FTS5 + sqlite-vec
     import apsw, sqlite_vec

@@ -96,13 +96,24 @@ impl SegmentContent<'_> {
     /// index writer `self.text` itself (a checkpoint writes the delta's index into it,
     /// which holds exactly the delta's nodes; `finish` checks the two sets agree).
     pub fn push_node_record(&mut self, node: &Node) {
-        let mut w = ByteWriter::new();
-        encode_node(&mut w, node);
-        self.nodes.push((node.id.0, w.buf));
-        if let Some(e) = &node.props.embedding {
-            self.vectors.push((node.id.0, e.clone()));
+        self.push_encoded(node.id.0, encode_record(node), node.props.embedding.clone());
+    }
+
+    /// Adds node `id`'s record, encoded by [`encode_record`], and its embedding, but not
+    /// its text (see [`SegmentContent::push_node_record`]).
+    pub fn push_encoded(&mut self, id: u32, record: Vec<u8>, embedding: Option<Vec<f32>>) {
+        self.nodes.push((id, record));
+        if let Some(e) = embedding {
+            self.vectors.push((id, e));
         }
     }
+}
+
+/// `node`'s record as [`SegmentContent::nodes`] holds it.
+pub(crate) fn encode_record(node: &Node) -> Vec<u8> {
+    let mut w = ByteWriter::new();
+    encode_node(&mut w, node);
+    w.buf
 }
 
 fn type_bitmaps(dir: u8, csr: &Csr, ntypes: usize) -> Vec<(u8, u16, RoaringBitmap)> {

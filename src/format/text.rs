@@ -1080,10 +1080,10 @@ struct EncodedRun {
 
 /// Encodes each run, the first here and the others on threads of their own (here too when
 /// no thread can be started).
-fn encode_runs(
+fn encode_runs<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
     runs: Vec<Vec<Vec<TermPostings>>>,
     records: &[u32],
-    lens: &(dyn Fn(u32) -> [u32; TEXT_FIELDS] + Sync),
+    lens: &L,
 ) -> Vec<Result<EncodedRun, String>> {
     let mut runs = runs.into_iter();
     let Some(first) = runs.next() else {
@@ -1125,10 +1125,10 @@ fn encode_runs(
 }
 
 /// Sorts and encodes one run of buckets (see [`TextIndexWriter::finish_on`]).
-fn encode_run(
+fn encode_run<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
     run: Vec<Vec<TermPostings>>,
     records: &[u32],
-    lens: &(dyn Fn(u32) -> [u32; TEXT_FIELDS] + Sync),
+    lens: &L,
 ) -> Result<EncodedRun, String> {
     let mut out = EncodedRun {
         terms: Vec::with_capacity(run.iter().map(Vec::len).sum()),

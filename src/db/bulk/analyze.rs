@@ -1,13 +1,16 @@
-//! Text analysis and record encoding of a bulk load's nodes on worker threads.
+//! Text analysis of a bulk load's nodes on worker threads.
 //!
-//! Analysing a node's text (segmentation, case folding, stemming, counting terms) and
-//! encoding its record are most of a text-heavy load's time and need nothing but the node,
-//! so they run on worker threads while the loading thread builds the next nodes and feeds
-//! finished ones to the segment: their terms to its text index writer, their records and
+//! Analysing a node's text (segmentation, case folding, stemming, counting terms) is most
+//! of a text-heavy load's time and needs nothing but the node, so it runs on worker
+//! threads while the loading thread builds the next nodes and feeds finished ones to the
+//! segment: their terms to its text index writer, their records (encoded there) and
 //! embeddings (moved, not copied) to its content. Nodes go out in numbered batches and are
 //! added back in batch order, so the segment is byte for byte what a serial load writes.
-//! The nodes are dropped on the loading thread, which allocated them (freeing across
-//! threads is slow in common allocators).
+//!
+//! Records are encoded on the loading thread, not the workers, on purpose: a record lives
+//! until the segment is written, and records allocated on the workers filled their
+//! allocator arenas, into which the loading thread frees the analysed terms; on a 1M-node
+//! load the allocator's time then doubled (glibc) and the load got slower, not faster.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -48,9 +51,8 @@ impl PackedTerms {
         }
     }
 
-    /// Adds `node`'s terms and its `record` (see `encode_record`) to `content`, and moves
-    /// its embedding there.
-    fn add_to(&self, mut node: Node, record: Vec<u8>, content: &mut SegmentContent<'_>) {
+    /// Adds `node`'s terms and its record to `content`, and moves its embedding there.
+    fn add_to(&self, mut node: Node, content: &mut SegmentContent<'_>) {
         let mut start = 0usize;
         let terms = self.terms.iter().map(|&(end, tf)| {
             let t = self.bytes.get(start..end as usize).unwrap_or(&[]);
@@ -58,13 +60,14 @@ impl PackedTerms {
             (t, tf)
         });
         content.text.add_doc_borrowed(node.id.0, self.lens, terms);
+        let record = encode_record(&node);
         let embedding = node.props.embedding.take();
         content.push_encoded(node.id.0, record, embedding);
     }
 }
 
-/// A node as a worker hands it back: with its analysed text and encoded record.
-type Analyzed = (Node, PackedTerms, Vec<u8>);
+/// A node as a worker hands it back: with its analysed text.
+type Analyzed = (Node, PackedTerms);
 
 /// Nodes per batch handed to a worker: large enough that a batch's hand-over is noise,
 /// small enough that the workers start at once and a batch's nodes stay few.
@@ -123,8 +126,8 @@ impl Parallel<'_, '_> {
     fn drain(&mut self, wait: bool) -> Result<()> {
         while self.next < self.sent {
             if let Some(done) = self.early.remove(&self.next) {
-                for (node, doc, record) in done {
-                    doc.add_to(node, record, self.content);
+                for (node, doc) in done {
+                    doc.add_to(node, self.content);
                 }
                 self.next += 1;
                 continue;
@@ -187,8 +190,7 @@ pub(super) fn push_nodes(
                         .into_iter()
                         .map(|n| {
                             let d = PackedTerms::pack(&analyzer, &n);
-                            let record = encode_record(&n);
-                            (n, d, record)
+                            (n, d)
                         })
                         .collect();
                     if result_tx.send((seq, done)).is_err() {

@@ -4,7 +4,9 @@
 //! cumulative summary); [`write_segment`] sorts the rows into both CSR directions (see
 //! [`Csr::build`]: a counting sort by owner node, then each run by (type, neighbor, edge
 //! id), the two directions on two threads), derives the per-(direction, type) node bitmaps
-//! and writes every section.
+//! and writes every section. The text index is encoded (`TextIndexWriter::finish`, itself
+//! on several threads when large) on a thread of its own while the sections before it are
+//! prepared and written.
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -288,8 +290,9 @@ pub(crate) fn write_segment_staged(
             let nodes = NodeSections::new(&content.nodes)?;
             let vectors = BuiltVectors::new(id, content.embedding_dim, &content.vectors)?;
             let weights_default = rows.weights_default();
-            // Write progress counts sections (of at most WRITE_STEPS), the in-direction's wait
-            // included; the file's fsync follows as its own phase.
+            // Write progress counts sections (of at most WRITE_STEPS), the waits for the
+            // in-direction and the text index included; the file's fsync follows as its own
+            // phase.
             let step = std::cell::Cell::new(0u64);
             let wrote = || {
                 step.set(step.get() + 1);

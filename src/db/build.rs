@@ -4,7 +4,9 @@
 //! cumulative summary); [`write_segment`] sorts the rows into both CSR directions (see
 //! [`Csr::build`]: a counting sort by owner node, then each run by (type, neighbor, edge
 //! id), the two directions on two threads), derives the per-(direction, type) node bitmaps
-//! and writes every section.
+//! and writes every section. The text index is encoded (`TextIndexWriter::finish`, itself
+//! on several threads when large) on a thread of its own while the sections before it are
+//! prepared and written.
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -100,13 +102,24 @@ impl SegmentContent<'_> {
     /// index writer `self.text` itself (a checkpoint writes the delta's index into it,
     /// which holds exactly the delta's nodes; `finish` checks the two sets agree).
     pub fn push_node_record(&mut self, node: &Node) {
-        let mut w = ByteWriter::new();
-        encode_node(&mut w, node);
-        self.nodes.push((node.id.0, w.buf));
-        if let Some(e) = &node.props.embedding {
-            self.vectors.push((node.id.0, e.clone()));
+        self.push_encoded(node.id.0, encode_record(node), node.props.embedding.clone());
+    }
+
+    /// Adds node `id`'s record, encoded by [`encode_record`], and its embedding, but not
+    /// its text (see [`SegmentContent::push_node_record`]).
+    pub fn push_encoded(&mut self, id: u32, record: Vec<u8>, embedding: Option<Vec<f32>>) {
+        self.nodes.push((id, record));
+        if let Some(e) = embedding {
+            self.vectors.push((id, e));
         }
     }
+}
+
+/// `node`'s record as [`SegmentContent::nodes`] holds it.
+pub(crate) fn encode_record(node: &Node) -> Vec<u8> {
+    let mut w = ByteWriter::new();
+    encode_node(&mut w, node);
+    w.buf
 }
 
 fn type_bitmaps(dir: u8, csr: &Csr, ntypes: usize) -> Vec<(u8, u16, RoaringBitmap)> {
@@ -221,10 +234,17 @@ pub(crate) fn write_segment_staged(
     let rows = &content.edges;
     content.nodes.sort_unstable_by_key(|(id, _)| *id);
     let record_ids: Vec<u32> = content.nodes.iter().map(|(id, _)| *id).collect();
-    let text = std::mem::take(&mut content.text)
-        .finish(&record_ids)
-        .map_err(Error::invalid)?;
-    drop(record_ids);
+    // The text index is encoded on a thread of its own while the sections before it are
+    // prepared and written (it is written near the end).
+    let text_writer = std::mem::take(&mut content.text);
+    let text_thread = record_ids.len() >= TEXT_THREAD_RECORDS_MIN
+        && std::thread::available_parallelism().is_ok_and(|p| p.get() > 1);
+    let (text_tx, text_rx) = mpsc::sync_channel(1);
+    let record_ids = &record_ids;
+    let text_side = move || {
+        // The receiver is gone only when writing failed already.
+        let _ = text_tx.send(text_writer.finish(record_ids));
+    };
     let mut summary = content.summary.clone();
     summary.edge_rows = m as u64;
     summary.node_records = content.nodes.len() as u64;
@@ -266,100 +286,117 @@ pub(crate) fn write_segment_staged(
     };
     let mut in_error = None;
     let in_error_slot = &mut in_error;
-    let ((), written) = join(worth_a_thread(m), in_side, || {
-        let mut bitmaps = type_bitmaps(0, &out, ntypes);
-        let nodes = NodeSections::new(&content.nodes)?;
-        let vectors = BuiltVectors::new(
-            id,
-            content.embedding_dim,
-            &content.vectors,
-            !content.defer_vector_graph,
-        )?;
-        let weights_default = rows.weights_default();
-        // Write progress counts sections (of at most WRITE_STEPS), the in-direction's wait
-        // included; the file's fsync follows as its own phase.
-        let step = std::cell::Cell::new(0u64);
-        let wrote = || {
-            step.set(step.get() + 1);
-            report(BulkPhase::Write, step.get().min(WRITE_STEPS), WRITE_STEPS);
-        };
-        report(BulkPhase::Write, 0, WRITE_STEPS);
-        segment_file::write_segment_staged(io, dir, staging, id, db_id, lsn, move |enc| {
-            enc.section(K::Summary, &summary.encode())?;
-            enc.array(K::OutOffsets, &out.offsets)?;
-            enc.array(K::OutNeighbors, &out.neighbors)?;
-            wrote();
-            enc.array(K::OutTypes, &out.types)?;
-            enc.array(K::OutEdgePos, &out.pos)?;
-            wrote();
-            // Format version 2: each row's out-CSR entry (the inverse permutation) replaces
-            // copies of its source, target and type.
-            let mut out_pos = vec![0u32; out.pos.len()];
-            for (p, &row) in (0u32..).zip(&out.pos) {
-                if let Some(slot) = out_pos.get_mut(row as usize) {
-                    *slot = p;
-                }
-            }
-            enc.array(K::EdgeOutPos, &out_pos)?;
-            wrote();
-            // Written: its memory can serve the in-direction being built.
-            drop(out_pos);
-            drop(out);
-            let inn = match rx.recv() {
-                Ok(Ok((inn, in_bitmaps))) => {
-                    bitmaps.extend(in_bitmaps);
-                    inn
-                }
-                Ok(Err(e)) => {
-                    *in_error_slot = Some(e);
-                    return Err(std::io::Error::other("cannot build the in-direction CSR"));
-                }
-                Err(e) => return Err(std::io::Error::other(e)),
+    let mut text_error = None;
+    let text_error_slot = &mut text_error;
+    let ((), ((), written)) = join(text_thread, text_side, || {
+        join(worth_a_thread(m), in_side, || {
+            let mut bitmaps = type_bitmaps(0, &out, ntypes);
+            let nodes = NodeSections::new(&content.nodes)?;
+            let vectors = BuiltVectors::new(
+                id,
+                content.embedding_dim,
+                &content.vectors,
+                !content.defer_vector_graph,
+            )?;
+            let weights_default = rows.weights_default();
+            // Write progress counts sections (of at most WRITE_STEPS), the waits for the
+            // in-direction and the text index included; the file's fsync follows as its own
+            // phase.
+            let step = std::cell::Cell::new(0u64);
+            let wrote = || {
+                step.set(step.get() + 1);
+                report(BulkPhase::Write, step.get().min(WRITE_STEPS), WRITE_STEPS);
             };
-            wrote();
-            enc.array(K::InOffsets, &inn.offsets)?;
-            enc.array(K::InNeighbors, &inn.neighbors)?;
-            wrote();
-            enc.array(K::InTypes, &inn.types)?;
-            enc.array(K::InEdgePos, &inn.pos)?;
-            wrote();
-            drop(inn);
-            if summary.dense_edge_base.is_none() {
-                enc.array(K::EdgeIds, &rows.ids())?;
-            }
-            if !weights_default {
-                enc.array(K::EdgeWeights, &rows.weight_bits())?;
-            }
-            if summary.uniform_created_at.is_none() {
-                enc.array(K::EdgeCreated, &rows.created())?;
-            }
-            if let Some((offsets, blob)) = rows.props() {
-                enc.array(K::EdgePropsOffsets, offsets)?;
-                enc.section(K::EdgePropsBlob, blob)?;
-            }
-            enc.section(K::TypeBitmaps, &encode_type_bitmaps(&bitmaps))?;
-            enc.section(K::EdgeTombstones, &encode_treemap(&content.edge_tombstones))?;
-            enc.section(K::NodeTombstones, &encode_bitmap(&content.node_tombstones))?;
-            enc.array(K::NodeIds, &nodes.ids)?;
-            enc.array(K::NodeOffsets, &nodes.offsets)?;
-            enc.section(K::NodeBlob, &nodes.blob)?;
-            enc.array(K::KeyOrder, &nodes.key_order)?;
-            // 16-byte slots on 16-byte boundaries: a slot never straddles a cache line.
-            enc.align(16)?;
-            enc.section(K::KeyHash, &nodes.key_hash)?;
-            enc.section(K::TextStats, &text.stats)?;
-            enc.section(K::TextTerms, &text.terms)?;
-            enc.section(K::TextPostings, &text.postings)?;
-            enc.array(K::TextFieldLens, &text.doc_lens)?;
-            vectors.write(enc)?;
-            wrote();
-            report(BulkPhase::Sync, 0, 1);
-            Ok(())
+            report(BulkPhase::Write, 0, WRITE_STEPS);
+            segment_file::write_segment_staged(io, dir, staging, id, db_id, lsn, move |enc| {
+                enc.section(K::Summary, &summary.encode())?;
+                enc.array(K::OutOffsets, &out.offsets)?;
+                enc.array(K::OutNeighbors, &out.neighbors)?;
+                wrote();
+                enc.array(K::OutTypes, &out.types)?;
+                enc.array(K::OutEdgePos, &out.pos)?;
+                wrote();
+                // Format version 2: each row's out-CSR entry (the inverse permutation) replaces
+                // copies of its source, target and type.
+                let mut out_pos = vec![0u32; out.pos.len()];
+                for (p, &row) in (0u32..).zip(&out.pos) {
+                    if let Some(slot) = out_pos.get_mut(row as usize) {
+                        *slot = p;
+                    }
+                }
+                enc.array(K::EdgeOutPos, &out_pos)?;
+                wrote();
+                // Written: its memory can serve the in-direction being built.
+                drop(out_pos);
+                drop(out);
+                let inn = match rx.recv() {
+                    Ok(Ok((inn, in_bitmaps))) => {
+                        bitmaps.extend(in_bitmaps);
+                        inn
+                    }
+                    Ok(Err(e)) => {
+                        *in_error_slot = Some(e);
+                        return Err(std::io::Error::other("cannot build the in-direction CSR"));
+                    }
+                    Err(e) => return Err(std::io::Error::other(e)),
+                };
+                wrote();
+                enc.array(K::InOffsets, &inn.offsets)?;
+                enc.array(K::InNeighbors, &inn.neighbors)?;
+                wrote();
+                enc.array(K::InTypes, &inn.types)?;
+                enc.array(K::InEdgePos, &inn.pos)?;
+                wrote();
+                drop(inn);
+                if summary.dense_edge_base.is_none() {
+                    enc.array(K::EdgeIds, &rows.ids())?;
+                }
+                if !weights_default {
+                    enc.array(K::EdgeWeights, &rows.weight_bits())?;
+                }
+                if summary.uniform_created_at.is_none() {
+                    enc.array(K::EdgeCreated, &rows.created())?;
+                }
+                if let Some((offsets, blob)) = rows.props() {
+                    enc.array(K::EdgePropsOffsets, offsets)?;
+                    enc.section(K::EdgePropsBlob, blob)?;
+                }
+                enc.section(K::TypeBitmaps, &encode_type_bitmaps(&bitmaps))?;
+                enc.section(K::EdgeTombstones, &encode_treemap(&content.edge_tombstones))?;
+                enc.section(K::NodeTombstones, &encode_bitmap(&content.node_tombstones))?;
+                enc.array(K::NodeIds, &nodes.ids)?;
+                enc.array(K::NodeOffsets, &nodes.offsets)?;
+                enc.section(K::NodeBlob, &nodes.blob)?;
+                enc.array(K::KeyOrder, &nodes.key_order)?;
+                // 16-byte slots on 16-byte boundaries: a slot never straddles a cache line.
+                enc.align(16)?;
+                enc.section(K::KeyHash, &nodes.key_hash)?;
+                let text = match text_rx.recv() {
+                    Ok(Ok(text)) => text,
+                    Ok(Err(e)) => {
+                        *text_error_slot = Some(Error::invalid(e));
+                        return Err(std::io::Error::other("cannot encode the text index"));
+                    }
+                    Err(e) => return Err(std::io::Error::other(e)),
+                };
+                enc.section(K::TextStats, &text.stats)?;
+                enc.section(K::TextTerms, &text.terms)?;
+                enc.section(K::TextPostings, &text.postings)?;
+                enc.array(K::TextFieldLens, &text.doc_lens)?;
+                vectors.write(enc)?;
+                wrote();
+                report(BulkPhase::Sync, 0, 1);
+                Ok(())
+            })
         })
     });
-    // An error building the in-direction is reported as itself, not as the write it stopped.
-    in_error.map_or(written, Err)
+    // An error building the in-direction or the text index is reported as itself, not as
+    // the write it stopped.
+    text_error.or(in_error).map_or(written, Err)
 }
+
+/// Node records from which a segment's text index is encoded on a thread of its own.
+const TEXT_THREAD_RECORDS_MIN: usize = 1 << 12;
 
 /// Progress steps of the write phase (the `wrote()` calls in [`write_segment`]).
 const WRITE_STEPS: u64 = 7;

@@ -850,8 +850,69 @@ impl FieldLens<'_> {
 pub struct TextIndexWriter {
     /// Hashed with foldhash: a build's private map needs no DoS resistance, and SipHash
     /// showed in bulk-load profiles.
-    terms: HashMap<Vec<u8>, Vec<Posting>, foldhash::fast::RandomState>,
+    terms: HashMap<TermKey, Vec<Posting>, foldhash::fast::RandomState>,
     docs: Vec<(u32, [u32; TEXT_FIELDS])>,
+}
+
+/// A term as a [`TextIndexWriter`] keys it: terms of up to [`TermKey::INLINE`] bytes (most)
+/// are held in the key itself, so that a look-up compares them without a read through a
+/// pointer (a cache miss on a large index) and the sort in `finish` compares them in place.
+/// Hashes and compares as its bytes.
+#[derive(Clone)]
+enum TermKey {
+    Inline(u8, [u8; TermKey::INLINE]),
+    Heap(Box<[u8]>),
+}
+
+impl TermKey {
+    /// Bytes held inline: the key is then as large as a `Vec`.
+    const INLINE: usize = 22;
+
+    fn new(term: &[u8]) -> TermKey {
+        let mut inline = [0u8; TermKey::INLINE];
+        match (inline.get_mut(..term.len()), u8::try_from(term.len())) {
+            (Some(head), Ok(len)) => {
+                head.copy_from_slice(term);
+                TermKey::Inline(len, inline)
+            }
+            _ => TermKey::Heap(term.into()),
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            // `new` stores lengths up to INLINE only; `unwrap_or` is never taken.
+            TermKey::Inline(len, b) => b.get(..usize::from(*len)).unwrap_or(b),
+            TermKey::Heap(b) => b,
+        }
+    }
+}
+
+impl std::fmt::Debug for TermKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_bytes().fmt(f)
+    }
+}
+
+impl PartialEq for TermKey {
+    fn eq(&self, other: &TermKey) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for TermKey {}
+
+impl std::hash::Hash for TermKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // As `[u8]` hashes, so that a `&[u8]` looks the key up (`Borrow`).
+        self.as_bytes().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for TermKey {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
 }
 
 /// The index of `target` in the increasing `records`, searched from index `from` on by
@@ -888,7 +949,7 @@ impl TextIndexWriter {
         self.docs.push((node, lens));
         for (term, tf) in terms {
             self.terms
-                .entry(term)
+                .entry(TermKey::new(&term))
                 .or_default()
                 .push(Posting { node, tf });
         }
@@ -908,7 +969,7 @@ impl TextIndexWriter {
             match self.terms.get_mut(term) {
                 Some(list) => list.push(posting),
                 None => {
-                    self.terms.insert(term.to_vec(), vec![posting]);
+                    self.terms.insert(TermKey::new(term), vec![posting]);
                 }
             }
         }
@@ -928,7 +989,7 @@ impl TextIndexWriter {
         term: &[u8],
         postings: impl IntoIterator<Item = (u32, [u32; TEXT_FIELDS])>,
     ) {
-        let list = self.terms.entry(term.to_vec()).or_default();
+        let list = self.terms.entry(TermKey::new(term)).or_default();
         list.extend(postings.into_iter().map(|(node, tf)| Posting { node, tf }));
     }
 
@@ -941,9 +1002,29 @@ impl TextIndexWriter {
     /// Encodes the sections. Documents come out in node id order; `records` must be the
     /// node ids of the segment's records (increasing) and every added document one of them.
     ///
+    /// Large indexes are encoded on several threads (see [`TextIndexWriter::finish_on`]);
+    /// the bytes do not depend on how many.
+    ///
     /// # Errors
     /// When the added documents are not exactly `records`, or the fst cannot be built.
-    pub fn finish(mut self, records: &[u32]) -> Result<TextSections, String> {
+    pub fn finish(self, records: &[u32]) -> Result<TextSections, String> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .min(FINISH_THREADS_MAX);
+        self.finish_on(records, threads)
+    }
+
+    /// [`TextIndexWriter::finish`] on at most `threads` threads (this one included).
+    ///
+    /// The terms are dealt into buckets by their first two bytes, so that the buckets in
+    /// order are the term order at its coarsest; runs of consecutive buckets of about equal
+    /// postings are each sorted and encoded on their own thread into their own buffer
+    /// (a list's bytes do not depend on where it starts), and the buffers are joined and
+    /// the fst built here, each term's offset shifted by its run's start.
+    ///
+    /// # Errors
+    /// As [`TextIndexWriter::finish`].
+    pub fn finish_on(mut self, records: &[u32], threads: usize) -> Result<TextSections, String> {
         self.docs.sort_unstable_by_key(|d| d.0);
         if self.docs.len() != records.len() || self.docs.iter().zip(records).any(|(d, &r)| d.0 != r)
         {
@@ -952,7 +1033,6 @@ impl TextIndexWriter {
         let mut stats = TextStats {
             layout: TEXT_LAYOUT_VERSION,
             docs: self.docs.len() as u64,
-            terms: self.terms.len() as u64,
             ..TextStats::default()
         };
         let mut doc_lens: Vec<u16> = Vec::with_capacity(self.docs.len() * TEXT_FIELDS);
@@ -962,30 +1042,60 @@ impl TextIndexWriter {
                 doc_lens.push(u16::try_from(l).unwrap_or(u16::MAX));
             }
         }
+        drop(self.docs);
+        let mut buckets: Vec<Vec<TermPostings>> = (0..TERM_BUCKETS).map(|_| Vec::new()).collect();
+        let mut weights = vec![0u64; TERM_BUCKETS];
+        let mut postings_total = 0u64;
+        for (term, list) in self.terms {
+            let b = term_bucket(term.as_bytes());
+            // `term_bucket` answers below TERM_BUCKETS.
+            weights[b] += list.len() as u64 + TERM_WEIGHT;
+            postings_total += list.len() as u64;
+            buckets[b].push((term, list));
+        }
+        let threads = if postings_total < PARALLEL_POSTINGS_MIN {
+            1
+        } else {
+            threads.max(1)
+        };
+        // Consecutive runs of buckets, each of about an equal share of the weight.
+        let total: u64 = weights.iter().sum();
+        let mut runs: Vec<Vec<Vec<TermPostings>>> = Vec::with_capacity(threads);
+        let mut run = Vec::new();
+        let mut acc = 0u64;
+        for (bucket, w) in buckets.into_iter().zip(weights) {
+            run.push(bucket);
+            acc += w;
+            let share = total * (runs.len() as u64 + 1) / threads as u64;
+            if acc >= share && runs.len() + 1 < threads {
+                runs.push(std::mem::take(&mut run));
+            }
+        }
+        runs.push(run);
         // Scored with the lengths a reader sees: the capped ones.
         let lens_of = |rec: u32| FieldLens::Narrow(&doc_lens).record(rec as usize);
-        let mut terms: Vec<(Vec<u8>, Vec<Posting>)> = self.terms.into_iter().collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut postings = Vec::new();
+        let encoded = encode_runs(runs, records, &lens_of);
+        let mut postings = Vec::with_capacity(
+            encoded
+                .iter()
+                .map(|r| r.as_ref().map_or(0, |r| r.postings.len()))
+                .sum(),
+        );
         let mut builder = fst::MapBuilder::memory();
-        let mut list: Vec<(u32, [u32; TEXT_FIELDS])> = Vec::new();
-        for (term, mut nodes) in terms {
-            nodes.sort_unstable_by_key(|p| p.node);
-            builder
-                .insert(&term, postings.len() as u64)
-                .map_err(|e| format!("text term index: {e}"))?;
-            list.clear();
-            // Nodes ascend, so each record is found by galloping on from the previous one.
-            let mut from = 0usize;
-            for p in nodes {
-                let rec = gallop(records, from, p.node)
-                    .ok_or_else(|| format!("text postings name node {}, not a record", p.node))?;
-                from = rec + 1;
-                let rec = u32::try_from(rec).map_err(|_| "over u32::MAX records")?;
-                list.push((rec, p.tf));
+        let mut terms_count = 0u64;
+        for run in encoded {
+            let run = run?;
+            let base = postings.len() as u64;
+            for (term, at) in &run.terms {
+                builder
+                    .insert(term.as_bytes(), base + at)
+                    .map_err(|e| format!("text term index: {e}"))?;
             }
-            encode_postings_blocked(&mut postings, &list, lens_of)?;
+            terms_count += run.terms.len() as u64;
+            drop(run.terms);
+            postings.extend_from_slice(&run.postings);
         }
+        stats.terms = terms_count;
         stats.postings_len = postings.len() as u64;
         let terms = builder
             .into_inner()
@@ -997,6 +1107,114 @@ impl TextIndexWriter {
             doc_lens,
         })
     }
+}
+
+/// A term with its postings, as gathered.
+type TermPostings = (TermKey, Vec<Posting>);
+
+/// The term buckets of [`TextIndexWriter::finish_on`] (see [`term_bucket`]).
+const TERM_BUCKETS: usize = 257 * 257;
+
+/// The bucket of `term` by its first two bytes, in term order: a byte `b` counts as
+/// `b + 1` and a missing one as 0, so that a term sorts before its extensions. (By two
+/// bytes, not one: the exact forms all start with the same marker byte.)
+fn term_bucket(term: &[u8]) -> usize {
+    let digit = |i: usize| term.get(i).map_or(0, |&b| usize::from(b) + 1);
+    digit(0) * 257 + digit(1)
+}
+
+/// A term's weight in [`TextIndexWriter::finish_on`]'s split, in postings (its sort and fst
+/// entry).
+const TERM_WEIGHT: u64 = 4;
+
+/// Postings from which [`TextIndexWriter::finish`] uses more than one thread.
+const PARALLEL_POSTINGS_MIN: u64 = 1 << 16;
+
+/// At most this many threads encode a text index.
+const FINISH_THREADS_MAX: usize = 8;
+
+/// A run of buckets encoded: its terms in order with their lists' offsets in `postings`.
+struct EncodedRun {
+    terms: Vec<(TermKey, u64)>,
+    postings: Vec<u8>,
+}
+
+/// Encodes each run, the first here and the others on threads of their own (here too when
+/// no thread can be started).
+fn encode_runs<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
+    runs: Vec<Vec<Vec<TermPostings>>>,
+    records: &[u32],
+    lens: &L,
+) -> Vec<Result<EncodedRun, String>> {
+    let mut runs = runs.into_iter();
+    let Some(first) = runs.next() else {
+        return Vec::new();
+    };
+    std::thread::scope(|s| {
+        let spawned: Vec<_> = runs
+            .map(|run| {
+                // The run travels over a channel so that it is still ours when no thread
+                // starts.
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<TermPostings>>>(1);
+                let worker = std::thread::Builder::new()
+                    .name("hopgraph-text".into())
+                    .spawn_scoped(s, move || {
+                        rx.recv().ok().map(|run| encode_run(run, records, lens))
+                    });
+                match worker {
+                    Ok(w) => match tx.send(run) {
+                        Ok(()) => Ok(w),
+                        Err(e) => Err(e.0),
+                    },
+                    Err(_) => Err(run),
+                }
+            })
+            .collect();
+        let mut out = vec![encode_run(first, records, lens)];
+        for w in spawned {
+            out.push(match w {
+                Ok(w) => match w.join() {
+                    Ok(Some(r)) => r,
+                    Ok(None) => Err("a text index thread got no work".into()),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                },
+                Err(run) => encode_run(run, records, lens),
+            });
+        }
+        out
+    })
+}
+
+/// Sorts and encodes one run of buckets (see [`TextIndexWriter::finish_on`]).
+fn encode_run<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
+    run: Vec<Vec<TermPostings>>,
+    records: &[u32],
+    lens: &L,
+) -> Result<EncodedRun, String> {
+    let mut out = EncodedRun {
+        terms: Vec::with_capacity(run.iter().map(Vec::len).sum()),
+        postings: Vec::new(),
+    };
+    let mut list: Vec<(u32, [u32; TEXT_FIELDS])> = Vec::new();
+    for mut bucket in run {
+        bucket.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        for (term, mut nodes) in bucket {
+            nodes.sort_unstable_by_key(|p| p.node);
+            out.terms.push((term, out.postings.len() as u64));
+            list.clear();
+            // Nodes ascend, so each record is found by galloping on from the previous one.
+            let mut from = 0usize;
+            for p in nodes {
+                let rec = gallop(records, from, p.node)
+                    .ok_or_else(|| format!("text postings name node {}, not a record", p.node))?;
+                from = rec + 1;
+                let rec = u32::try_from(rec).map_err(|_| "over u32::MAX records")?;
+                list.push((rec, p.tf));
+            }
+            encode_postings_blocked(&mut out.postings, &list, lens)?;
+        }
+    }
+    Ok(out)
 }
 
 /// A structurally checked view of a segment's text sections.
@@ -1235,6 +1453,76 @@ impl<'a> TextIndexView<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys inline and on the heap look up by their bytes and keep their bytes; a key is
+    /// no larger than the `Vec` it replaced.
+    #[test]
+    fn term_keys_are_their_bytes() {
+        let mut m: HashMap<TermKey, u32> = HashMap::new();
+        let terms: Vec<Vec<u8>> = (0..40).map(|n| vec![b'x'; n]).collect();
+        for (i, t) in (0u32..).zip(&terms) {
+            m.insert(TermKey::new(t), i);
+        }
+        for (i, t) in (0u32..).zip(&terms) {
+            assert_eq!(m.get(&t[..]), Some(&i));
+            assert_eq!(TermKey::new(t).as_bytes(), &t[..]);
+        }
+        assert!(matches!(
+            TermKey::new(&[7; TermKey::INLINE]),
+            TermKey::Inline(..)
+        ));
+        assert!(matches!(
+            TermKey::new(&[7; TermKey::INLINE + 1]),
+            TermKey::Heap(_)
+        ));
+        assert!(std::mem::size_of::<TermKey>() <= std::mem::size_of::<Vec<u8>>());
+    }
+
+    /// The sections do not depend on how many threads encode them, empty, one-byte and
+    /// marker-prefixed terms included.
+    #[test]
+    fn finish_on_threads_agree() {
+        let build = || {
+            let mut w = TextIndexWriter::new();
+            for node in 0..3000u32 {
+                let mut terms: Vec<(Vec<u8>, [u32; TEXT_FIELDS])> = Vec::new();
+                for k in 0..40u32 {
+                    let v = (node.wrapping_mul(2_654_435_761) >> 7).wrapping_add(k * 97) % 5000;
+                    let term = match v % 7 {
+                        0 => format!("={v}").into_bytes(),
+                        1 => vec![b'a' + (v % 26) as u8],
+                        2 if v < 30 => Vec::new(),
+                        _ => format!("t{}", v % 1500).into_bytes(),
+                    };
+                    if !terms.iter().any(|t| t.0 == term) {
+                        terms.push((term, [k % 3, 1, (v % 300) / 100]));
+                    }
+                }
+                w.add_doc(node * 2 + 1, [node % 5, 40, 3], terms);
+            }
+            w
+        };
+        let records: Vec<u32> = (0..3000u32).map(|n| n * 2 + 1).collect();
+        let one = build().finish_on(&records, 1).unwrap();
+        for threads in [2, 3, 8] {
+            let many = build().finish_on(&records, threads).unwrap();
+            assert_eq!(one.stats, many.stats);
+            assert_eq!(one.terms, many.terms);
+            assert_eq!(one.postings, many.postings);
+            assert_eq!(one.doc_lens, many.doc_lens);
+        }
+        let view = TextIndexView::parse(
+            &one.stats,
+            &one.terms,
+            &one.postings,
+            FieldLens::Narrow(&one.doc_lens),
+            3000,
+        )
+        .unwrap();
+        // (`verify` refuses the empty term, which no analyzer makes.)
+        assert!(view.df(b"").unwrap() > 0);
+        assert!(view.df(b"t7").unwrap() > 0);
+    }
 
     #[test]
     fn varints_round_trip_and_reject_garbage() {

@@ -3,15 +3,21 @@
 //! Analysing a node's text (segmentation, case folding, stemming, counting terms) is most
 //! of a text-heavy load's time and needs nothing but the node, so it runs on worker
 //! threads while the loading thread builds the next nodes and feeds finished ones to the
-//! segment's text index writer. Nodes go out in numbered batches and are added back in
-//! batch order, so the segment is byte for byte what a serial load writes.
+//! segment: their terms to its text index writer, their records (encoded there) and
+//! embeddings (moved, not copied) to its content. Nodes go out in numbered batches and are
+//! added back in batch order, so the segment is byte for byte what a serial load writes.
+//!
+//! Records are encoded on the loading thread, not the workers, on purpose: a record lives
+//! until the segment is written, and records allocated on the workers filled their
+//! allocator arenas, into which the loading thread frees the analysed terms; on a 1M-node
+//! load the allocator's time then doubled (glibc) and the load got slower, not faster.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 
 use parking_lot::Mutex;
 
-use super::super::build::SegmentContent;
+use super::super::build::{SegmentContent, encode_record};
 use crate::error::{Error, Result};
 use crate::format::text::TEXT_FIELDS;
 use crate::model::Node;
@@ -45,7 +51,8 @@ impl PackedTerms {
         }
     }
 
-    fn add_to(&self, node: &Node, content: &mut SegmentContent<'_>) {
+    /// Adds `node`'s terms and its record to `content`, and moves its embedding there.
+    fn add_to(&self, mut node: Node, content: &mut SegmentContent<'_>) {
         let mut start = 0usize;
         let terms = self.terms.iter().map(|&(end, tf)| {
             let t = self.bytes.get(start..end as usize).unwrap_or(&[]);
@@ -53,9 +60,14 @@ impl PackedTerms {
             (t, tf)
         });
         content.text.add_doc_borrowed(node.id.0, self.lens, terms);
-        content.push_node_record(node);
+        let record = encode_record(&node);
+        let embedding = node.props.embedding.take();
+        content.push_encoded(node.id.0, record, embedding);
     }
 }
+
+/// A node as a worker hands it back: with its analysed text.
+type Analyzed = (Node, PackedTerms);
 
 /// Nodes per batch handed to a worker: large enough that a batch's hand-over is noise,
 /// small enough that the workers start at once and a batch's nodes stay few.
@@ -85,13 +97,13 @@ impl NodeSink for Serial<'_, '_> {
 struct Parallel<'c, 'p> {
     content: &'c mut SegmentContent<'p>,
     jobs: Option<mpsc::SyncSender<(u64, Vec<Node>)>>,
-    results: mpsc::Receiver<(u64, Vec<(Node, PackedTerms)>)>,
+    results: mpsc::Receiver<(u64, Vec<Analyzed>)>,
     batch: Vec<Node>,
     sent: u64,
     /// The next batch to add to `content`.
     next: u64,
     /// Batches that came back ahead of `next`.
-    early: BTreeMap<u64, Vec<(Node, PackedTerms)>>,
+    early: BTreeMap<u64, Vec<Analyzed>>,
 }
 
 fn workers_gone() -> Error {
@@ -115,7 +127,7 @@ impl Parallel<'_, '_> {
         while self.next < self.sent {
             if let Some(done) = self.early.remove(&self.next) {
                 for (node, doc) in done {
-                    doc.add_to(&node, self.content);
+                    doc.add_to(node, self.content);
                 }
                 self.next += 1;
                 continue;
@@ -174,7 +186,7 @@ pub(super) fn push_nodes(
                 loop {
                     let job = job_rx.lock().recv();
                     let Ok((seq, nodes)) = job else { break };
-                    let done: Vec<(Node, PackedTerms)> = nodes
+                    let done: Vec<Analyzed> = nodes
                         .into_iter()
                         .map(|n| {
                             let d = PackedTerms::pack(&analyzer, &n);

@@ -111,8 +111,9 @@ impl SegmentLayout {
         {
             return Err(self.err_at(K::Summary, "an edge id is not below next_edge_id".into()));
         }
-        // The in-direction is checked on a second thread while this one checks the
-        // out-direction and the node records.
+        // The in-direction and then the text index are checked on a second thread while
+        // this one checks the out-direction and the node records (the checksums, text
+        // included, were checked before).
         // One direction's check; version 1 compares entries with the stored columns (and
         // has no fingerprint to compare: 0 on both sides).
         let check_dir = |own_is_source: bool| match v1_columns {
@@ -128,7 +129,7 @@ impl SegmentLayout {
             None => self.scan_csr(bytes, own_is_source, rows, bound, ntypes),
         };
         let (in_check, rest) = std::thread::scope(|scope| {
-            let inn = scope.spawn(|| check_dir(false));
+            let inn = scope.spawn(|| (check_dir(false), self.verify_text(bytes)));
             let rest = check_dir(true).and_then(|fp| {
                 self.verify_nodes_and_rest(bytes, rows, bound, ntypes)
                     .map(|()| fp)
@@ -136,8 +137,11 @@ impl SegmentLayout {
             (inn.join(), rest)
         });
         // A panic in the checker would be a bug; report it as corruption rather than unwind.
-        let in_fp = in_check
-            .unwrap_or_else(|_| Err(self.err_at(K::InNeighbors, "in-CSR check failed".into())))?;
+        let (in_fp, text) = in_check.unwrap_or_else(|_| {
+            let failed = self.err_at(K::InNeighbors, "in-CSR check failed".into());
+            (Err(failed), Ok(()))
+        });
+        let in_fp = in_fp?;
         let out_fp = rest?;
         if in_fp != out_fp {
             return Err(self.err_at(
@@ -145,7 +149,7 @@ impl SegmentLayout {
                 "the in-CSR does not hold the same edges as the out-CSR".into(),
             ));
         }
-        self.verify_text(bytes)?;
+        text?;
         self.verify_vectors(bytes)
     }
 

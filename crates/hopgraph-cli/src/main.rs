@@ -35,6 +35,12 @@ use clap::{Args, Parser, Subcommand};
 
 use hopgraph::{Database, Error, Options};
 
+/// mimalloc instead of the system allocator: an import allocates texts, embeddings and
+/// terms on its parsing and analysis threads and frees many of them on others, which
+/// glibc's per-thread arenas handle slowly (DESIGN.md §10 has the measurement).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const EXIT_CODES: &str = "\
 Exit codes:  (the same for every command)
   0  success

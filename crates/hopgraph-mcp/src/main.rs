@@ -104,7 +104,10 @@ HTTP: requests without the token are answered 401; a body past the line limit 41
 Maintenance: a context's log is checkpointed once it exceeds 1 MiB or after 2 s idle,
   and its segments are merged (dropping deleted data) when idle, past 4 segments once
   the newer ones hold a quarter of the oldest's bytes, or past 16, on a background
-  thread; written contexts are checkpointed and compacted at shutdown.
+  thread; written contexts are checkpointed and compacted at shutdown. A context whose
+  embeddings an import stored without their HNSW graph (`hopgraph import` does so for
+  20,000 or more) gets it built on a thread of its own when the server opens it; its
+  vector searches are exact scans until then (graph_stats: vectors_awaiting_index).
 ";
 
 /// Largest `--prefault-mb` (1 PiB): keeps the byte count far from overflow.

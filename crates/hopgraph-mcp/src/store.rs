@@ -648,14 +648,35 @@ fn prefault_in_background(db: &Database, max_bytes: u64) {
 /// are not held up: the build runs without the writer lock and commits each segment's
 /// replacement atomically. A read-only server leaves them as they are.
 fn index_vectors_in_background(db: &Database, read_only: bool) {
+    /// Directories whose graph a thread of this process is building: a context closed
+    /// and opened again meanwhile does not start a second build.
+    static BUILDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     let pending = db.vectors_awaiting_index();
     if pending == 0 || read_only {
         return;
     }
+    let dir = db.path().to_path_buf();
+    {
+        let mut building = BUILDING.lock();
+        if building.contains(&dir) {
+            return;
+        }
+        building.push(dir.clone());
+    }
+    /// Takes its directory off `BUILDING` when dropped: when the build ends however it
+    /// ends, or with the thread's closure when the thread cannot start.
+    struct Done(PathBuf);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            BUILDING.lock().retain(|d| *d != self.0);
+        }
+    }
+    let done = Done(dir);
     let db = db.clone();
     let started = std::thread::Builder::new()
         .name("hopgraph-index".to_owned())
         .spawn(move || {
+            let _done = done;
             crate::server::log(&format!(
                 "building the HNSW graph of {pending} embeddings of {} in the background \
                  (vector searches scan them exactly until it is done)",

@@ -46,12 +46,12 @@ fn main() -> Res<()> {
         assert!(!hits.is_empty(), "a stored embedding finds at least itself");
     }
     ms.sort_by(f64::total_cmp);
-    let at = |q: f64| ms[((ms.len() - 1) as f64 * q) as usize];
+    let at = |percent: usize| ms[(ms.len() - 1) * percent / 100];
     println!(
         "{{\"queries\": {}, \"p50_ms\": {:.3}, \"p99_ms\": {:.3}, \"awaiting_index\": {}}}",
         ms.len(),
-        at(0.5),
-        at(0.99),
+        at(50),
+        at(99),
         db.vectors_awaiting_index()
     );
     Ok(())

@@ -243,7 +243,7 @@ pub(crate) fn write_segment_staged(
     let record_ids = &record_ids;
     let text_side = move || {
         // The receiver is gone only when writing failed already.
-        let _ = text_tx.send(text_writer.finish(record_ids));
+        let _ = text_tx.send(text_writer.finish(record_ids).map_err(Error::invalid));
     };
     let mut summary = content.summary.clone();
     summary.edge_rows = m as u64;
@@ -284,10 +284,10 @@ pub(crate) fn write_segment_staged(
         // The receiver is gone only when writing failed already.
         let _ = tx.send(inn);
     };
-    let mut in_error = None;
-    let in_error_slot = &mut in_error;
-    let mut text_error = None;
-    let text_error_slot = &mut text_error;
+    // The first error of the in-direction's or the text index's thread, which stopped the
+    // write: reported as itself, not as the write it stopped.
+    let mut side_error = None;
+    let side_error_slot = &mut side_error;
     let ((), ((), written)) = join(text_thread, text_side, || {
         join(worth_a_thread(m), in_side, || {
             let mut bitmaps = type_bitmaps(0, &out, ntypes);
@@ -329,17 +329,9 @@ pub(crate) fn write_segment_staged(
                 // Written: its memory can serve the in-direction being built.
                 drop(out_pos);
                 drop(out);
-                let inn = match rx.recv() {
-                    Ok(Ok((inn, in_bitmaps))) => {
-                        bitmaps.extend(in_bitmaps);
-                        inn
-                    }
-                    Ok(Err(e)) => {
-                        *in_error_slot = Some(e);
-                        return Err(std::io::Error::other("cannot build the in-direction CSR"));
-                    }
-                    Err(e) => return Err(std::io::Error::other(e)),
-                };
+                let (inn, in_bitmaps) =
+                    received(&rx, side_error_slot, "cannot build the in-direction CSR")?;
+                bitmaps.extend(in_bitmaps);
                 wrote();
                 enc.array(K::InOffsets, &inn.offsets)?;
                 enc.array(K::InNeighbors, &inn.neighbors)?;
@@ -371,14 +363,7 @@ pub(crate) fn write_segment_staged(
                 // 16-byte slots on 16-byte boundaries: a slot never straddles a cache line.
                 enc.align(16)?;
                 enc.section(K::KeyHash, &nodes.key_hash)?;
-                let text = match text_rx.recv() {
-                    Ok(Ok(text)) => text,
-                    Ok(Err(e)) => {
-                        *text_error_slot = Some(Error::invalid(e));
-                        return Err(std::io::Error::other("cannot encode the text index"));
-                    }
-                    Err(e) => return Err(std::io::Error::other(e)),
-                };
+                let text = received(&text_rx, side_error_slot, "cannot encode the text index")?;
                 enc.section(K::TextStats, &text.stats)?;
                 enc.section(K::TextTerms, &text.terms)?;
                 enc.section(K::TextPostings, &text.postings)?;
@@ -390,9 +375,24 @@ pub(crate) fn write_segment_staged(
             })
         })
     });
-    // An error building the in-direction or the text index is reported as itself, not as
-    // the write it stopped.
-    text_error.or(in_error).map_or(written, Err)
+    side_error.map_or(written, Err)
+}
+
+/// What a helper thread of [`write_segment_staged`] sent: its value, or an I/O error that
+/// stops the write, with the thread's own error kept in `slot` to be reported instead.
+fn received<T>(
+    rx: &mpsc::Receiver<Result<T>>,
+    slot: &mut Option<Error>,
+    what: &'static str,
+) -> std::io::Result<T> {
+    match rx.recv() {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => {
+            *slot = Some(e);
+            Err(std::io::Error::other(what))
+        }
+        Err(e) => Err(std::io::Error::other(e)),
+    }
 }
 
 /// Node records from which a segment's text index is encoded on a thread of its own.

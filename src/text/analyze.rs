@@ -135,6 +135,24 @@ fn lower(s: &str) -> String {
     truncate(&s.to_lowercase()).to_owned()
 }
 
+/// [`lower`] into `out` (cleared first): no allocation once `out` has grown, and ASCII
+/// (most text) lowercased in place without decoding.
+fn lower_into(s: &str, out: &mut String) {
+    out.clear();
+    if s.is_ascii() {
+        out.push_str(s);
+        out.make_ascii_lowercase();
+    } else {
+        out.push_str(&s.to_lowercase());
+    }
+    let keep = truncate(out).len();
+    out.truncate(keep);
+}
+
+/// A piece of text that becomes a token: its kind, byte offset and original (not yet
+/// lowercased) text.
+type PieceSink<'s> = dyn FnMut(TermKind, usize, &str) + 's;
+
 /// The word's other grammatical number by the plain `-s` rule, for query expansion where
 /// the stemmer keeps singular and plural apart (`mpis` / `mpi`, `focu` / `focus`):
 /// without a final `s` if it has one (not `ss`, at least 4 bytes), else with an `s`
@@ -160,10 +178,33 @@ fn separated_segments(word: &str) -> impl Iterator<Item = (usize, &str)> {
         .map(move |s| (s.as_ptr() as usize - base, s))
 }
 
+/// Whether `word` is one part as [`word_parts`] splits it (most words): no joiner, and
+/// no upper-case character after the first (every split at a case change is before an
+/// upper-case character).
+fn is_one_part(word: &str) -> bool {
+    if word.is_empty() {
+        return false;
+    }
+    if word.is_ascii() {
+        let b = word.as_bytes();
+        return !b.iter().any(|&c| is_joiner(char::from(c)))
+            && !b[1..].iter().any(u8::is_ascii_uppercase);
+    }
+    !word.contains(is_joiner) && !word.chars().skip(1).any(char::is_uppercase)
+}
+
 /// The parts of a word at `_`, `.`, `-`, `'` and inner case changes (`camelCase` →
 /// `camel`, `Case`; `HTTPServer` → `HTTP`, `Server`; but `APIs` stays whole), with their
 /// byte offsets.
 fn word_parts(word: &str) -> Vec<(usize, &str)> {
+    if is_one_part(word) {
+        return vec![(0, word)];
+    }
+    split_word_parts(word)
+}
+
+/// [`word_parts`] the long way, for any word.
+fn split_word_parts(word: &str) -> Vec<(usize, &str)> {
     let mut parts = Vec::new();
     let mut start: Option<usize> = None;
     let chars: Vec<(usize, char)> = word.char_indices().collect();
@@ -322,107 +363,156 @@ impl Analyzer {
     }
 
     fn chunk_tokens(&self, chunk: &str, chunk_at: usize, out: &mut Vec<Token>) {
-        // A chunk of several words joined by connectors is also indexed whole.
-        let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
-        let trim_at = chunk_at + (trimmed.as_ptr() as usize - chunk.as_ptr() as usize);
-        let words = trimmed.unicode_words().count();
-        let connected = words > 1
-            && !trimmed.chars().any(is_cjk)
-            && trimmed
-                .chars()
-                .all(|c| c.is_alphanumeric() || "_-./:\\@#+".contains(c));
-        if connected {
-            out.push(Token {
-                text: lower(trimmed),
-                kind: TermKind::Whole,
-                start: trim_at,
-            });
-        }
-        // Split into CJK runs and the rest.
-        let mut rest_start = 0usize;
-        let mut cjk: Vec<(usize, char)> = Vec::new();
-        let flush_cjk = |cjk: &mut Vec<(usize, char)>, out: &mut Vec<Token>| {
-            if cjk.len() == 1 {
-                out.push(Token {
-                    text: cjk[0].1.to_string(),
-                    kind: TermKind::Bigram,
-                    start: chunk_at + cjk[0].0,
-                });
-            }
-            for w in cjk.windows(2) {
-                out.push(Token {
-                    text: [w[0].1, w[1].1].iter().collect(),
-                    kind: TermKind::Bigram,
-                    start: chunk_at + w[0].0,
-                });
-            }
-            cjk.clear();
-        };
-        for (at, c) in chunk.char_indices() {
-            if is_cjk(c) {
-                if cjk.is_empty() {
-                    self.words(&chunk[rest_start..at], chunk_at + rest_start, out);
-                }
-                cjk.push((at, c));
-                rest_start = at + c.len_utf8();
-            } else if !cjk.is_empty() {
-                flush_cjk(&mut cjk, out);
-            }
-        }
-        flush_cjk(&mut cjk, out);
-        self.words(&chunk[rest_start..], chunk_at + rest_start, out);
-    }
-
-    fn words(&self, text: &str, base: usize, out: &mut Vec<Token>) {
-        for (at, word) in text.unicode_word_indices() {
-            let parts = word_parts(word);
-            if parts.len() > 1 {
-                out.push(Token {
-                    text: lower(word),
-                    kind: TermKind::Whole,
-                    start: base + at,
-                });
-                // A camelCase segment of a joined word (`tkMain` of `tkMain.c`,
-                // `AppendUnicodeToObj` of `Tcl_AppendUnicodeToObj`) is also an identifier
-                // of its own that other texts write alone.
-                for (s_at, segment) in separated_segments(word) {
-                    if segment.len() < word.len() && word_parts(segment).len() > 1 {
-                        out.push(Token {
-                            text: lower(segment),
-                            kind: TermKind::Whole,
-                            start: base + at + s_at,
-                        });
-                    }
-                }
-            }
-            for (p_at, part) in parts {
-                if part.chars().any(char::is_alphanumeric) {
-                    out.push(Token {
-                        text: lower(part),
-                        kind: TermKind::Word,
-                        start: base + at + p_at,
-                    });
-                }
-            }
-        }
+        chunk_pieces(chunk, chunk_at, &mut |kind, start, text| {
+            let text = match kind {
+                TermKind::Bigram => text.to_owned(),
+                TermKind::Word | TermKind::Whole => lower(text),
+            };
+            out.push(Token { text, kind, start });
+        });
     }
 
     /// Calls `f` with every index term of `text` (namespaced, see [`term`]): a word's
-    /// exact form and stem, a whole identifier's or bigram's exact form.
+    /// exact form and stem, a whole identifier's or bigram's exact form, in
+    /// [`Analyzer::tokens`] order (a token's stem before its exact form).
     /// The term's bytes live in a buffer reused from call to call: copy what you keep.
+    /// Allocates nothing per token once its buffers have grown (a bulk load's analysis
+    /// is mostly this).
     pub fn for_each_term(&self, text: &str, mut f: impl FnMut(&[u8])) {
         let mut buf = Vec::new();
-        for t in self.tokens(text) {
-            if t.is_stemmed() {
+        let mut low = String::new();
+        let base = text.as_ptr() as usize;
+        for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
+            // `chunk` is a sub-slice of `text`, so this is its byte offset.
+            let at = chunk.as_ptr() as usize - base;
+            chunk_pieces(chunk, at, &mut |kind, _, piece| {
+                match kind {
+                    TermKind::Bigram => {
+                        low.clear();
+                        low.push_str(piece);
+                    }
+                    TermKind::Word | TermKind::Whole => lower_into(piece, &mut low),
+                }
+                if is_stemmed(kind, &low) {
+                    buf.clear();
+                    buf.push(STEM);
+                    self.push_stem(&low, &mut buf);
+                    f(&buf);
+                }
                 buf.clear();
-                buf.push(STEM);
-                self.push_stem(&t.text, &mut buf);
+                buf.push(EXACT);
+                buf.extend_from_slice(low.as_bytes());
                 f(&buf);
+            });
+        }
+    }
+}
+
+/// Whether a token of `kind` and (lowercased) `text` is also indexed by its stem (see
+/// [`Token::is_stemmed`]).
+fn is_stemmed(kind: TermKind, text: &str) -> bool {
+    match kind {
+        TermKind::Word => text.chars().any(char::is_alphabetic),
+        TermKind::Whole => {
+            text.chars().all(char::is_alphanumeric) && text.chars().any(char::is_alphabetic)
+        }
+        TermKind::Bigram => false,
+    }
+}
+
+/// Whether the trimmed chunk `trimmed` joins several words with connectors
+/// (`kebab-case`, `src/db/open.rs`, `a::b`), and so is also a token whole.
+fn is_connected(trimmed: &str) -> bool {
+    // ASCII letters and digits alone are one word by the Unicode rules (WB8–WB10).
+    if trimmed.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return false;
+    }
+    trimmed
+        .chars()
+        .all(|c| c.is_alphanumeric() || "_-./:\\@#+".contains(c))
+        && !trimmed.chars().any(is_cjk)
+        && trimmed.unicode_words().nth(1).is_some()
+}
+
+/// The pieces of one whitespace-free `chunk` at byte offset `chunk_at`, in token order:
+/// the chunk whole when it is connected (see [`is_connected`]), runs of CJK characters
+/// as bigrams, the rest as words (see [`words`]). `emit` gets each piece's kind, offset
+/// and original text (a bigram's two characters are adjacent, so it too is a slice).
+fn chunk_pieces(chunk: &str, chunk_at: usize, emit: &mut PieceSink<'_>) {
+    let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
+    if is_connected(trimmed) {
+        // `trimmed` is a sub-slice of `chunk`, so this is its byte offset.
+        let trim_at = chunk_at + (trimmed.as_ptr() as usize - chunk.as_ptr() as usize);
+        emit(TermKind::Whole, trim_at, trimmed);
+    }
+    if chunk.is_ascii() {
+        words(chunk, chunk_at, emit);
+        return;
+    }
+    // Split into CJK runs and the rest.
+    let mut rest_start = 0usize;
+    // The current CJK run: (offset, length in bytes) of each of its characters.
+    let mut run: Vec<(usize, usize)> = Vec::new();
+    for (at, c) in chunk.char_indices() {
+        if is_cjk(c) {
+            if run.is_empty() {
+                words(&chunk[rest_start..at], chunk_at + rest_start, emit);
             }
-            buf.clear();
-            buf.push(EXACT);
-            buf.extend_from_slice(t.text.as_bytes());
-            f(&buf);
+            run.push((at, c.len_utf8()));
+            rest_start = at + c.len_utf8();
+        } else if !run.is_empty() {
+            cjk_bigrams(chunk, chunk_at, &mut run, emit);
+        }
+    }
+    cjk_bigrams(chunk, chunk_at, &mut run, emit);
+    words(&chunk[rest_start..], chunk_at + rest_start, emit);
+}
+
+/// Emits the CJK `run` of `chunk` (characters as (offset, length)) as overlapping
+/// bigrams, or as its one character, and empties it.
+fn cjk_bigrams(
+    chunk: &str,
+    chunk_at: usize,
+    run: &mut Vec<(usize, usize)>,
+    emit: &mut PieceSink<'_>,
+) {
+    if let [(at, len)] = run[..] {
+        emit(TermKind::Bigram, chunk_at + at, &chunk[at..at + len]);
+    }
+    for w in run.windows(2) {
+        let ((a, _), (b, b_len)) = (w[0], w[1]);
+        emit(TermKind::Bigram, chunk_at + a, &chunk[a..b + b_len]);
+    }
+    run.clear();
+}
+
+/// The pieces of CJK-free `text` at byte offset `base`: per Unicode word, the word whole
+/// when it has several parts (and each joined segment that itself has several), then
+/// each part holding a letter or digit (see [`word_parts`]).
+fn words(text: &str, base: usize, emit: &mut PieceSink<'_>) {
+    for (at, word) in text.unicode_word_indices() {
+        if is_one_part(word) {
+            if word.chars().any(char::is_alphanumeric) {
+                emit(TermKind::Word, base + at, word);
+            }
+            continue;
+        }
+        let parts = word_parts(word);
+        if parts.len() > 1 {
+            emit(TermKind::Whole, base + at, word);
+            // A camelCase segment of a joined word (`tkMain` of `tkMain.c`,
+            // `AppendUnicodeToObj` of `Tcl_AppendUnicodeToObj`) is also an identifier
+            // of its own that other texts write alone.
+            for (s_at, segment) in separated_segments(word) {
+                if segment.len() < word.len() && word_parts(segment).len() > 1 {
+                    emit(TermKind::Whole, base + at + s_at, segment);
+                }
+            }
+        }
+        for (p_at, part) in parts {
+            if part.chars().any(char::is_alphanumeric) {
+                emit(TermKind::Word, base + at + p_at, part);
+            }
         }
     }
 }
@@ -466,6 +556,53 @@ mod tests {
             .filter(|t| t.1 == TermKind::Whole)
             .map(|t| t.0)
             .collect()
+    }
+
+    /// Text mixing ASCII, case changes, joiners, punctuation, whitespace, accents, CJK
+    /// and emoji: what the shortcuts of analysis must agree with the long way on.
+    fn mixed_text() -> impl proptest::strategy::Strategy<Value = String> {
+        "[a-zA-Z0-9_.:'\\-/#@+,;()\t \n\u{e9}\u{c9}\u{df}\u{130}\u{65e5}\u{672c}\u{30ab}\u{d55c}\u{1f600}]{0,48}"
+    }
+
+    proptest::proptest! {
+        /// The index terms of a text are exactly those of its tokens: per token its stem
+        /// (when stemmed) and its exact form, in order.
+        #[test]
+        fn terms_are_those_of_the_tokens(text in mixed_text()) {
+            let a = Analyzer::new();
+            let mut got = Vec::new();
+            a.for_each_term(&text, |t| got.push(t.to_vec()));
+            let mut want = Vec::new();
+            for t in a.tokens(&text) {
+                if t.is_stemmed() {
+                    want.push(term(STEM, &a.stem(&t.text)));
+                }
+                want.push(t.exact_term());
+            }
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        /// The one-part shortcut of `word_parts` splits as the long way does.
+        #[test]
+        fn one_part_shortcut_agrees(text in mixed_text()) {
+            for word in text.unicode_words() {
+                proptest::prop_assert_eq!(word_parts(word), split_word_parts(word));
+            }
+        }
+
+        /// The ASCII shortcut of `is_connected` answers as the Unicode rules do.
+        #[test]
+        fn connected_shortcut_agrees(text in mixed_text()) {
+            for chunk in text.split(char::is_whitespace) {
+                let trimmed = chunk.trim_matches(|c: char| !c.is_alphanumeric());
+                let want = trimmed.unicode_words().count() > 1
+                    && !trimmed.chars().any(is_cjk)
+                    && trimmed
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || "_-./:\\@#+".contains(c));
+                proptest::prop_assert_eq!(is_connected(trimmed), want, "{:?}", trimmed);
+            }
+        }
     }
 
     #[test]

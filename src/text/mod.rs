@@ -13,6 +13,7 @@
 pub mod analyze;
 
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))] // the fuzz target uses `Token`
 pub use analyze::{Analyzer, TermKind, Token};
@@ -131,31 +132,135 @@ pub struct DocTerms {
 
 /// Analyzes a node's fields into its index entry.
 pub fn doc_terms(analyzer: &Analyzer, node: &Node) -> DocTerms {
-    let mut map: std::collections::HashMap<
-        Vec<u8>,
-        [u32; TEXT_FIELDS],
-        foldhash::fast::RandomState,
-    > = Default::default();
-    let mut lens = [0u32; TEXT_FIELDS];
-    for (f, text) in field_texts(node).iter().enumerate() {
-        let mut n = 0u32;
-        analyzer.for_each_term(text, |t| {
-            // The exact form of each token counts once toward the length.
-            if t.first() == Some(&analyze::EXACT) {
-                n = n.saturating_add(1);
-            }
-            // Looked up by slice first: a repeated term allocates nothing.
-            let counts = match map.get_mut(t) {
-                Some(c) => c,
-                None => map.entry(t.to_vec()).or_default(),
-            };
-            counts[f] = counts[f].saturating_add(1);
-        });
-        lens[f] = n;
-    }
-    let mut terms: Vec<_> = map.into_iter().collect();
+    let mut counts = TermCounts::default();
+    counts.count(analyzer, node);
+    let mut terms: Vec<_> = counts
+        .terms()
+        .map(|(term, tf)| (term.to_vec(), tf))
+        .collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    DocTerms { lens, terms }
+    DocTerms {
+        lens: counts.lens,
+        terms,
+    }
+}
+
+/// One document's index entry as analysis counts it, in buffers reused from document to
+/// document: its distinct terms back to back in the order they first occur, each with
+/// its per-field frequencies, and the per-field lengths. [`doc_terms`] sorted; a bulk
+/// load's analysis threads keep one each, so that counting allocates nothing per term.
+#[derive(Default)]
+pub struct TermCounts {
+    /// Indices into `ends` / `tfs`, hashed by the term's bytes.
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+    /// The distinct terms' bytes, back to back.
+    bytes: Vec<u8>,
+    /// Per distinct term, its end in `bytes`.
+    ends: Vec<u32>,
+    /// Per distinct term, its frequency per field.
+    tfs: Vec<[u32; TEXT_FIELDS]>,
+    /// Tokens per field (a token's exact form counts once).
+    pub lens: [u32; TEXT_FIELDS],
+}
+
+impl std::fmt::Debug for TermCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TermCounts")
+            .field("terms", &self.ends.len())
+            .field("lens", &self.lens)
+            .finish()
+    }
+}
+
+/// Distinct term `i` of a [`TermCounts`]' `bytes` and `ends`.
+fn term_bytes<'b>(bytes: &'b [u8], ends: &[u32], i: u32) -> &'b [u8] {
+    let i = i as usize;
+    let start = i
+        .checked_sub(1)
+        .and_then(|p| ends.get(p))
+        .map_or(0, |&e| e as usize);
+    let end = ends.get(i).map_or(start, |&e| e as usize);
+    bytes.get(start..end).unwrap_or(&[])
+}
+
+/// A [`TermCounts`] whose table grew past this many slots (a huge document) starts the
+/// next document with a new one, so that clearing stays proportional to a document.
+const TERM_COUNTS_SLOTS_KEPT: usize = 1 << 14;
+
+impl TermCounts {
+    /// Counts `node`'s terms, replacing what was counted before.
+    pub fn count(&mut self, analyzer: &Analyzer, node: &Node) {
+        if self.table.capacity() > TERM_COUNTS_SLOTS_KEPT {
+            self.table = hashbrown::HashTable::new();
+        } else {
+            self.table.clear();
+        }
+        self.bytes.clear();
+        self.ends.clear();
+        self.tfs.clear();
+        self.lens = [0; TEXT_FIELDS];
+        for (f, text) in field_texts(node).iter().enumerate() {
+            let mut n = 0u32;
+            analyzer.for_each_term(text, |t| {
+                // The exact form of each token counts once toward the length.
+                if t.first() == Some(&analyze::EXACT) {
+                    n = n.saturating_add(1);
+                }
+                let at = self.find_or_insert(t);
+                // `find_or_insert` answers an index of `tfs`.
+                if let Some(tf) = self.tfs.get_mut(at) {
+                    tf[f] = tf[f].saturating_add(1);
+                }
+            });
+            self.lens[f] = n;
+        }
+    }
+
+    /// The index of `term` among the distinct terms, added (with zero counts) if new.
+    fn find_or_insert(&mut self, term: &[u8]) -> usize {
+        let TermCounts {
+            table,
+            hasher,
+            bytes,
+            ends,
+            tfs,
+            ..
+        } = self;
+        let hash = hasher.hash_one(term);
+        if let Some(&i) = table.find(hash, |&i| term_bytes(bytes, ends, i) == term) {
+            return i as usize;
+        }
+        // Terms are at most TERM_BYTES_MAX + 1 bytes and a node's text a few MB (record
+        // limits): both counts fit u32.
+        let i = u32::try_from(ends.len()).unwrap_or(u32::MAX);
+        bytes.extend_from_slice(term);
+        ends.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
+        tfs.push([0; TEXT_FIELDS]);
+        table.insert_unique(hash, i, |&j| hasher.hash_one(term_bytes(bytes, ends, j)));
+        i as usize
+    }
+
+    /// The distinct terms' bytes back to back (see [`TermCounts::ends`]).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Per distinct term in first-occurrence order: its end in [`TermCounts::bytes`] and
+    /// its frequency per field.
+    pub fn ends(&self) -> impl Iterator<Item = (u32, [u32; TEXT_FIELDS])> + '_ {
+        self.ends.iter().copied().zip(self.tfs.iter().copied())
+    }
+
+    /// The distinct terms with their frequencies per field, in first-occurrence order.
+    pub fn terms(&self) -> impl Iterator<Item = (&[u8], [u32; TEXT_FIELDS])> + '_ {
+        let mut start = 0usize;
+        self.ends().map(move |(end, tf)| {
+            let term = self.bytes.get(start..end as usize).unwrap_or(&[]);
+            start = end as usize;
+            (term, tf)
+        })
+    }
 }
 
 /// A text search request: the query and how to rank and cut the answer.

@@ -268,3 +268,58 @@ fn snippet_search_finds_the_first_match_a_full_scan_finds() {
         }
     }
 }
+
+/// `TermCounts`, reused from document to document (a huge one among them, which resets
+/// its table), counts every document's terms as a plain map of `for_each_term`'s output
+/// does, in first-occurrence order.
+#[test]
+fn term_counts_reused_equal_a_plain_count() {
+    let a = Analyzer::new();
+    let huge: String = (0..(TERM_COUNTS_SLOTS_KEPT + 100))
+        .map(|i| format!("w{i} "))
+        .collect();
+    let texts = [
+        (
+            "Alpha beta",
+            "beta gamma gamma Gamma's camelCase kebab-case",
+        ),
+        ("", ""),
+        ("ok", huge.as_str()),
+        ("日本語 text", "snake_case v2.3.1 src/db/open.rs beta"),
+        ("beta", "alpha"),
+    ];
+    let mut counts = TermCounts::default();
+    for (i, (title, content)) in (0u32..).zip(texts) {
+        let n = node(i, title, content);
+        counts.count(&a, &n);
+        let mut want: Vec<(Vec<u8>, [u32; TEXT_FIELDS])> = Vec::new();
+        let mut at: std::collections::HashMap<Vec<u8>, usize> = Default::default();
+        let mut lens = [0u32; TEXT_FIELDS];
+        for (f, text) in field_texts(&n).iter().enumerate() {
+            a.for_each_term(text, |t| {
+                if t.first() == Some(&analyze::EXACT) {
+                    lens[f] += 1;
+                }
+                let i = *at.entry(t.to_vec()).or_insert_with(|| {
+                    want.push((t.to_vec(), [0; TEXT_FIELDS]));
+                    want.len() - 1
+                });
+                want[i].1[f] += 1;
+            });
+        }
+        let got: Vec<(Vec<u8>, [u32; TEXT_FIELDS])> =
+            counts.terms().map(|(t, tf)| (t.to_vec(), tf)).collect();
+        assert_eq!(got, want, "document {i}");
+        assert_eq!(counts.lens, lens, "document {i}");
+        if i == 2 {
+            assert!(
+                counts.table.capacity() > TERM_COUNTS_SLOTS_KEPT,
+                "the huge one grew it"
+            );
+        }
+    }
+    assert!(
+        counts.table.capacity() <= TERM_COUNTS_SLOTS_KEPT,
+        "and the next reset it"
+    );
+}

@@ -21,33 +21,27 @@ use super::super::build::{SegmentContent, encode_record};
 use crate::error::{Error, Result};
 use crate::format::text::TEXT_FIELDS;
 use crate::model::Node;
-use crate::text::{Analyzer, doc_terms};
+use crate::text::{Analyzer, TermCounts};
 
 /// A node's analysed text packed into two allocations, so that what a worker thread
 /// allocates and the loading thread frees is two blocks per node, not one per term
 /// (freeing across threads is slow in common allocators).
 struct PackedTerms {
     lens: [u32; TEXT_FIELDS],
-    /// The terms' bytes back to back, in term order.
+    /// The terms' bytes back to back, in the order they first occur in the node's text.
     bytes: Vec<u8>,
     /// Per term: its end in `bytes` and its frequency per field.
     terms: Vec<(u32, [u32; TEXT_FIELDS])>,
 }
 
 impl PackedTerms {
-    fn pack(analyzer: &Analyzer, node: &Node) -> PackedTerms {
-        let doc = doc_terms(analyzer, node);
-        let mut bytes = Vec::with_capacity(doc.terms.iter().map(|t| t.0.len()).sum());
-        let mut terms = Vec::with_capacity(doc.terms.len());
-        for (t, tf) in doc.terms {
-            bytes.extend_from_slice(&t);
-            // A node's text is at most a few MB (record limits), far below u32::MAX.
-            terms.push((u32::try_from(bytes.len()).unwrap_or(u32::MAX), tf));
-        }
+    /// `node`'s terms, counted in `counts` (one per thread, reused node after node).
+    fn pack(analyzer: &Analyzer, counts: &mut TermCounts, node: &Node) -> PackedTerms {
+        counts.count(analyzer, node);
         PackedTerms {
-            lens: doc.lens,
-            bytes,
-            terms,
+            lens: counts.lens,
+            bytes: counts.bytes().to_vec(),
+            terms: counts.ends().collect(),
         }
     }
 
@@ -183,13 +177,14 @@ pub(super) fn push_nodes(
             s.spawn(move || {
                 // One analyzer per thread for the whole load: its stem memo carries over.
                 let analyzer = Analyzer::new();
+                let mut counts = TermCounts::default();
                 loop {
                     let job = job_rx.lock().recv();
                     let Ok((seq, nodes)) = job else { break };
                     let done: Vec<Analyzed> = nodes
                         .into_iter()
                         .map(|n| {
-                            let d = PackedTerms::pack(&analyzer, &n);
+                            let d = PackedTerms::pack(&analyzer, &mut counts, &n);
                             (n, d)
                         })
                         .collect();

@@ -358,7 +358,7 @@ pub(crate) fn write_segment_staged(
                 enc.section(K::NodeTombstones, &encode_bitmap(&content.node_tombstones))?;
                 enc.array(K::NodeIds, &nodes.ids)?;
                 enc.array(K::NodeOffsets, &nodes.offsets)?;
-                enc.section(K::NodeBlob, &nodes.blob)?;
+                enc.section_parts(K::NodeBlob, content.nodes.iter().map(|(_, r)| &r[..]))?;
                 enc.array(K::KeyOrder, &nodes.key_order)?;
                 // 16-byte slots on 16-byte boundaries: a slot never straddles a cache line.
                 enc.align(16)?;
@@ -401,12 +401,11 @@ const TEXT_THREAD_RECORDS_MIN: usize = 1 << 12;
 /// Progress steps of the write phase (the `wrote()` calls in [`write_segment`]).
 const WRITE_STEPS: u64 = 7;
 
-/// The node sections: record ids, record boundaries, records, the key order and the key
-/// hash index.
+/// The node sections but the records themselves (written from the records as they are):
+/// record ids, record boundaries, the key order and the key hash index.
 struct NodeSections {
     ids: Vec<u32>,
     offsets: Vec<u64>,
-    blob: Vec<u8>,
     key_order: Vec<u32>,
     key_hash: Vec<u8>,
 }
@@ -414,14 +413,14 @@ struct NodeSections {
 impl NodeSections {
     /// From encoded records sorted by id.
     fn new(records: &[(u32, Vec<u8>)]) -> Result<NodeSections> {
-        let mut blob = Vec::new();
         let mut offsets = Vec::with_capacity(records.len() + 1);
         let mut ids = Vec::with_capacity(records.len());
-        offsets.push(0u64);
+        let mut end = 0u64;
+        offsets.push(end);
         for (nid, rec) in records {
             ids.push(*nid);
-            blob.extend_from_slice(rec);
-            offsets.push(blob.len() as u64);
+            end += rec.len() as u64;
+            offsets.push(end);
         }
         let keys: Vec<&[u8]> = records.iter().map(|(_, rec)| key_of(rec)).collect();
         let key_order = key_order(&keys)?;
@@ -435,7 +434,6 @@ impl NodeSections {
         Ok(NodeSections {
             ids,
             offsets,
-            blob,
             key_order,
             key_hash,
         })

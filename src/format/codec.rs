@@ -58,6 +58,13 @@ impl ByteWriter {
     pub fn f32(&mut self, v: f32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
+    /// Appends `f32`s back to back.
+    pub fn f32s(&mut self, v: &[f32]) {
+        self.buf.reserve(v.len() * 4);
+        for x in v {
+            self.buf.extend_from_slice(&x.to_le_bytes());
+        }
+    }
     /// Appends raw bytes without a length.
     pub fn raw(&mut self, v: &[u8]) {
         self.buf.extend_from_slice(v);

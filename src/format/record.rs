@@ -76,21 +76,31 @@ fn parse_props(s: &str, at: usize) -> Result<Props, DecodeError> {
 /// Appends the encoding of a node record (id excluded: callers store it beside).
 pub fn encode_node(w: &mut ByteWriter, node: &Node) {
     let p = &node.props;
+    let props = props_json(&p.props);
+    // The record's size, so that it is written into one allocation.
+    w.buf.reserve(
+        [&node.key, &p.kind, &p.title, &p.content, &p.status, &props]
+            .iter()
+            .map(|s| 4 + s.len())
+            .sum::<usize>()
+            + 4
+            + 4
+            + p.embedding.as_ref().map_or(0, |v| 4 * v.len())
+            + 16,
+    );
     w.str(&node.key);
     w.str(&p.kind);
     w.str(&p.title);
     w.str(&p.content);
     w.f32(p.importance);
     w.str(&p.status);
-    w.str(&props_json(&p.props));
+    w.str(&props);
     match &p.embedding {
         None => w.u32(u32::MAX),
         Some(v) => {
             // Bounded by EMBEDDING_DIMS_MAX, checked when the batch was built.
             w.u32(u32::try_from(v.len()).unwrap_or(u32::MAX));
-            for x in v {
-                w.f32(*x);
-            }
+            w.f32s(v);
         }
     }
     w.u64(node.created_at);

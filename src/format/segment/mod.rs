@@ -660,6 +660,29 @@ impl<W: Write> SegmentEncoder<W> {
         Ok(())
     }
 
+    /// Appends one section whose bytes are `parts` back to back (not gathered into one
+    /// buffer first).
+    ///
+    /// # Errors
+    /// I/O errors of the output.
+    pub fn section_parts<'b>(
+        &mut self,
+        kind: SectionKind,
+        parts: impl IntoIterator<Item = &'b [u8]>,
+    ) -> io::Result<()> {
+        self.pad()?;
+        let mut crc = crc32fast::Hasher::new();
+        let mut len = 0u64;
+        for part in parts {
+            self.out.write_all(part)?;
+            crc.update(part);
+            len += part.len() as u64;
+        }
+        self.table.push((kind, self.pos, len, crc.finalize()));
+        self.pos += len;
+        Ok(())
+    }
+
     /// Appends an array section.
     ///
     /// # Errors

@@ -363,12 +363,13 @@ pub(crate) fn write_segment_staged(
                 // 16-byte slots on 16-byte boundaries: a slot never straddles a cache line.
                 enc.align(16)?;
                 enc.section(K::KeyHash, &nodes.key_hash)?;
+                // The vectors before the text index: written while it is still encoded.
+                vectors.write(enc)?;
                 let text = received(&text_rx, side_error_slot, "cannot encode the text index")?;
                 enc.section(K::TextStats, &text.stats)?;
                 enc.section(K::TextTerms, &text.terms)?;
                 enc.section(K::TextPostings, &text.postings)?;
                 enc.array(K::TextFieldLens, &text.doc_lens)?;
-                vectors.write(enc)?;
                 wrote();
                 report(BulkPhase::Sync, 0, 1);
                 Ok(())

@@ -137,11 +137,12 @@ pub fn decode_node(r: &mut ByteReader<'_>, id: NodeId) -> Result<Node, DecodeErr
                 format!("embedding has {dims} dimensions"),
             ));
         }
-        let mut v = Vec::with_capacity(dims);
-        for _ in 0..dims {
-            v.push(r.f32("embedding")?);
-        }
-        Some(v)
+        let raw = r.take(dims * 4, "embedding")?;
+        Some(
+            raw.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        )
     };
     let created_at = r.u64("node created_at")?;
     let updated_at = r.u64("node updated_at")?;

@@ -1061,33 +1061,33 @@ impl TextIndexWriter {
         } else {
             threads.max(1)
         };
-        // Consecutive runs of buckets, each of about an equal share of the weight.
+        // Consecutive runs of buckets, each of about an equal share of the weight; several
+        // per thread, so that the first runs are taken into the fst here while later ones
+        // are still being encoded.
+        let nruns = if threads == 1 {
+            1
+        } else {
+            threads * RUNS_PER_THREAD
+        };
         let total: u64 = weights.iter().sum();
-        let mut runs: Vec<Vec<Vec<TermPostings>>> = Vec::with_capacity(threads);
+        let mut runs: Vec<Vec<Vec<TermPostings>>> = Vec::with_capacity(nruns);
         let mut run = Vec::new();
         let mut acc = 0u64;
         for (bucket, w) in buckets.into_iter().zip(weights) {
             run.push(bucket);
             acc += w;
-            let share = total * (runs.len() as u64 + 1) / threads as u64;
-            if acc >= share && runs.len() + 1 < threads {
+            let share = total * (runs.len() as u64 + 1) / nruns as u64;
+            if acc >= share && runs.len() + 1 < nruns {
                 runs.push(std::mem::take(&mut run));
             }
         }
         runs.push(run);
         // Scored with the lengths a reader sees: the capped ones.
         let lens_of = |rec: u32| FieldLens::Narrow(&doc_lens).record(rec as usize);
-        let encoded = encode_runs(runs, records, &lens_of);
-        let mut postings = Vec::with_capacity(
-            encoded
-                .iter()
-                .map(|r| r.as_ref().map_or(0, |r| r.postings.len()))
-                .sum(),
-        );
+        let mut postings = Vec::new();
         let mut builder = fst::MapBuilder::memory();
         let mut terms_count = 0u64;
-        for run in encoded {
-            let run = run?;
+        encode_runs(runs, threads, records, &lens_of, |run| {
             let base = postings.len() as u64;
             for (term, at) in &run.terms {
                 builder
@@ -1097,7 +1097,8 @@ impl TextIndexWriter {
             terms_count += run.terms.len() as u64;
             drop(run.terms);
             postings.extend_from_slice(&run.postings);
-        }
+            Ok(())
+        })?;
         stats.terms = terms_count;
         stats.postings_len = postings.len() as u64;
         let terms = builder
@@ -1210,49 +1211,79 @@ struct EncodedRun {
     postings: Vec<u8>,
 }
 
-/// Encodes each run, the first here and the others on threads of their own (here too when
-/// no thread can be started).
+/// Runs of buckets per encoding thread in [`TextIndexWriter::finish_on`].
+const RUNS_PER_THREAD: usize = 4;
+
+/// Encodes `runs` on up to `threads` threads of their own (here when none can be started)
+/// and hands each encoded run to `take`, here, in run order, as soon as it and the runs
+/// before it are done. Stops at the first error, of an encoding or of `take`.
 fn encode_runs<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
     runs: Vec<Vec<Vec<TermPostings>>>,
+    threads: usize,
     records: &[u32],
     lens: &L,
-) -> Vec<Result<EncodedRun, String>> {
-    let mut runs = runs.into_iter();
-    let Some(first) = runs.next() else {
-        return Vec::new();
-    };
-    std::thread::scope(|s| {
-        let spawned: Vec<_> = runs
-            .map(|run| {
-                // The run travels over a channel so that it is still ours when no thread
-                // starts.
-                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<TermPostings>>>(1);
-                let worker = std::thread::Builder::new()
-                    .name("hopgraph-text".into())
-                    .spawn_scoped(s, move || {
-                        rx.recv().ok().map(|run| encode_run(run, records, lens))
-                    });
-                match worker {
-                    Ok(w) => match tx.send(run) {
-                        Ok(()) => Ok(w),
-                        Err(e) => Err(e.0),
-                    },
-                    Err(_) => Err(run),
-                }
-            })
-            .collect();
-        let mut out = vec![encode_run(first, records, lens)];
-        for w in spawned {
-            out.push(match w {
-                Ok(w) => match w.join() {
-                    Ok(Some(r)) => r,
-                    Ok(None) => Err("a text index thread got no work".into()),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                },
-                Err(run) => encode_run(run, records, lens),
-            });
+    mut take: impl FnMut(EncodedRun) -> Result<(), String>,
+) -> Result<(), String> {
+    if threads <= 1 || runs.len() <= 1 {
+        for run in runs {
+            take(encode_run(run, records, lens)?)?;
         }
-        out
+        return Ok(());
+    }
+    let count = runs.len();
+    let queue = parking_lot::Mutex::new(runs.into_iter().enumerate());
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Result<EncodedRun, String>)>();
+    std::thread::scope(|s| {
+        let mut started = 0usize;
+        for _ in 0..threads {
+            let (queue, done_tx) = (&queue, done_tx.clone());
+            let worker = std::thread::Builder::new()
+                .name("hopgraph-text".into())
+                .spawn_scoped(s, move || {
+                    loop {
+                        let next = queue.lock().next();
+                        let Some((i, run)) = next else { return };
+                        // The receiver is gone only when the collection stopped on an error.
+                        if done_tx.send((i, encode_run(run, records, lens))).is_err() {
+                            return;
+                        }
+                    }
+                });
+            started += usize::from(worker.is_ok());
+        }
+        drop(done_tx);
+        let mut early = std::collections::BTreeMap::new();
+        let mut next = 0usize;
+        let mut collect = || -> Result<(), String> {
+            if started == 0 {
+                // No thread: encode here, in order.
+                loop {
+                    let Some((_, run)) = queue.lock().next() else {
+                        return Ok(());
+                    };
+                    take(encode_run(run, records, lens)?)?;
+                }
+            }
+            // Every run is sent once; the channel closes when the workers are done.
+            for (i, run) in &done_rx {
+                early.insert(i, run);
+                while let Some(run) = early.remove(&next) {
+                    take(run?)?;
+                    next += 1;
+                }
+            }
+            if next == count {
+                Ok(())
+            } else {
+                Err("a text index thread stopped".into())
+            }
+        };
+        let result = collect();
+        if result.is_err() {
+            // Nothing more to encode: the workers finish their current run and stop.
+            while queue.lock().next().is_some() {}
+        }
+        result
     })
 }
 
@@ -1268,6 +1299,18 @@ fn encode_run<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
     };
     let mut list: Vec<(u32, [u32; TEXT_FIELDS])> = Vec::new();
     let mut nodes: Vec<Posting> = Vec::new();
+    // Records that are a run of consecutive node ids (a bulk load's) are found by
+    // subtraction rather than search.
+    let dense = match (records.first(), records.last()) {
+        (Some(&first), Some(&last))
+            if last
+                .checked_sub(first)
+                .is_some_and(|d| d as usize + 1 == records.len()) =>
+        {
+            Some(first)
+        }
+        _ => None,
+    };
     for mut bucket in run {
         bucket.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         for (term, gathered) in bucket {
@@ -1278,7 +1321,15 @@ fn encode_run<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
             // Nodes ascend, so each record is found by galloping on from the previous one.
             let mut from = 0usize;
             for &p in &nodes {
-                let rec = gallop(records, from, p.node)
+                let found = match dense {
+                    Some(first) => p
+                        .node
+                        .checked_sub(first)
+                        .map(|r| r as usize)
+                        .filter(|&r| r >= from && r < records.len()),
+                    None => gallop(records, from, p.node),
+                };
+                let rec = found
                     .ok_or_else(|| format!("text postings name node {}, not a record", p.node))?;
                 from = rec + 1;
                 let rec = u32::try_from(rec).map_err(|_| "over u32::MAX records")?;

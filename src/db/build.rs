@@ -25,7 +25,7 @@ use crate::model::Node;
 use crate::storage::segment_file;
 use crate::text::{Analyzer, doc_terms};
 
-use super::vector::BuiltVectors;
+use super::vector::{BuiltVectors, VectorRows};
 
 use super::bulk::{BulkPhase, BulkProgress};
 
@@ -55,9 +55,9 @@ pub(crate) struct SegmentContent<'p> {
     pub summary: Summary,
     /// The text index of the node records (see `format::text`).
     pub text: TextIndexWriter,
-    /// The embeddings of `nodes` that have one (node id, embedding), for the vector
-    /// sections (see `db/vector.rs`).
-    pub vectors: Vec<(u32, Vec<f32>)>,
+    /// The embeddings of `nodes` that have one, normalised, for the vector sections (see
+    /// `db/vector.rs`).
+    pub vectors: VectorRows,
     /// The store's embedding dimension as of this segment (`None`: none yet, or take the
     /// first of `vectors`).
     pub embedding_dim: Option<u32>,
@@ -110,7 +110,7 @@ impl SegmentContent<'_> {
     pub fn push_encoded(&mut self, id: u32, record: Vec<u8>, embedding: Option<Vec<f32>>) {
         self.nodes.push((id, record));
         if let Some(e) = embedding {
-            self.vectors.push((id, e));
+            self.vectors.push(id, &e);
         }
     }
 }
@@ -295,7 +295,7 @@ pub(crate) fn write_segment_staged(
             let vectors = BuiltVectors::new(
                 id,
                 content.embedding_dim,
-                &content.vectors,
+                std::mem::take(&mut content.vectors),
                 !content.defer_vector_graph,
             )?;
             let weights_default = rows.weights_default();

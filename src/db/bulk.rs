@@ -336,6 +336,11 @@ impl Database {
             ..SegmentContent::default()
         };
         let mut embedding_dim = content.embedding_dim;
+        // The embeddings' rows in one allocation (a dimension that differs is refused below).
+        let mut embeddings = props.values().filter_map(|p| p.embedding.as_ref());
+        if let Some(first) = embeddings.next() {
+            content.vectors.reserve(1 + embeddings.count(), first.len());
+        }
         // Nodes' texts are analysed on worker threads (see `analyze`).
         analyze::push_nodes(&mut content, |sink| {
             for (i, (&id, old)) in ids.iter().zip(&existing).enumerate() {

@@ -434,34 +434,90 @@ pub(crate) struct BuiltVectors {
     graph: Option<Flat>,
 }
 
+/// The embeddings of a segment being built, normalised as they are added (so that a bulk
+/// load holds each as one row, not as its parsed vector too until the segment is written).
+#[derive(Debug, Default)]
+pub(crate) struct VectorRows {
+    ids: Vec<u32>,
+    /// Normalised rows of `dim` floats, in `ids` order.
+    data: Vec<f32>,
+    /// The first row's dimension.
+    dim: usize,
+    /// The first row whose dimension is not `dim` (its node and dimension): refused by
+    /// [`BuiltVectors::new`].
+    other_dim: Option<(u32, usize)>,
+    /// Whether ids were added in increasing order.
+    unordered: bool,
+}
+
+impl VectorRows {
+    /// Room for `rows` more rows of `dim` floats.
+    pub fn reserve(&mut self, rows: usize, dim: usize) {
+        self.ids.reserve(rows);
+        self.data.reserve(rows.saturating_mul(dim));
+    }
+
+    /// Adds node `id`'s embedding `v`.
+    pub fn push(&mut self, id: u32, v: &[f32]) {
+        if self.ids.is_empty() {
+            self.dim = v.len();
+        } else if v.len() != self.dim {
+            self.other_dim.get_or_insert((id, v.len()));
+            return;
+        }
+        if self.ids.last().is_some_and(|&last| last >= id) {
+            self.unordered = true;
+        }
+        self.ids.push(id);
+        match crate::vector::normalize_into(v, &mut self.data) {
+            Some(()) => {}
+            None => self.data.extend(std::iter::repeat_n(0.0, v.len())),
+        }
+    }
+}
+
 impl BuiltVectors {
-    /// Sections for the node records' embeddings `vectors` (node id, embedding; any
-    /// order) of segment `segment_id`, in a store of dimension `dim` (taken from the first
-    /// embedding when `None`). Normalises each row, and with `graph`, when [`wants_graph`],
-    /// builds the HNSW graph with levels seeded from the segment id.
+    /// Sections for the node records' embeddings `rows` of segment `segment_id`, in a
+    /// store of dimension `dim` (taken from the first embedding when `None`). With
+    /// `graph`, when [`wants_graph`], builds the HNSW graph with levels seeded from the
+    /// segment id.
     ///
     /// # Errors
     /// `InvalidArgument` when an embedding has another dimension.
     pub fn new(
         segment_id: u64,
         dim: Option<u32>,
-        vectors: &[(u32, Vec<f32>)],
+        rows: VectorRows,
         graph: bool,
     ) -> Result<BuiltVectors> {
+        let VectorRows {
+            mut ids,
+            mut data,
+            dim: row_dim,
+            other_dim,
+            unordered,
+        } = rows;
         let dim = dim.or_else(|| {
-            vectors
-                .first()
-                .and_then(|(_, v)| u32::try_from(v.len()).ok())
+            (!ids.is_empty())
+                .then(|| u32::try_from(row_dim).ok())
+                .flatten()
         });
-        let mut order: Vec<&(u32, Vec<f32>)> = vectors.iter().collect();
-        order.sort_unstable_by_key(|(id, _)| *id);
+        if let Some(&first) = ids.first() {
+            check_dimension(dim, row_dim, &format!("the embedding of node {first}"))?;
+        }
+        if let Some((id, len)) = other_dim {
+            check_dimension(dim, len, &format!("the embedding of node {id}"))?;
+        }
         let d = dim.unwrap_or(0) as usize;
-        let mut ids = Vec::with_capacity(order.len());
-        let mut data = Vec::with_capacity(order.len().saturating_mul(d));
-        for (id, v) in order {
-            check_dimension(dim, v.len(), &format!("the embedding of node {id}"))?;
-            ids.push(*id);
-            data.extend(unit_or_zero(v));
+        if unordered {
+            let mut order: Vec<usize> = (0..ids.len()).collect();
+            order.sort_unstable_by_key(|&i| ids[i]);
+            let mut sorted = Vec::with_capacity(data.len());
+            for &i in &order {
+                sorted.extend_from_slice(&data[i * d..(i + 1) * d]);
+            }
+            ids = order.iter().map(|&i| ids[i]).collect();
+            data = sorted;
         }
         let count = u32::try_from(ids.len())
             .map_err(|_| Error::invalid("too many vectors for one segment"))?;
@@ -530,4 +586,40 @@ pub(crate) fn write_graph<W: Write>(enc: &mut SegmentEncoder<W>, g: &Flat) -> st
     enc.array(K::HnswOffsets, &g.offsets)?;
     enc.array(K::HnswNeighbors, &g.neighbors)?;
     enc.array(K::HnswMembers, &g.members)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows added in any order come out sorted by node, normalised (a zero vector as
+    /// zeros); a row of another dimension, or rows of another dimension than the store's,
+    /// are refused naming the node and both dimensions.
+    #[test]
+    fn vector_rows_sort_normalise_and_check_dimensions() {
+        let mut rows = VectorRows::default();
+        rows.reserve(3, 2);
+        rows.push(9, &[3.0, 4.0]);
+        rows.push(2, &[0.0, 0.0]);
+        rows.push(5, &[0.0, 2.0]);
+        let built = BuiltVectors::new(1, None, rows, false).unwrap();
+        assert_eq!(built.ids, vec![2, 5, 9]);
+        assert_eq!(built.data, vec![0.0, 0.0, 0.0, 1.0, 0.6, 0.8]);
+        assert_eq!(built.meta.dim, 2);
+
+        let mut rows = VectorRows::default();
+        rows.push(1, &[1.0, 0.0]);
+        rows.push(4, &[1.0, 0.0, 0.0]);
+        let e = BuiltVectors::new(1, None, rows, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("node 4") && e.contains("3 dimensions"), "{e}");
+
+        let mut rows = VectorRows::default();
+        rows.push(1, &[1.0, 0.0]);
+        let e = BuiltVectors::new(1, Some(3), rows, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("node 1") && e.contains("have 3"), "{e}");
+    }
 }

@@ -149,12 +149,24 @@ fn sum_lanes(acc: &[f32; 8], tail: f32) -> f32 {
 /// `v` scaled to unit length, or `None` when its norm is zero or not finite (cosine
 /// similarity is then undefined).
 pub fn normalize(v: &[f32]) -> Option<Vec<f32>> {
+    let mut out = Vec::with_capacity(v.len());
+    normalize_into(v, &mut out).map(|()| out)
+}
+
+/// [`normalize`], appending the unit vector to `out` (which is left as it was on `None`).
+pub fn normalize_into(v: &[f32], out: &mut Vec<f32>) -> Option<()> {
     let norm = dot(v, v).sqrt();
     if !(norm.is_finite() && norm > 0.0) {
         return None;
     }
-    let out: Vec<f32> = v.iter().map(|x| x / norm).collect();
-    out.iter().all(|x| x.is_finite()).then_some(out)
+    let start = out.len();
+    out.extend(v.iter().map(|x| x / norm));
+    if out[start..].iter().all(|x| x.is_finite()) {
+        Some(())
+    } else {
+        out.truncate(start);
+        None
+    }
 }
 
 /// A row and its similarity to the query. Ordered so that greater is better: higher

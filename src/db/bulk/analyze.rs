@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 
 use super::super::build::{SegmentContent, encode_record};
 use crate::error::{Error, Result};
-use crate::format::text::TEXT_FIELDS;
+use crate::format::text::{TEXT_FIELDS, TextIndexWriter};
 use crate::model::Node;
 use crate::text::{Analyzer, TermCounts};
 
@@ -45,19 +45,23 @@ impl PackedTerms {
         }
     }
 
-    /// Adds `node`'s terms and its record to `content`, and moves its embedding there.
-    fn add_to(&self, mut node: Node, content: &mut SegmentContent<'_>) {
+    /// Adds `node`'s terms to the text index writer `text`.
+    fn add_terms_to(&self, node: u32, text: &mut TextIndexWriter) {
         let mut start = 0usize;
         let terms = self.terms.iter().map(|&(end, tf)| {
             let t = self.bytes.get(start..end as usize).unwrap_or(&[]);
             start = end as usize;
             (t, tf)
         });
-        content.text.add_doc_borrowed(node.id.0, self.lens, terms);
-        let record = encode_record(&node);
-        let embedding = node.props.embedding.take();
-        content.push_encoded(node.id.0, record, embedding);
+        text.add_doc_borrowed(node, self.lens, terms);
     }
+}
+
+/// Adds `node`'s record to `content` and moves its embedding there.
+fn add_record_to(mut node: Node, content: &mut SegmentContent<'_>) {
+    let record = encode_record(&node);
+    let embedding = node.props.embedding.take();
+    content.push_encoded(node.id.0, record, embedding);
 }
 
 /// A node as a worker hands it back: with its analysed text.
@@ -66,6 +70,9 @@ type Analyzed = (Node, PackedTerms);
 /// Nodes per batch handed to a worker: large enough that a batch's hand-over is noise,
 /// small enough that the workers start at once and a batch's nodes stay few.
 const BATCH: usize = 512;
+
+/// Batches of analysed terms that may wait for the indexing thread.
+const INDEX_QUEUE: usize = 4;
 
 /// At most this many worker threads (a load is also bounded by the loading thread).
 const THREADS_MAX: usize = 8;
@@ -90,6 +97,9 @@ impl NodeSink for Serial<'_, '_> {
 
 struct Parallel<'c, 'p> {
     content: &'c mut SegmentContent<'p>,
+    /// The indexing thread's queue, which adds each batch's terms to the text index in
+    /// batch order (`None`: added here, to `content.text`).
+    index: Option<mpsc::SyncSender<Vec<(u32, PackedTerms)>>>,
     jobs: Option<mpsc::SyncSender<(u64, Vec<Node>)>>,
     results: mpsc::Receiver<(u64, Vec<Analyzed>)>,
     batch: Vec<Node>,
@@ -120,8 +130,21 @@ impl Parallel<'_, '_> {
     fn drain(&mut self, wait: bool) -> Result<()> {
         while self.next < self.sent {
             if let Some(done) = self.early.remove(&self.next) {
-                for (node, doc) in done {
-                    doc.add_to(node, self.content);
+                match &self.index {
+                    Some(index) => {
+                        let mut terms = Vec::with_capacity(done.len());
+                        for (node, doc) in done {
+                            terms.push((node.id.0, doc));
+                            add_record_to(node, self.content);
+                        }
+                        index.send(terms).map_err(|_| workers_gone())?;
+                    }
+                    None => {
+                        for (node, doc) in done {
+                            doc.add_terms_to(node.id.0, &mut self.content.text);
+                            add_record_to(node, self.content);
+                        }
+                    }
                 }
                 self.next += 1;
                 continue;
@@ -195,8 +218,36 @@ pub(super) fn push_nodes(
             });
         }
         drop(result_tx);
+        // The text index is built on a thread of its own while this one encodes the
+        // records: its hash-map inserts were most of this thread's time, which bounded
+        // the load. Here when no thread can be started.
+        let (index_tx, index_rx) = mpsc::sync_channel::<Vec<(u32, PackedTerms)>>(INDEX_QUEUE);
+        // The writer travels over a channel, so that it stays here when no thread starts.
+        let (writer_tx, writer_rx) = mpsc::sync_channel::<TextIndexWriter>(1);
+        let indexer = std::thread::Builder::new()
+            .name("hopgraph-index".into())
+            .spawn_scoped(s, move || {
+                let mut text = writer_rx.recv().ok()?;
+                for batch in index_rx {
+                    for (node, doc) in batch {
+                        doc.add_terms_to(node, &mut text);
+                    }
+                }
+                Some(text)
+            });
+        let (index, indexer) = match indexer {
+            Ok(h) => match writer_tx.send(std::mem::take(&mut content.text)) {
+                Ok(()) => (Some(index_tx), Some(h)),
+                Err(e) => {
+                    content.text = e.0;
+                    (None, None)
+                }
+            },
+            Err(_) => (None, None),
+        };
         let mut sink = Parallel {
             content,
+            index,
             jobs: Some(jobs),
             results,
             batch: Vec::with_capacity(BATCH),
@@ -207,8 +258,18 @@ pub(super) fn push_nodes(
         let r = produce(&mut sink)
             .and_then(|()| sink.send_batch())
             .and_then(|()| sink.drain(true));
-        // Closing the job queue ends the workers (the scope waits for them).
+        // Closing the job queue ends the workers (the scope waits for them), closing the
+        // index queue the indexer, which hands the text index back.
         sink.jobs = None;
+        sink.index = None;
+        if let Some(h) = indexer {
+            match h.join() {
+                Ok(Some(text)) => sink.content.text = text,
+                // It received the writer (sent above) before anything else.
+                Ok(None) => return Err(workers_gone()),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
         r
     })
 }

@@ -404,8 +404,8 @@ fn parse_json<T: serde::de::DeserializeOwned>(
     serde_json::from_value(value).map_err(|e| Invalid::new("invalid JSON", e.to_string()))
 }
 
-/// Lines per chunk handed to a JSON parsing thread.
-const JSON_CHUNK_LINES: usize = 1024;
+/// Bytes of whole lines per chunk handed to a JSON parsing thread (at least).
+const JSON_CHUNK_BYTES: usize = 1 << 20;
 
 /// A chunk of JSON lines, parsed: each line's number and its record (None: a blank line)
 /// or why it is invalid, with the unknown fields dropped (`--lenient`) and the bytes read
@@ -414,30 +414,28 @@ struct ParsedChunk {
     lines: Vec<(u64, Result<Option<Line>, Invalid>)>,
     unknown: u64,
     bytes_end: u64,
-    /// The raw chunk's text buffer, emptied, for the reader to fill again: recycled, the
-    /// buffers' memory is faulted in once, not once per chunk (on a 1.7 GB file that
-    /// was seconds of the reading thread's time).
-    spare: String,
+    /// The raw chunk's buffer, for the reader to fill again: recycled, the buffers'
+    /// memory is faulted in once, not once per chunk (on a 1.7 GB file that was seconds
+    /// of the reading thread's time).
+    spare: Vec<u8>,
 }
 
-/// Lines read but not parsed: their text back to back, each line's number and end, or
-/// why it could not be read.
+/// Whole lines read but not parsed (terminators included), the number of the first, and
+/// the bytes read through the last.
 #[derive(Default)]
 struct RawChunk {
-    text: String,
-    lines: Vec<(u64, Result<usize, Invalid>)>,
+    bytes: Vec<u8>,
+    first_line: u64,
     bytes_end: u64,
 }
 
-fn parse_chunk(mut raw: RawChunk, lenient: bool) -> ParsedChunk {
+/// Splits and parses a chunk (on a parsing thread: the reader only copies bytes).
+fn parse_chunk(raw: RawChunk, lenient: bool) -> ParsedChunk {
     let mut unknown = 0u64;
-    let mut start = 0usize;
-    let lines = std::mem::take(&mut raw.lines)
-        .into_iter()
-        .map(|(line_no, end)| {
-            let parsed = end.and_then(|end| {
-                let line = raw.text.get(start..end).unwrap_or("");
-                start = end;
+    let lines = (raw.first_line..)
+        .zip(crate::input::block_lines(&raw.bytes))
+        .map(|(line_no, line)| {
+            let parsed = line.and_then(|line| {
                 if line.trim().is_empty() {
                     return Ok(None);
                 }
@@ -446,12 +444,11 @@ fn parse_chunk(mut raw: RawChunk, lenient: bool) -> ParsedChunk {
             (line_no, parsed)
         })
         .collect();
-    raw.text.clear();
     ParsedChunk {
         lines,
         unknown,
         bytes_end: raw.bytes_end,
-        spare: raw.text,
+        spare: raw.bytes,
     }
 }
 
@@ -469,26 +466,18 @@ fn parse_json_lines(
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(8);
-    // Text buffers of parsed chunks, to read the next chunks into.
-    let mut spares: Vec<String> = Vec::new();
+    // Buffers of parsed chunks, to read the next chunks into.
+    let mut spares: Vec<Vec<u8>> = Vec::new();
     let read_chunk =
-        |lines: &mut LineReader, spare: Option<String>| -> CliResult<Option<RawChunk>> {
-            let mut raw = RawChunk {
-                text: spare.unwrap_or_default(),
-                ..RawChunk::default()
-            };
-            while raw.lines.len() < JSON_CHUNK_LINES {
-                let Some((line_no, line)) = lines.next_line(path)? else {
-                    break;
-                };
-                let end = line.map(|l| {
-                    raw.text.push_str(l);
-                    raw.text.len()
-                });
-                raw.lines.push((line_no, end));
-            }
-            raw.bytes_end = lines.bytes;
-            Ok((!raw.lines.is_empty()).then_some(raw))
+        |lines: &mut LineReader, spare: Option<Vec<u8>>| -> CliResult<Option<RawChunk>> {
+            let first_line = lines.line_no + 1;
+            let mut bytes = spare.unwrap_or_default();
+            let count = lines.next_block(path, &mut bytes, JSON_CHUNK_BYTES)?;
+            Ok((count > 0).then_some(RawChunk {
+                bytes,
+                first_line,
+                bytes_end: lines.bytes,
+            }))
         };
     if threads < 2 {
         while let Some(raw) = read_chunk(lines, spares.pop())? {

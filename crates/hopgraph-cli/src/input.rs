@@ -26,6 +26,8 @@ pub(crate) fn is_stdin(path: &Path) -> bool {
 pub(crate) struct LineReader {
     reader: BufReader<Box<dyn Read + Send>>,
     buf: Vec<u8>,
+    /// The start of a line read past the end of the last block (see `next_block`).
+    carry: Vec<u8>,
     /// 1-based number of the line last returned.
     pub line_no: u64,
     /// Bytes consumed so far (for progress).
@@ -45,6 +47,7 @@ impl LineReader {
         Ok(LineReader {
             reader: BufReader::with_capacity(1 << 20, source),
             buf: Vec::new(),
+            carry: Vec::new(),
             line_no: 0,
             bytes: 0,
         })
@@ -63,18 +66,78 @@ impl LineReader {
         }
         self.line_no += 1;
         self.bytes += n as u64;
-        let mut line = &self.buf[..];
-        if let Some(rest) = line.strip_suffix(b"\n") {
-            line = rest.strip_suffix(b"\r").unwrap_or(rest);
-        }
-        let text = std::str::from_utf8(line).map_err(|e| {
-            Invalid::new(
-                "not UTF-8",
-                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
-            )
-        });
-        Ok(Some((self.line_no, text)))
+        Ok(Some((self.line_no, line_text(&self.buf))))
     }
+
+    /// Reads whole lines, terminators included, into `out` (cleared first) until it
+    /// holds at least `min` bytes or the input ends, and returns how many lines it holds
+    /// (a last line without a terminator counts), numbered on from the line last read.
+    /// [`block_lines`] gives them as `next_line` would. Cost: one copy of the bytes, no
+    /// work per line (the caller splits them, e.g. on other threads). Do not mix with
+    /// `next_line` after the first call.
+    pub fn next_block(&mut self, path: &Path, out: &mut Vec<u8>, min: usize) -> CliResult<u64> {
+        out.clear();
+        out.append(&mut self.carry);
+        let mut ended = false;
+        loop {
+            let buf = self
+                .reader
+                .fill_buf()
+                .map_err(|e| CliError::io(format!("cannot read {}: {e}", path.display())))?;
+            if buf.is_empty() {
+                ended = true;
+                break;
+            }
+            let (at, n) = (out.len(), buf.len());
+            out.extend_from_slice(buf);
+            self.reader.consume(n);
+            // Whole lines only: what follows the last terminator waits for the next block.
+            if out.len() >= min
+                && let Some(i) = out[at..].iter().rposition(|&b| b == b'\n')
+            {
+                self.carry.extend_from_slice(&out[at + i + 1..]);
+                out.truncate(at + i + 1);
+                break;
+            }
+        }
+        let terminated = out.iter().filter(|&&b| b == b'\n').count() as u64;
+        let lines = terminated + u64::from(ended && !out.is_empty() && !out.ends_with(b"\n"));
+        self.line_no += lines;
+        self.bytes += out.len() as u64;
+        Ok(lines)
+    }
+}
+
+/// The lines of a block read by [`LineReader::next_block`], as `next_line` gives them
+/// (without terminators; `Err` for a line that is not UTF-8).
+pub(crate) fn block_lines(block: &[u8]) -> impl Iterator<Item = Result<&str, Invalid>> {
+    let mut rest = block;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, next) = match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => rest.split_at(i + 1),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
+        Some(line_text(line))
+    })
+}
+
+/// A line as read, terminator included, without it (`\n` or `\r\n`), or why it is not
+/// UTF-8.
+fn line_text(line: &[u8]) -> Result<&str, Invalid> {
+    let line = match line.strip_suffix(b"\n") {
+        Some(rest) => rest.strip_suffix(b"\r").unwrap_or(rest),
+        None => line,
+    };
+    std::str::from_utf8(line).map_err(|e| {
+        Invalid::new(
+            "not UTF-8",
+            format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
+        )
+    })
 }
 
 /// Why one input line cannot be used: a short reason (the key of the `--skip-invalid`
@@ -356,6 +419,55 @@ pub(crate) fn csv_field(field: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Blocks of whole lines give the lines, numbers and byte counts `next_line` gives,
+    /// whatever the block size: CRLF and LF, blank lines, a lone `\r` not before `\n`,
+    /// invalid UTF-8, a line longer than a block, and a last line with or without its
+    /// terminator.
+    #[test]
+    fn blocks_split_as_next_line_does() {
+        let long = "x".repeat(5000);
+        let inputs: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"\n".to_vec(),
+            b"a\nb".to_vec(),
+            b"a\r\n\r\nb\r".to_vec(),
+            format!("{long}\nshort\n{long}").into_bytes(),
+            b"ok\n\xff\xfe bad\nlast\n".to_vec(),
+            b"one\ntwo\nthree\n".to_vec(),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (n, input) in inputs.iter().enumerate() {
+            let path = dir.path().join(format!("in{n}"));
+            std::fs::write(&path, input).unwrap();
+            let mut want = Vec::new();
+            let mut r = LineReader::open(&path).unwrap();
+            while let Some((no, line)) = r.next_line(&path).unwrap() {
+                want.push((no, line.map(str::to_owned).map_err(|e| e.detail)));
+            }
+            let want_bytes = r.bytes;
+            for min in [1, 3, 64, 1 << 20] {
+                let mut got = Vec::new();
+                let mut r = LineReader::open(&path).unwrap();
+                let mut block = Vec::new();
+                loop {
+                    let first = r.line_no + 1;
+                    let count = r.next_block(&path, &mut block, min).unwrap();
+                    if count == 0 {
+                        assert!(block.is_empty());
+                        break;
+                    }
+                    let lines: Vec<_> = block_lines(&block).collect();
+                    assert_eq!(lines.len() as u64, count, "input {n}, min {min}");
+                    for (no, line) in (first..).zip(lines) {
+                        got.push((no, line.map(str::to_owned).map_err(|e| e.detail)));
+                    }
+                }
+                assert_eq!(got, want, "input {n}, min {min}");
+                assert_eq!(r.bytes, want_bytes, "input {n}, min {min}");
+            }
+        }
+    }
 
     fn edge(fmt: Delimited, line: &str) -> (String, String, String, Option<f32>) {
         match fmt.parse(line, false).unwrap() {

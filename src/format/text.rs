@@ -1341,6 +1341,9 @@ fn encode_run<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
     Ok(out)
 }
 
+/// Terms from which [`TextIndexView::verify`] checks the postings on two threads.
+const VERIFY_SPLIT_TERMS_MIN: usize = 1 << 16;
+
 /// A structurally checked view of a segment's text sections.
 pub struct TextIndexView<'a> {
     /// Collection statistics.
@@ -1496,40 +1499,81 @@ impl<'a> TextIndexView<'a> {
         if !consistent {
             return Err(DecodeError::new(0, "text field length totals disagree"));
         }
+        // The lists lie back to back from 0 in term order: list i spans offsets[i] to
+        // offsets[i + 1] (the last to the end). Large indexes are checked in two halves
+        // on two threads.
+        let mut offsets = Vec::with_capacity(usize::try_from(self.stats.terms).unwrap_or(0));
         let mut stream = fst::IntoStreamer::into_stream(&self.terms);
-        let mut expect_at = 0usize;
         while let Some((term, offset)) = fst::Streamer::next(&mut stream) {
             if term.is_empty() {
                 return Err(DecodeError::new(0, "empty text term"));
             }
-            if offset != expect_at as u64 {
-                return Err(DecodeError::new(
-                    expect_at,
-                    format!("postings of a term start at {offset}, expected {expect_at}"),
-                ));
-            }
-            expect_at = if self.stats.layout >= TEXT_LAYOUT_BLOCKED {
-                self.verify_list(offset, records.len())?
-            } else {
-                let mut r = PostingsReader::new(self.postings, offset)?;
-                while let Some(p) = r.next_posting()? {
-                    if records.binary_search(&p.node).is_err() {
+            offsets.push(offset);
+        }
+        let check = |lists: std::ops::Range<usize>| -> Result<(), DecodeError> {
+            for i in lists {
+                let offset = offsets[i];
+                let end = if self.stats.layout >= TEXT_LAYOUT_BLOCKED {
+                    self.verify_list(offset, records.len())?
+                } else {
+                    let mut r = PostingsReader::new(self.postings, offset)?;
+                    while let Some(p) = r.next_posting()? {
+                        if records.binary_search(&p.node).is_err() {
+                            return Err(DecodeError::new(
+                                r.pos(),
+                                format!("postings name node {}, which has no record here", p.node),
+                            ));
+                        }
+                    }
+                    r.pos()
+                };
+                match offsets.get(i + 1) {
+                    Some(&next) if next != end as u64 => {
                         return Err(DecodeError::new(
-                            r.pos(),
-                            format!("postings name node {}, which has no record here", p.node),
+                            end,
+                            format!("postings of a term start at {next}, expected {end}"),
                         ));
                     }
+                    None if end != self.postings.len() => {
+                        return Err(DecodeError::new(
+                            end,
+                            "trailing bytes after the last postings list",
+                        ));
+                    }
+                    _ => {}
                 }
-                r.pos()
-            };
+            }
+            Ok(())
+        };
+        match offsets.first() {
+            None if !self.postings.is_empty() => {
+                return Err(DecodeError::new(
+                    0,
+                    "trailing bytes after the last postings list",
+                ));
+            }
+            Some(&first) if first != 0 => {
+                return Err(DecodeError::new(
+                    0,
+                    format!("postings of a term start at {first}, expected 0"),
+                ));
+            }
+            _ => {}
         }
-        if expect_at != self.postings.len() {
-            return Err(DecodeError::new(
-                expect_at,
-                "trailing bytes after the last postings list",
-            ));
+        let n = offsets.len();
+        if n < VERIFY_SPLIT_TERMS_MIN
+            || std::thread::available_parallelism().map_or(1, |p| p.get()) < 2
+        {
+            return check(0..n);
         }
-        Ok(())
+        let (a, b) = std::thread::scope(|s| {
+            let second = s.spawn(|| check(n / 2..n));
+            let first = check(0..n / 2);
+            (first, second.join())
+        });
+        a?;
+        // A panic in the checker would be a bug; report it as damage rather than unwind.
+        b.unwrap_or_else(|_| Err(DecodeError::new(0, "text postings check failed")))
     }
 
     /// Decodes the layout-2 list at `offset` whole and checks it against its metas: record
@@ -1952,6 +1996,38 @@ mod tests {
 
     /// Damaged postings bytes give errors, never panics (a small exhaustive bit-flip run;
     /// the fuzz target `text_sections` covers arbitrary bytes).
+    #[test]
+    fn verify_in_halves_finds_damage_in_either() {
+        let terms = VERIFY_SPLIT_TERMS_MIN + 100;
+        let mut w = TextIndexWriter::new();
+        for node in 0..4u32 {
+            w.add_doc_lens(node, [1, 1, 0]);
+        }
+        for t in 0..terms {
+            let n = u32::try_from(t % 4).unwrap();
+            w.add_term(format!("t{t:06}").as_bytes(), [(n, [1, 0, 0])]);
+        }
+        let records: Vec<u32> = (0..4).collect();
+        let sections = w.finish_on(&records, 2).unwrap();
+        let view = |postings: &[u8]| {
+            TextIndexView::parse(
+                &sections.stats,
+                &sections.terms,
+                postings,
+                FieldLens::Narrow(&sections.doc_lens),
+                4,
+            )
+            .and_then(|v| v.verify(&records))
+        };
+        view(&sections.postings).unwrap();
+        // A list naming a node with no record, early and late: each half reports it.
+        for at in [1, sections.postings.len() - 1] {
+            let mut bad = sections.postings.clone();
+            bad[at] = 0x7f;
+            assert!(view(&bad).is_err(), "damage at byte {at} went unseen");
+        }
+    }
+
     #[test]
     fn damaged_postings_are_errors() {
         let mut buf = Vec::new();

@@ -378,8 +378,27 @@ impl Analyzer {
     /// The term's bytes live in a buffer reused from call to call: copy what you keep.
     /// Allocates nothing per token once its buffers have grown (a bulk load's analysis
     /// is mostly this).
+    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))] // tests' reference
     pub fn for_each_term(&self, text: &str, mut f: impl FnMut(&[u8])) {
         let mut buf = Vec::new();
+        self.for_each_token(text, |kind, low| {
+            if is_stemmed(kind, low) {
+                buf.clear();
+                buf.push(STEM);
+                self.push_stem(low, &mut buf);
+                f(&buf);
+            }
+            buf.clear();
+            buf.push(EXACT);
+            buf.extend_from_slice(low.as_bytes());
+            f(&buf);
+        });
+    }
+
+    /// Calls `f` with the kind and text (lowercased, as [`Token::text`]) of every token
+    /// of `text`, in [`Analyzer::tokens`] order, the text in a buffer reused from call to
+    /// call: no allocation per token.
+    pub fn for_each_token(&self, text: &str, mut f: impl FnMut(TermKind, &str)) {
         let mut low = String::new();
         let base = text.as_ptr() as usize;
         for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
@@ -393,24 +412,21 @@ impl Analyzer {
                     }
                     TermKind::Word | TermKind::Whole => lower_into(piece, &mut low),
                 }
-                if is_stemmed(kind, &low) {
-                    buf.clear();
-                    buf.push(STEM);
-                    self.push_stem(&low, &mut buf);
-                    f(&buf);
-                }
-                buf.clear();
-                buf.push(EXACT);
-                buf.extend_from_slice(low.as_bytes());
-                f(&buf);
+                f(kind, &low);
             });
         }
+    }
+
+    /// Appends the namespaced stem term of `token` (lowercased) to `out`.
+    pub fn push_stem_term(&self, token: &str, out: &mut Vec<u8>) {
+        out.push(STEM);
+        self.push_stem(token, out);
     }
 }
 
 /// Whether a token of `kind` and (lowercased) `text` is also indexed by its stem (see
 /// [`Token::is_stemmed`]).
-fn is_stemmed(kind: TermKind, text: &str) -> bool {
+pub fn is_stemmed(kind: TermKind, text: &str) -> bool {
     match kind {
         TermKind::Word => text.chars().any(char::is_alphabetic),
         TermKind::Whole => {

@@ -160,6 +160,8 @@ pub struct TermCounts {
     ends: Vec<u32>,
     /// Per distinct term, its frequency per field.
     tfs: Vec<[u32; TEXT_FIELDS]>,
+    /// Per distinct term, the index of its stem term once known (exact terms only).
+    stems: Vec<Option<usize>>,
     /// Tokens per field (a token's exact form counts once).
     pub lens: [u32; TEXT_FIELDS],
 }
@@ -199,17 +201,37 @@ impl TermCounts {
         self.bytes.clear();
         self.ends.clear();
         self.tfs.clear();
+        self.stems.clear();
         self.lens = [0; TEXT_FIELDS];
+        let mut term = Vec::new();
         for (f, text) in field_texts(node).iter().enumerate() {
             let mut n = 0u32;
-            analyzer.for_each_term(text, |t| {
+            analyzer.for_each_token(text, |kind, token| {
                 // The exact form of each token counts once toward the length.
-                if t.first() == Some(&analyze::EXACT) {
-                    n = n.saturating_add(1);
+                n = n.saturating_add(1);
+                term.clear();
+                term.push(analyze::EXACT);
+                term.extend_from_slice(token.as_bytes());
+                let exact = self.find_or_insert(&term);
+                // A token met before in this document has its stem term known (the stem
+                // depends on the text alone): no stemming, no second look-up.
+                let stem = analyze::is_stemmed(kind, token).then(|| {
+                    self.stems.get(exact).copied().flatten().unwrap_or_else(|| {
+                        term.clear();
+                        analyzer.push_stem_term(token, &mut term);
+                        self.find_or_insert(&term)
+                    })
+                });
+                if let Some(stem) = stem {
+                    if let Some(slot) = self.stems.get_mut(exact) {
+                        *slot = Some(stem);
+                    }
+                    if let Some(tf) = self.tfs.get_mut(stem) {
+                        tf[f] = tf[f].saturating_add(1);
+                    }
                 }
-                let at = self.find_or_insert(t);
-                // `find_or_insert` answers an index of `tfs`.
-                if let Some(tf) = self.tfs.get_mut(at) {
+                // `find_or_insert` answers indices of `tfs`.
+                if let Some(tf) = self.tfs.get_mut(exact) {
                     tf[f] = tf[f].saturating_add(1);
                 }
             });
@@ -225,6 +247,7 @@ impl TermCounts {
             bytes,
             ends,
             tfs,
+            stems,
             ..
         } = self;
         let hash = hasher.hash_one(term);
@@ -237,6 +260,7 @@ impl TermCounts {
         bytes.extend_from_slice(term);
         ends.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
         tfs.push([0; TEXT_FIELDS]);
+        stems.push(None);
         table.insert_unique(hash, i, |&j| hasher.hash_one(term_bytes(bytes, ends, j)));
         i as usize
     }

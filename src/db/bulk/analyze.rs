@@ -3,9 +3,10 @@
 //! Analysing a node's text (segmentation, case folding, stemming, counting terms) is most
 //! of a text-heavy load's time and needs nothing but the node, so it runs on worker
 //! threads while the loading thread builds the next nodes and feeds finished ones to the
-//! segment: their terms to its text index writer, their records (encoded there) and
-//! embeddings (moved, not copied) to its content. Nodes go out in numbered batches and are
-//! added back in batch order, so the segment is byte for byte what a serial load writes.
+//! segment: their records (encoded there) and embeddings to its content, and their terms,
+//! batch by batch, to an indexing thread that adds them to the text index writer. Nodes go
+//! out in numbered batches and are added back in batch order, so the segment is byte for
+//! byte what a serial load writes.
 //!
 //! Records are encoded on the loading thread, not the workers, on purpose: a record lives
 //! until the segment is written, and records allocated on the workers filled their

@@ -118,7 +118,16 @@ pub struct VectorHit {
 /// An embedding as stored for the index: scaled to unit length, or all zeros when its
 /// norm is zero (its similarity to anything is then 0).
 pub(crate) fn unit_or_zero(v: &[f32]) -> Vec<f32> {
-    normalize(v).unwrap_or_else(|| vec![0.0; v.len()])
+    let mut out = Vec::with_capacity(v.len());
+    push_unit_or_zero(v, &mut out);
+    out
+}
+
+/// [`unit_or_zero`], appended to `out`.
+fn push_unit_or_zero(v: &[f32], out: &mut Vec<f32>) {
+    if crate::vector::normalize_into(v, out).is_none() {
+        out.extend(std::iter::repeat_n(0.0, v.len()));
+    }
 }
 
 /// Checks an embedding of `len` dimensions against the store's dimension `store`.
@@ -164,7 +173,7 @@ fn legacy(s: &Segment) -> &LegacyVectors {
             }
             if e.len() == l.dim as usize {
                 l.ids.push(id);
-                l.data.extend(unit_or_zero(e));
+                push_unit_or_zero(e, &mut l.data);
             }
         }
         l
@@ -469,10 +478,7 @@ impl VectorRows {
             self.unordered = true;
         }
         self.ids.push(id);
-        match crate::vector::normalize_into(v, &mut self.data) {
-            Some(()) => {}
-            None => self.data.extend(std::iter::repeat_n(0.0, v.len())),
-        }
+        push_unit_or_zero(v, &mut self.data);
     }
 }
 

@@ -61,14 +61,7 @@ impl Token {
     /// identifier of letters and digits only (`camelCase`, `HTTPServer`, written as one
     /// word elsewhere: `workerPoolSpecs` shares the stem of `workerpoolspec`).
     pub fn is_stemmed(&self) -> bool {
-        match self.kind {
-            TermKind::Word => self.text.chars().any(char::is_alphabetic),
-            TermKind::Whole => {
-                self.text.chars().all(char::is_alphanumeric)
-                    && self.text.chars().any(char::is_alphabetic)
-            }
-            TermKind::Bigram => false,
-        }
+        is_stemmed(self.kind, &self.text)
     }
 
     /// The exact-namespace term of this token.
@@ -384,8 +377,7 @@ impl Analyzer {
         self.for_each_token(text, |kind, low| {
             if is_stemmed(kind, low) {
                 buf.clear();
-                buf.push(STEM);
-                self.push_stem(low, &mut buf);
+                self.push_stem_term(low, &mut buf);
                 f(&buf);
             }
             buf.clear();
@@ -424,7 +416,8 @@ impl Analyzer {
     }
 }
 
-/// Whether a token of `kind` and (lowercased) `text` is also indexed by its stem (see
+/// Whether a token of `kind` and (lowercased) `text` is also indexed by its stem: a word
+/// with a letter, or a whole identifier of letters and digits only (see
 /// [`Token::is_stemmed`]).
 pub fn is_stemmed(kind: TermKind, text: &str) -> bool {
     match kind {

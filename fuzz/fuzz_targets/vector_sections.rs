@@ -53,4 +53,11 @@ fuzz_target!(|data: &[u8]| {
     assert!(hits.iter().all(|h| (h.index as usize) < vectors.len()));
     let hits = exact(vectors, &query, k, |_| true);
     assert!(hits.len() <= k.min(vectors.len()));
+    // The same rows read as written with arbitrary scales (version 8 segments).
+    let scales: Vec<f32> = floats.iter().rev().copied().collect();
+    let scaled = Vectors::scaled(&floats, dim, &scales);
+    let (hits, _) = search(&g, scaled, &query, k, 16, &mut Visited::default(), &mut |_| true, 500);
+    assert!(hits.len() <= k);
+    assert!(hits.iter().all(|h| (h.index as usize) < scaled.len()));
+    assert!(exact(scaled, &query, k, |_| true).len() <= k.min(scaled.len()));
 });

@@ -11,7 +11,7 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 
 use crate::error::{Error, Result};
 use crate::format::codec::ByteReader;
-use crate::format::record::{decode_edge_props, decode_node};
+use crate::format::record::{EmbeddingRows, decode_edge_props, decode_node};
 use crate::format::segment::{
     KeyQuery, KeySlotTable, KeySlots, SectionKind as K, Summary, key_hash, prefetch_at,
 };
@@ -179,6 +179,17 @@ impl Segment {
         Error::corrupt(self.file.path(), at, what)
     }
 
+    /// Where this segment's records keep their embeddings when they say "in my row"
+    /// (format version 8 on); `None` for older segments, whose records keep them inline.
+    fn embedding_rows(&self) -> Option<EmbeddingRows<'_>> {
+        let meta = self.vector_meta.as_ref()?;
+        let l = &self.file.layout;
+        (l.version >= crate::format::EMBEDDING_ROWS_VERSION).then(|| EmbeddingRows {
+            sections: l.vector_arrays(self.file.bytes()),
+            dim: meta.dim as usize,
+        })
+    }
+
     /// The node record for `id` stored here, if any.
     ///
     /// # Errors
@@ -190,7 +201,8 @@ impl Segment {
         let rec = self
             .record_bytes(i)
             .ok_or_else(|| self.corrupt_record(format!("node record {i} out of bounds")))?;
-        decode_node(&mut ByteReader::new(rec), id)
+        let rows = self.embedding_rows();
+        decode_node(&mut ByteReader::new(rec), id, rows.as_ref())
             .map(Some)
             .map_err(|e| self.corrupt_record(format!("node record {i}: {}", e.what)))
     }

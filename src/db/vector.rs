@@ -4,10 +4,13 @@
 //!   batch resolver and the bulk load refuse an embedding of another dimension
 //!   ([`check_dimension`]) and a query of another dimension is refused too. Segments record
 //!   it in their `VectorMeta` section, so a reopen knows it without reading records.
-//! - **Segments**: each segment's vector sections hold the L2-normalised embeddings of its
-//!   node records (and from [`HNSW_MIN_VECTORS`] on an HNSW graph, unless a bulk load
-//!   deferred it: see `vector_index`), written by the segment builder ([`BuiltVectors`]). A row counts only from the node's newest version: it is
-//!   skipped when the node is deleted, has a record in the delta or in a newer segment.
+//! - **Segments**: each segment's vector sections hold the embeddings of its node records
+//!   as written, each with its inverse norm (so an embedding is stored once: the record
+//!   keeps a marker; segments before format version 8 hold unit rows and inline copies),
+//!   and from [`HNSW_MIN_VECTORS`] on an HNSW graph, unless a bulk load deferred it (see
+//!   `vector_index`), written by the segment builder ([`BuiltVectors`]). A row counts only
+//!   from the node's newest version: it is skipped when the node is deleted, has a record
+//!   in the delta or in a newer segment.
 //! - **Delta**: recent writes are scanned exactly from `Delta::nodes` (the delta is bounded
 //!   by automatic checkpoints), so a write is searchable once acknowledged.
 //! - **Filters** are applied during the search: a row the filter rejects is traversed by
@@ -27,10 +30,12 @@ use super::segment::Segment;
 use super::state::State;
 use crate::error::{Error, Result};
 use crate::filter::NodeFilter;
-use crate::format::segment::{SectionKind as K, SegmentEncoder, VECTOR_LEVELS_MAX, VectorMeta};
+use crate::format::segment::{
+    SectionKind as K, SegmentEncoder, VECTOR_LEVELS_MAX, VectorMeta, VectorSections,
+};
 use crate::graph::{NodeId, limits};
 use crate::vector::hnsw::{self, Flat, FlatView, Visited};
-use crate::vector::{Scored, TopK, Vectors, dot, exact, normalize};
+use crate::vector::{Scored, TopK, Vectors, dot, exact, normalize, row_scale};
 
 /// A segment with at least this many vectors gets an HNSW graph; smaller ones are scanned
 /// exactly (at dimension 128 a scan of 20,000 rows takes about a millisecond).
@@ -115,18 +120,21 @@ pub struct VectorHit {
     pub similarity: f32,
 }
 
-/// An embedding as stored for the index: scaled to unit length, or all zeros when its
-/// norm is zero (its similarity to anything is then 0).
-pub(crate) fn unit_or_zero(v: &[f32]) -> Vec<f32> {
-    let mut out = Vec::with_capacity(v.len());
-    push_unit_or_zero(v, &mut out);
-    out
-}
-
-/// [`unit_or_zero`], appended to `out`.
+/// Appends `v` scaled to unit length to `out`, or zeros when it has no direction (its
+/// similarity to anything is then 0): the rows of segments written before format version 8.
 fn push_unit_or_zero(v: &[f32], out: &mut Vec<f32>) {
     if crate::vector::normalize_into(v, out).is_none() {
         out.extend(std::iter::repeat_n(0.0, v.len()));
+    }
+}
+
+/// A segment's rows as the kernels read them: as written with their scales from format
+/// version 8 on, unit rows before.
+pub(crate) fn segment_rows<'a>(a: &VectorSections<'a>, dim: usize, version: u32) -> Vectors<'a> {
+    if version >= crate::format::EMBEDDING_ROWS_VERSION {
+        Vectors::scaled(a.data, dim, a.scales)
+    } else {
+        Vectors::new(a.data, dim)
     }
 }
 
@@ -275,7 +283,8 @@ impl State {
                 continue;
             }
             top.offer(Scored {
-                sim: dot(&unit_or_zero(e), &query),
+                // As a segment row scores (`Vectors::sim`).
+                sim: dot(e, &query) * row_scale(e),
                 index: id,
             });
         }
@@ -315,7 +324,8 @@ impl State {
                         a.neighbors,
                     )
                 });
-                (a.ids, Vectors::new(a.data, meta.dim as usize), graph)
+                let rows = segment_rows(&a, meta.dim as usize, s.file.layout.version);
+                (a.ids, rows, graph)
             }
             None => {
                 let l = legacy(s);
@@ -440,16 +450,20 @@ pub(crate) struct BuiltVectors {
     meta: VectorMeta,
     ids: Vec<u32>,
     data: Vec<f32>,
+    scales: Vec<f32>,
     graph: Option<Flat>,
 }
 
-/// The embeddings of a segment being built, normalised as they are added (so that a bulk
-/// load holds each as one row, not as its parsed vector too until the segment is written).
+/// The embeddings of a segment being built, copied into one row array as they are added
+/// (so that a bulk load holds each as one row, not as its parsed vector too until the
+/// segment is written), each with its scale ([`row_scale`]).
 #[derive(Debug, Default)]
 pub(crate) struct VectorRows {
     ids: Vec<u32>,
-    /// Normalised rows of `dim` floats, in `ids` order.
+    /// Rows of `dim` floats as written, in `ids` order.
     data: Vec<f32>,
+    /// Per row, its inverse norm.
+    scales: Vec<f32>,
     /// The first row's dimension.
     dim: usize,
     /// The first row whose dimension is not `dim` (its node and dimension): refused by
@@ -463,6 +477,7 @@ impl VectorRows {
     /// Room for `rows` more rows of `dim` floats.
     pub fn reserve(&mut self, rows: usize, dim: usize) {
         self.ids.reserve(rows);
+        self.scales.reserve(rows);
         self.data.reserve(rows.saturating_mul(dim));
     }
 
@@ -478,7 +493,8 @@ impl VectorRows {
             self.unordered = true;
         }
         self.ids.push(id);
-        push_unit_or_zero(v, &mut self.data);
+        self.data.extend_from_slice(v);
+        self.scales.push(row_scale(v));
     }
 }
 
@@ -499,6 +515,7 @@ impl BuiltVectors {
         let VectorRows {
             mut ids,
             mut data,
+            mut scales,
             dim: row_dim,
             other_dim,
             unordered,
@@ -523,17 +540,19 @@ impl BuiltVectors {
                 sorted.extend_from_slice(&data[i * d..(i + 1) * d]);
             }
             ids = order.iter().map(|&i| ids[i]).collect();
+            scales = order.iter().map(|&i| scales[i]).collect();
             data = sorted;
         }
         let count = u32::try_from(ids.len())
             .map_err(|_| Error::invalid("too many vectors for one segment"))?;
         let graph = (graph && wants_graph(ids.len()))
-            .then(|| build_graph(Vectors::new(&data, d), segment_id));
+            .then(|| build_graph(Vectors::scaled(&data, d, &scales), segment_id));
         let meta = graph_meta(dim.unwrap_or(0), count, graph.as_ref());
         Ok(BuiltVectors {
             meta,
             ids,
             data,
+            scales,
             graph,
         })
     }
@@ -547,6 +566,7 @@ impl BuiltVectors {
         if self.meta.dim > 0 {
             enc.array(K::VectorIds, &self.ids)?;
             enc.array(K::VectorData, &self.data)?;
+            enc.array(K::VectorScales, &self.scales)?;
         }
         if let Some(g) = &self.graph {
             write_graph(enc, g)?;
@@ -561,7 +581,7 @@ pub(crate) fn wants_graph(rows: usize) -> bool {
     (HNSW_MIN_VECTORS..=HNSW_VECTORS_MAX).contains(&rows)
 }
 
-/// The HNSW graph of the normalised rows `vectors` of segment `segment_id` (its levels
+/// The HNSW graph of the rows `vectors` of segment `segment_id` (its levels
 /// are drawn from a seed derived from the id, so a graph built later is the one an
 /// immediate build would have made).
 pub(crate) fn build_graph(vectors: Vectors<'_>, segment_id: u64) -> Flat {
@@ -598,11 +618,11 @@ pub(crate) fn write_graph<W: Write>(enc: &mut SegmentEncoder<W>, g: &Flat) -> st
 mod tests {
     use super::*;
 
-    /// Rows added in any order come out sorted by node, normalised (a zero vector as
-    /// zeros); a row of another dimension, or rows of another dimension than the store's,
-    /// are refused naming the node and both dimensions.
+    /// Rows added in any order come out sorted by node, as written, each with its inverse
+    /// norm (0 for a zero vector); a row of another dimension, or rows of another
+    /// dimension than the store's, are refused naming the node and both dimensions.
     #[test]
-    fn vector_rows_sort_normalise_and_check_dimensions() {
+    fn vector_rows_sort_scale_and_check_dimensions() {
         let mut rows = VectorRows::default();
         rows.reserve(3, 2);
         rows.push(9, &[3.0, 4.0]);
@@ -610,7 +630,8 @@ mod tests {
         rows.push(5, &[0.0, 2.0]);
         let built = BuiltVectors::new(1, None, rows, false).unwrap();
         assert_eq!(built.ids, vec![2, 5, 9]);
-        assert_eq!(built.data, vec![0.0, 0.0, 0.0, 1.0, 0.6, 0.8]);
+        assert_eq!(built.data, vec![0.0, 0.0, 0.0, 2.0, 3.0, 4.0]);
+        assert_eq!(built.scales, vec![0.0, 0.5, 0.2]);
         assert_eq!(built.meta.dim, 2);
 
         let mut rows = VectorRows::default();

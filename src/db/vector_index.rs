@@ -22,12 +22,11 @@ use super::Database;
 use super::commit::now_ms;
 use super::segment::Segment;
 use super::state::{SegmentSet, State};
-use super::vector::{build_graph, graph_meta, wants_graph, write_graph};
+use super::vector::{build_graph, graph_meta, segment_rows, wants_graph, write_graph};
 use crate::error::{Error, Result};
 use crate::format::manifest::Manifest;
 use crate::format::segment::SectionKind as K;
 use crate::storage::segment_file::{publish_staged_segment, write_segment_staged};
-use crate::vector::Vectors;
 
 /// What [`Database::index_vectors`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -167,7 +166,7 @@ fn write_with_graph(db: &Database, old: &Segment, new_id: u64, staging: &str) ->
         .as_ref()
         .ok_or_else(|| Error::invalid("segment has no vector sections"))?;
     let a = layout.vector_arrays(b);
-    let vectors = Vectors::new(a.data, meta.dim as usize);
+    let vectors = segment_rows(&a, meta.dim as usize, layout.version);
     if vectors.len() != meta.count as usize || a.ids.len() != meta.count as usize {
         return Err(Error::corrupt(
             file.path(),
@@ -189,6 +188,8 @@ fn write_with_graph(db: &Database, old: &Segment, new_id: u64, staging: &str) ->
         new_id,
         db.shared.db_id,
         layout.lsn,
+        // The copied sections keep the format they were written in.
+        layout.version,
         move |enc| {
             for (kind, entry) in &entries {
                 if matches!(kind, K::HnswOffsets | K::HnswNeighbors | K::HnswMembers) {

@@ -42,7 +42,16 @@ pub mod wal;
 ///   (`TextFieldLens`) instead of `u32` in section 33 (`TextDocLens`): half the bytes, and
 ///   twice the records per cache line for a search. WAL and manifest are unchanged;
 ///   version 4–6 segments keep section 33 and stay readable.
-pub const FORMAT_VERSION: u32 = 7;
+/// * 8: each embedding is stored once: `VectorData` (section 42) holds the embeddings as
+///   written, with their inverse norms in `VectorScales` (section 46), and a node record
+///   with an embedding keeps only a marker (`record::EMBEDDING_IN_ROW`) where it held the
+///   floats, its embedding read from its row. WAL records keep their embeddings inline.
+///   WAL and manifest are unchanged; version 1–7 segments stay readable (their records
+///   and unit rows are read as before until a compaction rewrites them).
+pub const FORMAT_VERSION: u32 = 8;
+/// The first version whose segments store each embedding once, as a `VectorData` row with
+/// a `VectorScales` entry.
+pub const EMBEDDING_ROWS_VERSION: u32 = 8;
 /// The first version whose segments store `EdgeOutPos` instead of the edge columns.
 pub const SEGMENT_OUT_POS_VERSION: u32 = 2;
 /// The first version whose `KeyHash` slots carry hash tags (see `segment::KeySlots`).

@@ -5,6 +5,7 @@
 //! record needs no look-ups and gives every process the same state.
 
 use super::codec::{ByteReader, ByteWriter, DecodeError};
+use super::segment::VectorSections;
 use crate::graph::{EdgeId, NodeId, TypeId, limits};
 use crate::model::{Edge, Node, NodeProps, Props};
 
@@ -73,8 +74,35 @@ fn parse_props(s: &str, at: usize) -> Result<Props, DecodeError> {
     }
 }
 
-/// Appends the encoding of a node record (id excluded: callers store it beside).
-pub fn encode_node(w: &mut ByteWriter, node: &Node) {
+/// The embedding length written for a node without an embedding.
+pub const EMBEDDING_NONE: u32 = u32::MAX;
+/// The embedding length written, in a segment record (format version 8 on), for an
+/// embedding that is the node's row of the segment's vector sections: the floats are not
+/// repeated in the record.
+pub const EMBEDDING_IN_ROW: u32 = u32::MAX - 1;
+
+/// Where [`encode_node`] writes a node's embedding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmbeddingAt {
+    /// In the record (WAL records).
+    Inline,
+    /// In the segment's vector rows; the record keeps [`EMBEDDING_IN_ROW`] (segment
+    /// records, whose segment writes every embedding as a row).
+    Row,
+}
+
+/// Where [`decode_node`] finds the embedding of a record that keeps it in its row.
+#[derive(Clone, Copy, Debug)]
+pub struct EmbeddingRows<'a> {
+    /// The segment's vector sections.
+    pub sections: VectorSections<'a>,
+    /// Their dimension.
+    pub dim: usize,
+}
+
+/// Appends the encoding of a node record (id excluded: callers store it beside), its
+/// embedding written `at` the place given.
+pub fn encode_node(w: &mut ByteWriter, node: &Node, at: EmbeddingAt) {
     let p = &node.props;
     let props = props_json(&p.props);
     // The record's size, so that it is written into one allocation.
@@ -85,7 +113,10 @@ pub fn encode_node(w: &mut ByteWriter, node: &Node) {
             .sum::<usize>()
             + 4
             + 4
-            + p.embedding.as_ref().map_or(0, |v| 4 * v.len())
+            + match (&p.embedding, at) {
+                (Some(v), EmbeddingAt::Inline) => 4 * v.len(),
+                _ => 0,
+            }
             + 16,
     );
     w.str(&node.key);
@@ -96,7 +127,8 @@ pub fn encode_node(w: &mut ByteWriter, node: &Node) {
     w.str(&p.status);
     w.str(&props);
     match &p.embedding {
-        None => w.u32(u32::MAX),
+        None => w.u32(EMBEDDING_NONE),
+        Some(_) if at == EmbeddingAt::Row => w.u32(EMBEDDING_IN_ROW),
         Some(v) => {
             // Bounded by EMBEDDING_DIMS_MAX, checked when the batch was built.
             w.u32(u32::try_from(v.len()).unwrap_or(u32::MAX));
@@ -107,8 +139,14 @@ pub fn encode_node(w: &mut ByteWriter, node: &Node) {
     w.u64(node.updated_at);
 }
 
-/// Decodes a node record written by [`encode_node`].
-pub fn decode_node(r: &mut ByteReader<'_>, id: NodeId) -> Result<Node, DecodeError> {
+/// Decodes a node record written by [`encode_node`]; an embedding kept in its row is read
+/// from `rows` (`None` where records keep their embeddings inline: a record that says
+/// otherwise is an error, as is a row that is missing).
+pub fn decode_node(
+    r: &mut ByteReader<'_>,
+    id: NodeId,
+    rows: Option<&EmbeddingRows<'_>>,
+) -> Result<Node, DecodeError> {
     let key = r.str(limits::NODE_KEY_BYTES_MAX, "node key")?.to_owned();
     let kind = r
         .str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?
@@ -127,8 +165,15 @@ pub fn decode_node(r: &mut ByteReader<'_>, id: NodeId) -> Result<Node, DecodeErr
     let props = parse_props(r.str(limits::NODE_PROPS_BYTES_MAX, "node props")?, at)?;
     let at = r.pos();
     let dims = r.u32("embedding length")?;
-    let embedding = if dims == u32::MAX {
+    let embedding = if dims == EMBEDDING_NONE {
         None
+    } else if dims == EMBEDDING_IN_ROW {
+        let row = rows
+            .and_then(|x| x.sections.row_of(id.0, x.dim))
+            .ok_or_else(|| {
+                DecodeError::new(at, format!("the embedding row of node {} is missing", id.0))
+            })?;
+        Some(row.to_vec())
     } else {
         let dims = dims as usize;
         if dims > limits::EMBEDDING_DIMS_MAX {
@@ -188,7 +233,7 @@ pub fn encode_commit(c: &CommitPayload) -> Vec<u8> {
             WalOp::PutNode(node) => {
                 w.u8(TAG_PUT_NODE);
                 w.u32(node.id.0);
-                encode_node(&mut w, node);
+                encode_node(&mut w, node, EmbeddingAt::Inline);
             }
             WalOp::DeleteNode { id } => {
                 w.u8(TAG_DELETE_NODE);
@@ -244,7 +289,7 @@ pub fn decode_commit(buf: &[u8]) -> Result<CommitPayload, DecodeError> {
             }
             TAG_PUT_NODE => {
                 let id = NodeId(r.u32("node id")?);
-                WalOp::PutNode(decode_node(&mut r, id)?)
+                WalOp::PutNode(decode_node(&mut r, id, None)?)
             }
             TAG_DELETE_NODE => WalOp::DeleteNode {
                 id: NodeId(r.u32("node id")?),
@@ -341,6 +386,36 @@ mod tests {
         let c = sample();
         let bytes = encode_commit(&c);
         assert_eq!(decode_commit(&bytes).unwrap(), c);
+    }
+
+    /// A segment record keeps a marker for its embedding, read back from the node's row;
+    /// without rows, or without the node's row, it is an error, not a missing embedding.
+    #[test]
+    fn embedding_in_row_reads_the_row() {
+        let WalOp::PutNode(node) = sample().ops[1].clone() else {
+            unreachable!("op 1 is a node");
+        };
+        let mut inline = ByteWriter::new();
+        encode_node(&mut inline, &node, EmbeddingAt::Inline);
+        let mut w = ByteWriter::new();
+        encode_node(&mut w, &node, EmbeddingAt::Row);
+        assert_eq!(w.buf.len() + 8, inline.buf.len());
+        let (ids, data) = ([3u32, 9, 12], [0.0f32, 0.0, 1.0, 2.0, 5.0, 5.0]);
+        let sections = VectorSections {
+            ids: &ids,
+            data: &data,
+            scales: &[],
+            offsets: &[],
+            neighbors: &[],
+            members: &[],
+        };
+        let rows = EmbeddingRows { sections, dim: 2 };
+        let back = decode_node(&mut ByteReader::new(&w.buf), node.id, Some(&rows)).unwrap();
+        assert_eq!(back, node);
+        assert!(decode_node(&mut ByteReader::new(&w.buf), node.id, None).is_err());
+        assert!(decode_node(&mut ByteReader::new(&w.buf), NodeId(4), Some(&rows)).is_err());
+        let back = decode_node(&mut ByteReader::new(&inline.buf), node.id, None).unwrap();
+        assert_eq!(back, node);
     }
 
     #[test]

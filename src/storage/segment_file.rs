@@ -234,8 +234,9 @@ fn csr_arrays<'a>(l: &SegmentLayout, b: &'a [u8]) -> CsrArrays<'a> {
     }
 }
 
-/// Writes segment `id` durably (fsynced, read-only) under the file name `staging` in
-/// `dir` and returns its size, without making it a segment of the directory yet: [`publish_staged_segment`]
+/// Writes segment `id` of format `version` (this build's `FORMAT_VERSION`, or an older
+/// segment's when its sections are copied) durably (fsynced, read-only) under the file
+/// name `staging` in `dir` and returns its size, without making it a segment of the directory yet: [`publish_staged_segment`]
 /// does that. A staging name ends in `.tmp`, so a crash leaves nothing a later open does
 /// not remove.
 ///
@@ -248,6 +249,7 @@ pub fn write_segment_staged(
     id: u64,
     db_id: u128,
     lsn: u64,
+    version: u32,
     build: impl FnOnce(&mut SegmentEncoder<ChunkWriter>) -> std::io::Result<()>,
 ) -> Result<u64> {
     // `build` appends the sections; the footer is written by the encoder.
@@ -258,7 +260,8 @@ pub fn write_segment_staged(
     let tmp = dir.join(staging);
     let err = |e| Error::io(&tmp, e);
     let file = io.open(&tmp, OpenMode::Truncate).map_err(err)?;
-    let mut enc = SegmentEncoder::new(ChunkWriter::new(file), db_id).map_err(err)?;
+    let mut enc =
+        SegmentEncoder::with_version(ChunkWriter::new(file), db_id, version).map_err(err)?;
     build(&mut enc).map_err(err)?;
     let (out, len) = enc.finish(id, lsn).map_err(err)?;
     let file = out.finish().map_err(err)?;

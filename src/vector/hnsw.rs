@@ -22,7 +22,7 @@
 
 use std::collections::BinaryHeap;
 
-use super::{Scored, SplitMix64, TopK, Vectors, dot};
+use super::{Scored, SplitMix64, TopK, Vectors};
 use crate::format::segment::{prefetch_at, prefetch_span};
 
 /// Links per row in layers above 0.
@@ -170,14 +170,11 @@ fn search_layer<G: Graph + ?Sized, A: FnMut(u32) -> bool + ?Sized>(
             }
         }
         for &n in &fresh {
-            let Some(row) = vectors.get(n as usize) else {
+            let Some(sim) = vectors.sim(query, n as usize) else {
                 continue;
             };
             stats.scored += 1;
-            let s = Scored {
-                sim: dot(row, query),
-                index: n,
-            };
+            let s = Scored { sim, index: n };
             if found.threshold().is_none_or(|t| s > t) {
                 if layer == 0 {
                     g.prefetch_start(n);
@@ -215,17 +212,17 @@ pub fn search<G: Graph + ?Sized, A: FnMut(u32) -> bool + ?Sized>(
 ) -> (Vec<Scored>, SearchStats) {
     let mut stats = SearchStats::default();
     let entry = g.entry();
-    let (Some(row), true) = (vectors.get(entry as usize), query.len() == vectors.dim()) else {
+    let (Some(sim), true) = (
+        vectors.sim(query, entry as usize),
+        query.len() == vectors.dim(),
+    ) else {
         return (Vec::new(), stats);
     };
     if k == 0 {
         return (Vec::new(), stats);
     }
     visited.reset(vectors.len());
-    let mut ep = Scored {
-        sim: dot(row, query),
-        index: entry,
-    };
+    let mut ep = Scored { sim, index: entry };
     // Greedy descent through the upper layers: accept everything (the predicate applies to
     // the result only, which comes from layer 0).
     for layer in (1..g.levels().min(LEVELS_MAX)).rev() {
@@ -233,12 +230,9 @@ pub fn search<G: Graph + ?Sized, A: FnMut(u32) -> bool + ?Sized>(
         while changed {
             changed = false;
             for &n in g.neighbors(layer, ep.index) {
-                if let Some(r) = vectors.get(n as usize) {
+                if let Some(sim) = vectors.sim(query, n as usize) {
                     stats.scored += 1;
-                    let s = Scored {
-                        sim: dot(r, query),
-                        index: n,
-                    };
+                    let s = Scored { sim, index: n };
                     if s > ep {
                         ep = s;
                         changed = true;
@@ -487,12 +481,11 @@ fn select(vectors: Vectors<'_>, candidates: &[Scored], m: usize) -> Vec<u32> {
         if kept.len() >= m {
             break;
         }
-        let Some(cv) = vectors.get(c.index as usize) else {
-            continue;
-        };
-        let diverse = kept
-            .iter()
-            .all(|&r| vectors.get(r as usize).is_none_or(|rv| dot(cv, rv) < c.sim));
+        let diverse = kept.iter().all(|&r| {
+            vectors
+                .sim_rows(c.index as usize, r as usize)
+                .is_none_or(|s| s < c.sim)
+        });
         if diverse {
             kept.push(c.index);
         }
@@ -557,11 +550,11 @@ impl Planner {
         let n = vectors.len();
         let mut layers = Vec::new();
         self.visited.reset(n);
-        let Some(ev) = vectors.get(g.entry as usize) else {
+        let Some(sim) = vectors.sim(q, g.entry as usize) else {
             return Plan { layers };
         };
         let mut ep = Scored {
-            sim: dot(ev, q),
+            sim,
             index: g.entry,
         };
         for layer in (level + 1..=g.top).rev() {
@@ -569,11 +562,8 @@ impl Planner {
             while changed {
                 changed = false;
                 for &nb in g.neighbors(layer, ep.index) {
-                    if let Some(r) = vectors.get(nb as usize) {
-                        let s = Scored {
-                            sim: dot(r, q),
-                            index: nb,
-                        };
+                    if let Some(sim) = vectors.sim(q, nb as usize) {
+                        let s = Scored { sim, index: nb };
                         if s > ep {
                             ep = s;
                             changed = true;
@@ -618,16 +608,13 @@ fn apply(g: &mut Building, vectors: Vectors<'_>, row: u32, level: usize, plan: P
                 continue;
             }
             // Too many links: re-select among them and `row` from the neighbour's side.
-            let Some(base) = vectors.get(nb as usize) else {
-                continue;
-            };
             let mut scored: Vec<Scored> = g
                 .neighbors(layer, nb)
                 .iter()
                 .chain(std::iter::once(&row))
                 .filter_map(|&x| {
                     Some(Scored {
-                        sim: dot(vectors.get(x as usize)?, base),
+                        sim: vectors.sim_rows(x as usize, nb as usize)?,
                         index: x,
                     })
                 })
@@ -644,7 +631,7 @@ fn apply(g: &mut Building, vectors: Vectors<'_>, row: u32, level: usize, plan: P
     }
 }
 
-/// Builds the HNSW graph of `vectors` (unit rows), levels drawn from `seed`, with breadth
+/// Builds the HNSW graph of `vectors` (unit rows, or rows with their scales), levels drawn from `seed`, with breadth
 /// `ef_construction`, on up to [`BUILD_THREADS_MAX`] threads. Deterministic: the same rows
 /// and seed give the same graph, whatever the number of threads.
 ///
@@ -678,9 +665,10 @@ fn build_on(vectors: Vectors<'_>, seed: u64, ef_construction: usize, threads: us
         // Rows are numbered by u32 (the caller checked n fits).
         let row = |r: usize| u32::try_from(r).unwrap_or(u32::MAX);
         let plan_rows = |planner: &mut Planner, rows: std::ops::Range<usize>, g: &Building| {
+            let mut q = Vec::with_capacity(vectors.dim());
             rows.filter_map(|r| {
-                let q = vectors.get(r)?;
-                Some((r, planner.plan(g, vectors, q, levels[r], ef_construction)))
+                vectors.unit_row_into(r, &mut q).then_some(())?;
+                Some((r, planner.plan(g, vectors, &q, levels[r], ef_construction)))
             })
             .collect::<Vec<_>>()
         };

@@ -2,8 +2,10 @@
 //! slices.
 //!
 //! Nothing here knows about segments, files or node records. Vectors are rows of one flat
-//! `f32` slice ([`Vectors`]), L2-normalised by the caller (see [`normalize`]), so cosine
-//! similarity is a dot product. Results are [`Scored`] rows, best first: higher similarity,
+//! `f32` slice ([`Vectors`]): either L2-normalised by the caller (see [`normalize`]), so
+//! cosine similarity is a dot product, or stored as written with one scale per row (its
+//! inverse norm, [`row_scale`]), so cosine similarity is the dot product times the scale
+//! and the embedding itself is stored once. Results are [`Scored`] rows, best first: higher similarity,
 //! then the lower row index (so answers never depend on scan or heap order).
 //!
 //! - [`dot`]: the dot product in eight independent lanes (`chunks_exact(8)`), a loop the
@@ -20,22 +22,86 @@ use crate::format::segment::prefetch_span;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// Rows of `dim` floats stored back to back.
+/// Rows of `dim` floats stored back to back: unit rows, or rows as written with a scale
+/// each (see the module doc).
 #[derive(Clone, Copy, Debug)]
 pub struct Vectors<'a> {
     data: &'a [f32],
     dim: usize,
+    /// Per row, the factor that makes it a unit vector; empty: the rows are unit rows.
+    scales: &'a [f32],
 }
 
 impl<'a> Vectors<'a> {
-    /// `data` holds `data.len() / dim` whole rows (a trailing partial row is ignored);
-    /// `dim` 0 holds no rows.
+    /// Unit rows: `data` holds `data.len() / dim` whole rows (a trailing partial row is
+    /// ignored); `dim` 0 holds no rows.
     pub fn new(data: &'a [f32], dim: usize) -> Vectors<'a> {
         let len = data.len().checked_div(dim).unwrap_or(0);
         Vectors {
             data: &data[..len * dim],
             dim,
+            scales: &[],
         }
+    }
+
+    /// Rows as written, row `i` scaled to unit length by `scales[i]` (see [`row_scale`]).
+    /// Only whole rows that have a scale count.
+    pub fn scaled(data: &'a [f32], dim: usize, scales: &'a [f32]) -> Vectors<'a> {
+        let len = data.len().checked_div(dim).unwrap_or(0).min(scales.len());
+        Vectors {
+            data: &data[..len * dim],
+            dim,
+            scales: &scales[..len],
+        }
+    }
+
+    /// Row `i`'s scale (1 for unit rows; 0 beyond the last row).
+    #[inline]
+    fn scale(&self, i: usize) -> f32 {
+        if self.scales.is_empty() {
+            1.0
+        } else {
+            self.scales.get(i).copied().unwrap_or(0.0)
+        }
+    }
+
+    /// The cosine similarity of row `i` to the unit vector `query`, or `None` beyond the
+    /// last row.
+    #[inline]
+    pub fn sim(&self, query: &[f32], i: usize) -> Option<f32> {
+        let d = dot(self.get(i)?, query);
+        Some(if self.scales.is_empty() {
+            d
+        } else {
+            d * self.scale(i)
+        })
+    }
+
+    /// The cosine similarity of rows `i` and `j`, or `None` beyond the last row.
+    #[inline]
+    pub fn sim_rows(&self, i: usize, j: usize) -> Option<f32> {
+        let d = dot(self.get(i)?, self.get(j)?);
+        Some(if self.scales.is_empty() {
+            d
+        } else {
+            d * self.scale(i) * self.scale(j)
+        })
+    }
+
+    /// Row `i` scaled to unit length (zeros for a zero row) into `out` (cleared first);
+    /// `false` beyond the last row.
+    pub fn unit_row_into(&self, i: usize, out: &mut Vec<f32>) -> bool {
+        out.clear();
+        let Some(row) = self.get(i) else {
+            return false;
+        };
+        if self.scales.is_empty() {
+            out.extend_from_slice(row);
+        } else {
+            let s = self.scale(i);
+            out.extend(row.iter().map(|x| x * s));
+        }
+        true
     }
 
     /// Number of rows.
@@ -66,7 +132,7 @@ impl<'a> Vectors<'a> {
         }
     }
 
-    /// Row `i`, or `None` beyond the last row.
+    /// Row `i` as stored (not scaled), or `None` beyond the last row.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&'a [f32]> {
         let start = i.checked_mul(self.dim)?;
@@ -169,6 +235,23 @@ pub fn normalize_into(v: &[f32], out: &mut Vec<f32>) -> Option<()> {
     }
 }
 
+/// The factor that scales `v` to unit length: `1 / |v|`, or 0 when `v` has no direction
+/// (norm zero, not finite, or a scaled component not finite), so its similarity to
+/// anything is 0. The one definition: segments store it per row and `verify` recomputes it
+/// bit for bit ([`dot`] gives the same bits on every CPU).
+pub fn row_scale(v: &[f32]) -> f32 {
+    let norm = dot(v, v).sqrt();
+    if !(norm.is_finite() && norm > 0.0) {
+        return 0.0;
+    }
+    let s = 1.0 / norm;
+    if s.is_finite() && v.iter().all(|x| (x * s).is_finite()) {
+        s
+    } else {
+        0.0
+    }
+}
+
 /// A row and its similarity to the query. Ordered so that greater is better: higher
 /// similarity, then lower row index.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -268,9 +351,15 @@ pub fn exact(
     if k == 0 || query.len() != vectors.dim() {
         return Vec::new();
     }
+    let unit = vectors.scales.is_empty();
     for (i, row) in (0u32..).zip(vectors.data.chunks_exact(vectors.dim.max(1))) {
+        let d = dot(row, query);
         let s = Scored {
-            sim: dot(row, query),
+            sim: if unit {
+                d
+            } else {
+                d * vectors.scale(i as usize)
+            },
             index: i,
         };
         if top.threshold().is_none_or(|t| s > t) && accept(i) {
@@ -417,6 +506,53 @@ mod tests {
         // Wrong query dimension or k = 0: nothing.
         assert!(exact(v, &[1.0], 3, |_| true).is_empty());
         assert!(exact(v, v.get(0).unwrap(), 0, |_| true).is_empty());
+    }
+
+    /// Rows stored as written with their scales score as their unit rows do (a zero row,
+    /// and a row whose norm overflows, get scale 0 and similarity 0).
+    #[test]
+    fn scaled_rows_score_as_their_unit_rows() {
+        let dim = 19;
+        let unit = testdata::clustered(500, dim, 5, 9);
+        let (mut raw, mut scales) = (Vec::new(), Vec::new());
+        for (i, row) in unit.chunks_exact(dim).enumerate() {
+            let f = 0.5 + (i % 7) as f32 * 3.0;
+            let r: Vec<f32> = row.iter().map(|x| x * f).collect();
+            scales.push(row_scale(&r));
+            raw.extend(r);
+        }
+        assert_eq!(row_scale(&[0.0; 3]), 0.0);
+        assert_eq!(row_scale(&[f32::MAX, 1.0]), 0.0);
+        assert_eq!(row_scale(&[3.0, 4.0]), 0.2);
+        raw.extend([0.0; 19]);
+        scales.push(0.0);
+        let (u, s) = (
+            Vectors::new(&unit, dim),
+            Vectors::scaled(&raw, dim, &scales),
+        );
+        assert_eq!(s.len(), 501);
+        assert_eq!(Vectors::scaled(&raw, dim, &scales[..10]).len(), 10);
+        for qi in [0usize, 17, 333] {
+            let q = u.get(qi).unwrap();
+            let (a, b) = (exact(u, q, 10, |_| true), exact(s, q, 10, |_| true));
+            assert_eq!(
+                a.iter().map(|x| x.index).collect::<Vec<_>>(),
+                b.iter().map(|x| x.index).collect::<Vec<_>>()
+            );
+            for (x, y) in a.iter().zip(&b) {
+                assert!((x.sim - y.sim).abs() < 1e-5);
+            }
+            assert!((s.sim(q, 3).unwrap() - u.sim(q, 3).unwrap()).abs() < 1e-5);
+        }
+        assert!((s.sim_rows(3, 4).unwrap() - u.sim_rows(3, 4).unwrap()).abs() < 1e-5);
+        assert_eq!(s.sim(u.get(0).unwrap(), 500), Some(0.0));
+        assert_eq!(s.sim(u.get(0).unwrap(), 501), None);
+        let mut row = Vec::new();
+        assert!(s.unit_row_into(5, &mut row));
+        for (x, y) in row.iter().zip(u.get(5).unwrap()) {
+            assert!((x - y).abs() < 1e-6);
+        }
+        assert!(!s.unit_row_into(501, &mut row));
     }
 
     #[test]

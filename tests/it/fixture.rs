@@ -102,6 +102,15 @@ fn opens_with_the_same_content(version: u32) {
             .unwrap();
         let alpha = db.snapshot().node_id("alpha").unwrap();
         assert_eq!(hits.first().map(|h| h.node), Some(alpha), "v{version}");
+        // Their vector sections hold alpha's embedding: unit rows up to version 7, the
+        // embedding as written with its inverse norm from version 8.
+        let hits = db
+            .snapshot()
+            .search_vector(&hopgraph::VectorQuery::new(vec![0.5, -2.0, 7.0]))
+            .unwrap();
+        assert_eq!(hits.len(), 1, "v{version}");
+        assert_eq!(hits[0].node, alpha, "v{version}");
+        assert!((hits[0].similarity - 1.0).abs() < 1e-6, "v{version}");
     }
     db.verify().unwrap();
     drop(db);
@@ -206,4 +215,9 @@ fn text_search_reads_the_v4_and_v5_fixture_layouts() {
 #[test]
 fn format_v7_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(7);
+}
+
+#[test]
+fn format_v8_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(8);
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use hopgraph::vector::{dot, normalize};
+use hopgraph::vector::{dot, normalize, row_scale};
 use hopgraph::{
     BulkLoad, Database, Error, NodeFilter, NodeId, NodePatch, NodeProps, Options, VectorQuery,
     WriteBatch,
@@ -27,9 +27,10 @@ fn props(kind: &str, e: Option<Vec<f32>>) -> NodeProps {
     }
 }
 
-/// What the store keeps for the index: the unit vector, or zeros for a zero vector.
-fn unit(e: &[f32]) -> Vec<f32> {
-    normalize(e).unwrap_or_else(|| vec![0.0; e.len()])
+/// The similarity the store gives embedding `e` for the unit query `qn`: the dot product
+/// times `e`'s inverse norm (0 for a zero vector).
+fn sim(e: &[f32], qn: &[f32]) -> f32 {
+    dot(e, qn) * row_scale(e)
 }
 
 #[derive(Clone, Debug)]
@@ -93,7 +94,7 @@ fn check(db: &Database, model: &Model) -> Result<(), TestCaseError> {
                     .filter_map(|(k, (_, e))| {
                         let e = e.as_ref()?;
                         let id = snap.node_id(k).expect("model node is live").0;
-                        Some((dot(&unit(e), &qn), id))
+                        Some((sim(e, &qn), id))
                     })
                     .collect();
                 want.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
@@ -367,7 +368,7 @@ fn large_segment_uses_hnsw_and_respects_supersession() {
                         } else {
                             vecs[i].clone()
                         };
-                        (dot(&unit(&e), &qn), i)
+                        (sim(&e, &qn), i)
                     })
                     .collect();
                 want.sort_by(|x, y| y.0.total_cmp(&x.0));
@@ -553,7 +554,7 @@ fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
     for qi in 0..20 {
         let q = &vecs[(qi * 389) % n];
         let qn = normalize(q).unwrap();
-        let mut want: Vec<(f32, usize)> = (0..n).map(|i| (dot(&unit(&vecs[i]), &qn), i)).collect();
+        let mut want: Vec<(f32, usize)> = (0..n).map(|i| (sim(&vecs[i], &qn), i)).collect();
         want.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
         let hits = snap
             .search_vector(&VectorQuery::new(q.clone()).limit(10))

@@ -115,10 +115,11 @@ section_kinds! {
     TextFieldLens = 34, 2, "`u16[records × 3]`: terms per field (title, content, props) of each record, capped at 65,535 (version 7 on; replaces `TextDocLens`).";
     VectorMeta = 40, 1, "Vector index header: the store's embedding dimension, vector count and HNSW layer sizes (optional, see `VectorMeta`).";
     VectorIds = 41, 4, "`u32[vectors]`: node ids of the records with an embedding, increasing (with `VectorMeta`).";
-    VectorData = 42, 4, "`f32[vectors * dim]`: those embeddings L2-normalised, row by row (with `VectorMeta`).";
+    VectorData = 42, 4, "`f32[vectors * dim]`: those embeddings row by row (with `VectorMeta`): as written from version 8 (the records keep no copy), L2-normalised before.";
     HnswOffsets = 43, 4, "`u32[sum(layer rows + 1)]`: per HNSW layer, each row's start in `HnswNeighbors` (only when the segment has an HNSW graph).";
     HnswNeighbors = 44, 4, "`u32[links]`: HNSW neighbour rows (indices into `VectorIds`), all layers.";
     HnswMembers = 45, 4, "`u32[sum(layer rows), layers 1..]`: rows of each HNSW layer above 0, increasing per layer.";
+    VectorScales = 46, 4, "`f32[vectors]`: per `VectorData` row, the factor that scales it to unit length (`vector::row_scale`; version 8 on, with `VectorMeta` of a nonzero dimension).";
 }
 
 /// The text index sections: present all together or not at all, with exactly one of
@@ -605,14 +606,17 @@ pub struct SegmentEncoder<W: Write> {
 }
 
 impl<W: Write> SegmentEncoder<W> {
-    /// Starts a segment of database `db_id`, writing the header.
+    /// Starts a segment of database `db_id` that declares format `version`, writing the
+    /// header: this build's `FORMAT_VERSION`, or an older segment's when its sections are
+    /// copied (they must keep the version they were written in).
     ///
     /// # Errors
     /// I/O errors of `out`.
-    pub fn new(mut out: W, db_id: u128) -> io::Result<SegmentEncoder<W>> {
+    pub fn with_version(mut out: W, db_id: u128, version: u32) -> io::Result<SegmentEncoder<W>> {
+        debug_assert!((super::FORMAT_VERSION_MIN..=super::FORMAT_VERSION).contains(&version));
         let mut w = ByteWriter::new();
         w.raw(&SEGMENT_MAGIC);
-        w.u32(super::FORMAT_VERSION);
+        w.u32(version);
         w.u32(0);
         w.u128(db_id);
         out.write_all(&w.buf)?;

@@ -1,5 +1,6 @@
-//! The optional vector sections of a segment: the normalised embeddings of its node records
-//! and, for large segments, their HNSW graph as per-layer CSR arrays.
+//! The optional vector sections of a segment: the embeddings of its node records (the only
+//! copy from version 8: a record keeps a marker, see `record::EMBEDDING_IN_ROW`) with
+//! their inverse norms, and, for large segments, their HNSW graph as per-layer CSR arrays.
 //!
 //! ```text
 //! VectorMeta (section 40, 24 + 4·levels bytes)
@@ -11,20 +12,27 @@
 //!  20  levels           u32   HNSW layers (0: no graph, queries scan VectorData)
 //!  24  layer_sizes      u32[levels]  rows per layer, layer 0 first (= count), non-increasing
 //! VectorIds     (41)  u32[count]               node ids, increasing, each with a record here
-//! VectorData    (42)  f32[count * dim]         row i: node VectorIds[i]'s embedding / its L2 norm
+//! VectorData    (42)  f32[count * dim]         row i: node VectorIds[i]'s embedding as written
+//!                                              (before version 8: divided by its L2 norm)
 //! HnswOffsets   (43)  u32[Σ (layer_sizes[l] + 1)]  per layer, each row's first link (absolute)
 //! HnswNeighbors (44)  u32[HnswOffsets.last]    links: rows (indices into VectorIds)
 //! HnswMembers   (45)  u32[Σ layer_sizes[1..]]  per layer above 0, its rows, increasing
+//! VectorScales  (46)  f32[count]               row i's inverse norm (`vector::row_scale`: 0
+//!                                              for a row without direction); version 8 on
 //! ```
 //! Layer 0 is indexed by row; layer `l > 0` by position in its member list. Every segment
 //! this build writes has `VectorMeta` (with `dim` 0 and `count` 0 before the store has a
 //! dimension), so the newest segment names the dimension after a reopen, and a segment
 //! without it was written before vector sections existed. The three HNSW sections are
-//! present exactly when `levels > 0`.
+//! present exactly when `levels > 0`; `VectorScales` exactly when the version is 8 or later
+//! and `dim > 0`. Cosine similarity of a query unit vector `q` to row i is
+//! `dot(q, row i) · VectorScales[i]` (before version 8, the rows are unit vectors and the
+//! factor is 1).
 //!
 //! [`SegmentLayout::vector_sections`] validates shapes at open (O(rows)): lengths, the
 //! offsets monotone from 0 to the link count. [`SegmentLayout::verify_vectors`] (run by
-//! `verify`) checks contents: ids, finite unit rows, member lists, link bounds.
+//! `verify`) checks contents: ids, finite rows, unit rows or scales that agree with the
+//! rows' norms, member lists, link bounds.
 
 use super::{SectionKind as K, SegmentLayout};
 use crate::format::codec::{ByteReader, ByteWriter, DecodeError};
@@ -134,14 +142,40 @@ impl VectorMeta {
 pub struct VectorSections<'a> {
     /// Node id per row.
     pub ids: &'a [u32],
-    /// Unit rows, `dim` floats each.
+    /// Rows, `dim` floats each: as written when `scales` is not empty, else unit rows.
     pub data: &'a [f32],
+    /// Per row, its inverse norm (version 8 on; empty before).
+    pub scales: &'a [f32],
     /// HNSW per-layer link starts (empty without a graph).
     pub offsets: &'a [u32],
     /// HNSW links.
     pub neighbors: &'a [u32],
     /// HNSW members of layers above 0.
     pub members: &'a [u32],
+}
+
+/// Whether `scale` is `row`'s inverse norm as `vector::row_scale` computes it (which this
+/// layer cannot call): within 0.1% of `1 / |row|`, or 0 for a row whose squared norm in
+/// `f32` is zero, not finite or too small to invert, judged in `f64` with a margin at both
+/// ends (where a row may round either way, either answer is accepted).
+pub fn scale_fits(row: &[f32], scale: f32) -> bool {
+    let sq: f64 = row.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
+    // f32 squares underflow below ~1e-38 per term and the sum overflows above ~3.4e38.
+    let degenerate_may = !(1e-36..=1e38).contains(&sq);
+    if scale == 0.0 {
+        return degenerate_may;
+    }
+    scale.is_finite() && scale > 0.0 && (f64::from(scale) * sq.sqrt() - 1.0).abs() < 1e-3
+}
+
+impl<'a> VectorSections<'a> {
+    /// The row of node `id` (`dim` floats, as stored), `None` when it has none here. Cost:
+    /// a binary search of `ids`.
+    pub fn row_of(&self, id: u32, dim: usize) -> Option<&'a [f32]> {
+        let i = self.ids.binary_search(&id).ok()?;
+        let start = i.checked_mul(dim)?;
+        self.data.get(start..start.checked_add(dim)?)
+    }
 }
 
 impl SegmentLayout {
@@ -154,6 +188,7 @@ impl SegmentLayout {
             for kind in [
                 K::VectorIds,
                 K::VectorData,
+                K::VectorScales,
                 K::HnswOffsets,
                 K::HnswNeighbors,
                 K::HnswMembers,
@@ -188,6 +223,17 @@ impl SegmentLayout {
             (K::VectorIds, Some(count)),
             (K::VectorData, count.checked_mul(meta.dim as usize)),
         ];
+        if self.version >= crate::format::EMBEDDING_ROWS_VERSION && meta.dim > 0 {
+            expect.push((K::VectorScales, Some(count)));
+        } else if self.entry(K::VectorScales).is_some() {
+            return Err(self.err_at(
+                K::VectorScales,
+                format!(
+                    "VectorScales present in a version {} segment of dimension {}",
+                    self.version, meta.dim
+                ),
+            ));
+        }
         for (kind, n) in [(K::HnswMembers, members), (K::HnswOffsets, offsets)] {
             if graph {
                 expect.push((kind, Some(n)));
@@ -232,6 +278,7 @@ impl SegmentLayout {
         VectorSections {
             ids: self.u32s(bytes, K::VectorIds),
             data: self.f32s(bytes, K::VectorData),
+            scales: self.f32s(bytes, K::VectorScales),
             offsets: self.u32s(bytes, K::HnswOffsets),
             neighbors: self.u32s(bytes, K::HnswNeighbors),
             members: self.u32s(bytes, K::HnswMembers),
@@ -239,7 +286,8 @@ impl SegmentLayout {
     }
 
     /// Deep checks of the vector sections (`verify`): ids increasing and each with a node
-    /// record here, rows finite with norm 1 (or 0), member lists increasing and nested,
+    /// record here, rows finite, each scale its row's inverse norm (version 8 on; see
+    /// [`scale_fits`]) or each row of norm 1 (or 0) before, member lists increasing and nested,
     /// the entry in the top layer, every link a member of its layer. Cost: O(links · log
     /// rows + rows · dim).
     ///
@@ -261,7 +309,23 @@ impl SegmentLayout {
             ));
         }
         let dim = meta.dim as usize;
+        let scaled = self.version >= crate::format::EMBEDDING_ROWS_VERSION;
         for (i, row) in s.data.chunks_exact(dim.max(1)).enumerate() {
+            if row.iter().any(|x| !x.is_finite()) {
+                return Err(self.err_at(
+                    K::VectorData,
+                    format!("vector row {i} holds a value that is not finite"),
+                ));
+            }
+            if scaled {
+                if !s.scales.get(i).is_some_and(|&x| scale_fits(row, x)) {
+                    return Err(self.err_at(
+                        K::VectorScales,
+                        format!("the scale of vector row {i} is not its inverse norm"),
+                    ));
+                }
+                continue;
+            }
             let norm: f32 = row.iter().map(|x| x * x).sum();
             if !norm.is_finite() || (norm != 0.0 && (norm - 1.0).abs() > 1e-3) {
                 return Err(self.err_at(

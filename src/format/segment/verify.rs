@@ -341,6 +341,17 @@ impl SegmentLayout {
         let offs = self.u64s(bytes, K::NodeOffsets);
         let blob = self.bytes(bytes, K::NodeBlob);
         let mut keys: Vec<&[u8]> = Vec::with_capacity(node_ids.len());
+        // Records of version 8 on keep their embeddings in the vector rows (whose shapes
+        // `vector_sections` checks).
+        let embedding_rows = match self.vector_meta(bytes)? {
+            Some(meta) if self.version >= crate::format::EMBEDDING_ROWS_VERSION => {
+                Some(crate::format::record::EmbeddingRows {
+                    sections: self.vector_sections(bytes, &meta)?,
+                    dim: meta.dim as usize,
+                })
+            }
+            _ => None,
+        };
         for (i, id) in node_ids.iter().enumerate() {
             // parse() checked the offsets are monotone and end at the blob length.
             let rec = usize::try_from(offs[i])
@@ -351,8 +362,12 @@ impl SegmentLayout {
                     self.err_at(K::NodeOffsets, format!("node record {i} is out of bounds"))
                 })?;
             let mut rd = ByteReader::new(rec);
-            crate::format::record::decode_node(&mut rd, crate::graph::NodeId(*id))
-                .map_err(|e| self.err_at(K::NodeBlob, format!("node record {i}: {}", e.what)))?;
+            crate::format::record::decode_node(
+                &mut rd,
+                crate::graph::NodeId(*id),
+                embedding_rows.as_ref(),
+            )
+            .map_err(|e| self.err_at(K::NodeBlob, format!("node record {i}: {}", e.what)))?;
             let mut kr = ByteReader::new(rec);
             keys.push(
                 kr.bytes(limits::NODE_KEY_BYTES_MAX, "key")

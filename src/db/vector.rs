@@ -585,10 +585,20 @@ pub(crate) fn wants_graph(rows: usize) -> bool {
 /// are drawn from a seed derived from the id, so a graph built later is the one an
 /// immediate build would have made).
 pub(crate) fn build_graph(vectors: Vectors<'_>, segment_id: u64) -> Flat {
-    hnsw::build(
+    build_graph_reporting(vectors, segment_id, &mut |_| {})
+}
+
+/// [`build_graph`], telling `progress` how many rows are in the graph as it grows.
+pub(crate) fn build_graph_reporting(
+    vectors: Vectors<'_>,
+    segment_id: u64,
+    progress: &mut dyn FnMut(usize),
+) -> Flat {
+    hnsw::build_reporting(
         vectors,
         segment_id ^ 0x6873_776e_5eed_0001,
         hnsw::EF_CONSTRUCTION,
+        progress,
     )
 }
 

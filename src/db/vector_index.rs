@@ -22,7 +22,7 @@ use super::Database;
 use super::commit::now_ms;
 use super::segment::Segment;
 use super::state::{SegmentSet, State};
-use super::vector::{build_graph, graph_meta, segment_rows, wants_graph, write_graph};
+use super::vector::{build_graph_reporting, graph_meta, segment_rows, wants_graph, write_graph};
 use crate::error::{Error, Result};
 use crate::format::manifest::Manifest;
 use crate::format::segment::SectionKind as K;
@@ -74,6 +74,21 @@ impl Database {
     /// `WriterPoisoned`. An error before a segment's final step changes nothing and leaves
     /// the handle usable.
     pub fn index_vectors(&self) -> Result<VectorIndexReport> {
+        self.index_vectors_reporting(&mut |_, _| {})
+    }
+
+    /// [`Database::index_vectors`], telling `progress` `(vectors in a graph so far, vectors
+    /// awaiting one when the call began)` as the graphs grow: from the calling thread,
+    /// after each batch of rows linked (at most 256); the last report has `done == total`
+    /// unless a segment was replaced meanwhile.
+    ///
+    /// # Errors
+    /// As [`Database::index_vectors`].
+    pub fn index_vectors_reporting(
+        &self,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<VectorIndexReport> {
+        let total = self.vectors_awaiting_index();
         let mut report = VectorIndexReport::default();
         // Segments tried in this call: one replaced meanwhile is not tried again.
         let mut tried: Vec<u64> = Vec::new();
@@ -100,7 +115,11 @@ impl Database {
             let Some((old, new_id)) = picked else { break };
             tried.push(old.file.id);
             let count = old.vector_meta.as_ref().map_or(0, |m| u64::from(m.count));
-            if self.replace_with_graph(&old, new_id)? {
+            let before = report.vectors + report.pending;
+            let mut rows_done = |rows: usize| {
+                progress((before + rows as u64).min(total), total);
+            };
+            if self.replace_with_graph(&old, new_id, &mut rows_done)? {
                 report.segments.push((old.file.id, new_id));
                 report.vectors += count;
             } else {
@@ -112,7 +131,12 @@ impl Database {
 
     /// Writes segment `old` again as segment `new_id` with its graph and, if `old` is still
     /// in the manifest, puts the new one in its place. Answers whether it did.
-    fn replace_with_graph(&self, old: &Arc<Segment>, new_id: u64) -> Result<bool> {
+    fn replace_with_graph(
+        &self,
+        old: &Arc<Segment>,
+        new_id: u64,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<bool> {
         let dir = &self.shared.dir;
         let io = self.shared.io();
         let staging = format!(
@@ -121,7 +145,7 @@ impl Database {
             std::process::id(),
             now_ms()
         );
-        let written = write_with_graph(self, old, new_id, &staging);
+        let written = write_with_graph(self, old, new_id, &staging, progress);
         if let Err(e) = written {
             let _ = io.remove_file(&dir.join(&staging));
             return Err(e);
@@ -157,7 +181,13 @@ impl Database {
 }
 
 /// Writes `old` with its HNSW graph as segment `new_id` under the staging name `staging`.
-fn write_with_graph(db: &Database, old: &Segment, new_id: u64, staging: &str) -> Result<u64> {
+fn write_with_graph(
+    db: &Database,
+    old: &Segment,
+    new_id: u64,
+    staging: &str,
+    progress: &mut dyn FnMut(usize),
+) -> Result<u64> {
     let file = &old.file;
     let b = file.bytes();
     let layout = &file.layout;
@@ -176,7 +206,7 @@ fn write_with_graph(db: &Database, old: &Segment, new_id: u64, staging: &str) ->
     }
     // Every section is checked before minutes of work (and again as it is copied).
     file.verify()?;
-    let graph = build_graph(vectors, file.id);
+    let graph = build_graph_reporting(vectors, file.id, progress);
     let new_meta = graph_meta(meta.dim, meta.count, Some(&graph));
     let entries = layout.entries();
     let mut bad: Option<(usize, K)> = None;

@@ -645,15 +645,33 @@ fn apply(g: &mut Building, vectors: Vectors<'_>, row: u32, level: usize, plan: P
 /// # Complexity
 /// About `n · ef_construction · M0 · log n` similarity computations, the searches spread
 /// over the threads.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the engine reports progress; benches use it
 pub fn build(vectors: Vectors<'_>, seed: u64, ef_construction: usize) -> Flat {
+    build_reporting(vectors, seed, ef_construction, &mut |_| {})
+}
+
+/// [`build`], telling `progress` how many rows are in the graph after each batch (on the
+/// calling thread; the last report is the row count).
+pub fn build_reporting(
+    vectors: Vectors<'_>,
+    seed: u64,
+    ef_construction: usize,
+    progress: &mut dyn FnMut(usize),
+) -> Flat {
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(BUILD_THREADS_MAX);
-    build_on(vectors, seed, ef_construction, threads)
+    build_on(vectors, seed, ef_construction, threads, progress)
 }
 
-/// [`build`] on `threads` threads (at least one).
-fn build_on(vectors: Vectors<'_>, seed: u64, ef_construction: usize, threads: usize) -> Flat {
+/// [`build_reporting`] on `threads` threads (at least one).
+fn build_on(
+    vectors: Vectors<'_>,
+    seed: u64,
+    ef_construction: usize,
+    threads: usize,
+    progress: &mut dyn FnMut(usize),
+) -> Flat {
     let n = vectors.len();
     let mut rng = SplitMix64::new(seed);
     let levels: Vec<usize> = (0..n).map(|_| draw_level(&mut rng)).collect();
@@ -700,7 +718,9 @@ fn build_on(vectors: Vectors<'_>, seed: u64, ef_construction: usize, threads: us
             apply(&mut g, vectors, row(r), levels[r], plan);
         }
         i = end;
+        progress(i);
     }
+    progress(n);
     flatten(&g, n)
 }
 
@@ -841,11 +861,19 @@ mod tests {
         let (n, dim) = (SEQUENTIAL_ROWS + 64 * 40 + 7, 8);
         let data = testdata::clustered(n, dim, 9, 3);
         let v = Vectors::new(&data, dim);
-        let one = build_on(v, 5, 32, 1);
+        let mut reports = Vec::new();
+        let one = build_on(v, 5, 32, 1, &mut |done| reports.push(done));
         for threads in [2, 3, 8] {
-            assert_eq!(build_on(v, 5, 32, threads), one, "{threads} threads");
+            assert_eq!(
+                build_on(v, 5, 32, threads, &mut |_| {}),
+                one,
+                "{threads} threads"
+            );
         }
         assert!(batch_rows(n - 7) > 1, "batches were exercised");
+        // Progress: rising to the row count, which is the last report.
+        assert!(reports.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(reports.last(), Some(&n));
     }
 
     #[test]

@@ -1920,10 +1920,20 @@ fn import_defers_the_vector_graph_and_index_builds_it() {
             0
         );
     }
-    let out = ok(&["index", "--db", &db_arg(&db), "-q"]);
+    // Progress on stderr (lines, not a terminal here) ends with the summary line.
+    let (code, out, err) = hopgraph(&["index", "--db", &db_arg(&db)]);
+    assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains(&format!("indexed {n} embeddings")), "{out}");
-    let out = ok(&["index", "--db", &db_arg(&db)]);
+    assert!(
+        err.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("index: done in") && l.contains("graph")),
+        "{err}"
+    );
+    let (code, out, err) = hopgraph(&["index", "--db", &db_arg(&db), "-q"]);
+    assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("nothing to index"), "{out}");
+    assert!(err.is_empty(), "{err}");
     let stats = ok(&["stats", "--db", &db_arg(&db), "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(v["vectors_awaiting_index"], 0);

@@ -242,6 +242,10 @@ fn csr_arrays<'a>(l: &SegmentLayout, b: &'a [u8]) -> CsrArrays<'a> {
 ///
 /// # Errors
 /// I/O errors with the path involved.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the file's place, its header fields and its content: each distinct"
+)]
 pub fn write_segment_staged(
     io: &dyn Io,
     dir: &Path,

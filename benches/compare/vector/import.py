@@ -31,6 +31,26 @@ import json, os, shutil, struct, subprocess, sys, time
 import numpy as np
 
 
+def new_sqlite(path):
+    """A connection to a new SQLite database at `path` with sqlite-vec loaded."""
+    import apsw, sqlite_vec
+    for suffix in ("", "-wal", "-journal"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    con = apsw.Connection(path)
+    con.enable_load_extension(True)
+    con.load_extension(sqlite_vec.loadable_path())
+    return con
+
+
+def create_tables(con, dim):
+    """The FTS5 and vec0 tables, and the transaction the load runs in."""
+    con.execute("create virtual table docs using fts5(key unindexed, title, content, "
+                "tokenize='porter unicode61')")
+    con.execute(f"create virtual table vecs using vec0(embedding float[{dim}])")
+    con.execute("begin")
+
+
 def main():
     index = "--index" in sys.argv
     argv = [a for a in sys.argv if a != "--index"]
@@ -74,20 +94,11 @@ def main():
               flush=True)
 
     # SQLite FTS5 + sqlite-vec
-    import apsw, sqlite_vec
     path = os.path.join(work, "sqlite.db")
-    for suffix in ("", "-wal", "-journal"):
-        if os.path.exists(path + suffix):
-            os.remove(path + suffix)
     blobs = [struct.pack(f"{dim}f", *v) for v in vecs]
-    con = apsw.Connection(path)
-    con.enable_load_extension(True)
-    con.load_extension(sqlite_vec.loadable_path())
+    con = new_sqlite(path)
     t = time.perf_counter()
-    con.execute("create virtual table docs using fts5(key unindexed, title, content, "
-                "tokenize='porter unicode61')")
-    con.execute(f"create virtual table vecs using vec0(embedding float[{dim}])")
-    con.execute("begin")
+    create_tables(con, dim)
     con.executemany("insert into docs(rowid, key, title, content) values (?, ?, ?, ?)",
                     ((i + 1, d["key"], d["title"], d["content"]) for i, d in enumerate(docs)))
     t_text = time.perf_counter() - t
@@ -106,17 +117,9 @@ def main():
     # embedding's JSON array itself (it accepts vectors as JSON text), so both stores
     # are charged for reading the same bytes.
     path2 = os.path.join(work, "sqlite-jsonl.db")
-    for suffix in ("", "-wal", "-journal"):
-        if os.path.exists(path2 + suffix):
-            os.remove(path2 + suffix)
-    con = apsw.Connection(path2)
-    con.enable_load_extension(True)
-    con.load_extension(sqlite_vec.loadable_path())
+    con = new_sqlite(path2)
     t = time.perf_counter()
-    con.execute("create virtual table docs using fts5(key unindexed, title, content, "
-                "tokenize='porter unicode61')")
-    con.execute(f"create virtual table vecs using vec0(embedding float[{dim}])")
-    con.execute("begin")
+    create_tables(con, dim)
     with open(jsonl) as f:
         con.executemany(
             "insert into docs(rowid, key, title, content) values (?1, "

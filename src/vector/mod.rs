@@ -18,7 +18,7 @@
 
 pub mod hnsw;
 
-use crate::format::segment::prefetch_span;
+use crate::format::segment::{prefetch_at, prefetch_span};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -123,12 +123,15 @@ impl<'a> Vectors<'a> {
         self.dim
     }
 
-    /// Starts loading row `i` (up to its first 64 floats) into the CPU's caches: a hint for
-    /// a row about to be scored; nothing beyond the last row.
+    /// Starts loading row `i` (up to its first 64 floats) and its scale into the CPU's
+    /// caches: a hint for a row about to be scored; nothing beyond the last row.
     #[inline]
     pub fn prefetch(&self, i: usize) {
         if let Some(start) = i.checked_mul(self.dim) {
             prefetch_span(self.data, start, self.dim.min(64));
+        }
+        if !self.scales.is_empty() {
+            prefetch_at(self.scales, i);
         }
     }
 

@@ -105,7 +105,7 @@ fn read_npy(path: &str) -> (Vec<Vec<f32>>, usize) {
     (rows, dim)
 }
 
-/// Bytes of the vector rows + ids and of the HNSW sections in the database's segments.
+/// Bytes of the vector rows, scales and ids and of the HNSW sections in the database's segments.
 fn section_bytes(dir: &std::path::Path) -> (u64, u64) {
     use hopgraph::format::segment::{SectionKind as K, SegmentLayout};
     let (mut rows, mut graph) = (0u64, 0u64);
@@ -117,7 +117,7 @@ fn section_bytes(dir: &std::path::Path) -> (u64, u64) {
         let bytes = std::fs::read(&path).expect("segment");
         let layout = SegmentLayout::parse(&bytes).expect("segment layout");
         let len = |k| layout.entry(k).map_or(0, |e| e.range.len() as u64);
-        rows += len(K::VectorMeta) + len(K::VectorIds) + len(K::VectorData);
+        rows += len(K::VectorMeta) + len(K::VectorIds) + len(K::VectorData) + len(K::VectorScales);
         graph += len(K::HnswOffsets) + len(K::HnswNeighbors) + len(K::HnswMembers);
     }
     (rows, graph)
@@ -201,7 +201,7 @@ fn bench(c: &mut Criterion) {
     let (vector_bytes, graph_bytes) = section_bytes(&dir);
     println!(
         "vector: {n} x {dim}, bulk load incl. HNSW build {:.1} s ({build_cpu:.1} s CPU), \
-         segment {:.1} MB: vector rows + ids {:.1} MB, HNSW graph {:.1} MB (the rest: node \
+         segment {:.1} MB: vector rows + scales + ids {:.1} MB, HNSW graph {:.1} MB (the rest: node \
          records and CSR)",
         build.as_secs_f64(),
         bytes as f64 / 1e6,

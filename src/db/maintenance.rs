@@ -404,7 +404,9 @@ impl Database {
         Ok(())
     }
 
-    /// Merges all segments into one, dropping deleted edges and nodes.
+    /// Merges all segments into one, dropping deleted edges and nodes; a store of one
+    /// segment written in an older format is rewritten in the current one (how a store is
+    /// upgraded). Nothing to do: one current-format segment without tombstones.
     ///
     /// The merge runs without the locks, so writers and checkpoints go on meanwhile (a
     /// commit never waits for a compaction's reading and writing): under the locks this
@@ -648,11 +650,17 @@ struct Merged<'a> {
     segments: usize,
 }
 
-/// Reads every live edge and the newest record of every live node out of `st`'s segments.
+/// Reads every live edge and the newest record of every live node out of `st`'s segments;
+/// `None` when there is nothing to gain: one segment, no tombstones, and written in the
+/// current format (an older one is rewritten, so compaction also upgrades a store).
 fn merge_content(st: &State) -> Result<Option<Merged<'static>>> {
     let segs = &st.segs;
     let tombstoned = !segs.edge_tombstones.is_empty() || !segs.node_tombstones.is_empty();
-    if segs.segments.len() < 2 && !tombstoned {
+    let old_format = segs
+        .segments
+        .iter()
+        .any(|s| s.file.layout.version < crate::format::FORMAT_VERSION);
+    if segs.segments.len() < 2 && !tombstoned && !old_format {
         return Ok(None);
     }
     let Some(last) = segs.segments.last() else {

@@ -127,6 +127,50 @@ fn opens_with_the_same_content(version: u32) {
     db.compact().unwrap();
     assert_eq!(db.snapshot().node_count(), 4);
     db.verify().unwrap();
+    // Compaction rewrote the old segment in the current format, content unchanged.
+    drop(db);
+    for entry in std::fs::read_dir(tmp.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "hgs") {
+            let bytes = std::fs::read(&path).unwrap();
+            let layout = hopgraph::format::segment::SegmentLayout::parse(&bytes).unwrap();
+            assert_eq!(
+                layout.version,
+                hopgraph::format::FORMAT_VERSION,
+                "v{version}: {}",
+                path.display()
+            );
+        }
+    }
+    let db = Database::open(tmp.path()).unwrap();
+    let snap = db.snapshot();
+    assert_eq!((snap.node_count(), snap.edge_count()), (4, 3), "v{version}");
+    let alpha = snap.node_by_key("alpha").unwrap().unwrap();
+    assert_eq!(
+        alpha.props.embedding.as_deref(),
+        Some(&[0.25, -1.0, 3.5][..]),
+        "v{version}"
+    );
+    drop(snap);
+    let hits = db
+        .snapshot()
+        .search_vector(&hopgraph::VectorQuery::new(vec![0.5, -2.0, 7.0]))
+        .unwrap();
+    assert_eq!(
+        hits.first().map(|h| h.node),
+        db.snapshot().node_id("alpha"),
+        "v{version}"
+    );
+    let hits = db
+        .snapshot()
+        .search_text(&TextQuery::new("alpha first"))
+        .unwrap();
+    assert_eq!(
+        hits.first().map(|h| h.node),
+        db.snapshot().node_id("alpha"),
+        "v{version}"
+    );
+    db.verify().unwrap();
 }
 
 #[test]

@@ -55,7 +55,9 @@ pub(crate) struct CheckpointArgs {
 /// Merge all segments into one, dropping deleted edges and nodes.
 #[derive(Debug, Args)]
 #[command(
-    long_about = "Merges all segment files into one, dropping deleted edges and nodes. \
+    long_about = "Merges all segment files into one, dropping deleted edges and nodes, \
+                  and rewrites segments written by an older hopgraph in the current file \
+                  format (a single old segment too: that is how a store is upgraded). \
                   Queries answer the same before and after.",
     after_long_help = "Examples:\n  hopgraph checkpoint --db ./mem && hopgraph compact --db ./mem"
 )]

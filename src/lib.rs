@@ -112,6 +112,9 @@ pub use db::{
 pub use db::{HNSW_MIN_VECTORS, VectorHit, VectorIndexReport, VectorQuery};
 pub use error::{Error, Result};
 pub use filter::NodeFilter;
+/// The on-disk format version this build writes (it reads every version from 1 on; see
+/// [`Stats::segment_formats`] and [`Database::compact`]).
+pub use format::FORMAT_VERSION;
 /// Documented size limits, checked before any work or allocation; exceeding one is
 /// [`Error::LimitExceeded`] or [`Error::InvalidArgument`], never a panic.
 pub mod limits {

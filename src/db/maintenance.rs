@@ -100,6 +100,10 @@ pub struct Stats {
     pub edge_types: Vec<(String, u64)>,
     /// (segment id, file bytes, edge rows), oldest first.
     pub segments: Vec<(u64, u64, u64)>,
+    /// The on-disk format version of each segment, in `segments` order (older than
+    /// [`FORMAT_VERSION`](crate::FORMAT_VERSION): [`Database::compact`] rewrites it in the
+    /// current one).
+    pub segment_formats: Vec<u32>,
     /// Bytes of the live WAL file.
     pub wal_bytes: u64,
     /// Bytes of all files in the directory.
@@ -591,6 +595,12 @@ impl Database {
                 .segments
                 .iter()
                 .map(|s| (s.file.id, s.file.len_bytes(), s.edge_rows()))
+                .collect(),
+            segment_formats: st
+                .segs
+                .segments
+                .iter()
+                .map(|s| s.file.layout.version)
                 .collect(),
             wal_bytes: w.wal.file_len()?,
             disk_bytes,

@@ -103,7 +103,7 @@ pub(crate) fn stats(args: StatsArgs) -> CliResult {
             "nodes": s.nodes,
             "edges": s.edges,
             "edge_types": s.edge_types.iter().map(|(n, c)| json!({"type": n, "edges": c})).collect::<Vec<_>>(),
-            "segments": s.segments.iter().map(|(id, bytes, rows)| json!({"id": id, "bytes": bytes, "edge_rows": rows})).collect::<Vec<_>>(),
+            "segments": s.segments.iter().zip(&s.segment_formats).map(|((id, bytes, rows), format)| json!({"id": id, "bytes": bytes, "edge_rows": rows, "format": format})).collect::<Vec<_>>(),
             "wal_bytes": s.wal_bytes,
             "disk_bytes": s.disk_bytes,
             "lsn": s.lsn,
@@ -138,8 +138,18 @@ pub(crate) fn stats(args: StatsArgs) -> CliResult {
         s.segments.len(),
         human_bytes(seg_bytes)
     )?;
-    for (id, bytes, rows) in &s.segments {
-        writeln!(out, "  seg-{id}  {}, {rows} edge rows", human_bytes(*bytes))?;
+    let current = hopgraph::FORMAT_VERSION;
+    for ((id, bytes, rows), format) in s.segments.iter().zip(&s.segment_formats) {
+        let old = if *format < current {
+            format!(", format {format} (`hopgraph compact` rewrites it in format {current})")
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "  seg-{id}  {}, {rows} edge rows{old}",
+            human_bytes(*bytes)
+        )?;
     }
     writeln!(out, "wal              {}", human_bytes(s.wal_bytes))?;
     writeln!(out, "disk             {}", human_bytes(s.disk_bytes))?;

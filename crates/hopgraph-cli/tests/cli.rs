@@ -1953,3 +1953,40 @@ fn import_defers_the_vector_graph_and_index_builds_it() {
     let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(v["vectors_awaiting_index"], 0);
 }
+
+/// A store written by an older format: `stats` names the segment's format and says what
+/// upgrades it; `compact` rewrites the lone segment in the current format.
+#[test]
+fn stats_names_an_old_format_and_compact_upgrades_it() {
+    let tmp = tempdir();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/db-v7");
+    let db = tmp.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let entry = entry.unwrap();
+        let to = db.join(entry.file_name());
+        std::fs::copy(entry.path(), &to).unwrap();
+        let mut perms = std::fs::metadata(&to).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false, reason = "a test copy")]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&to, perms).unwrap();
+    }
+    let current = hopgraph::FORMAT_VERSION;
+    let out = ok(&["stats", "--db", &db_arg(&db)]);
+    assert!(
+        out.contains(&format!(
+            "format 7 (`hopgraph compact` rewrites it in format {current})"
+        )),
+        "{out}"
+    );
+    let out = ok(&["compact", "--db", &db_arg(&db)]);
+    assert!(out.contains("compacted 1 segments"), "{out}");
+    let out = ok(&["stats", "--db", &db_arg(&db)]);
+    assert!(!out.contains("format 7"), "{out}");
+    let json = ok(&["stats", "--db", &db_arg(&db), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["segments"][0]["format"], current);
+    assert_eq!(v["nodes"], 3);
+    let out = ok(&["compact", "--db", &db_arg(&db)]);
+    assert!(out.contains("nothing to compact"), "{out}");
+}

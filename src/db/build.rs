@@ -310,82 +310,78 @@ pub(crate) fn write_segment_staged(
                 report(BulkPhase::Write, step.get().min(WRITE_STEPS), WRITE_STEPS);
             };
             report(BulkPhase::Write, 0, WRITE_STEPS);
-            let version = crate::format::FORMAT_VERSION;
-            segment_file::write_segment_staged(
-                io,
-                dir,
-                staging,
+            let stamp = segment_file::SegmentStamp {
                 id,
                 db_id,
                 lsn,
-                version,
-                move |enc| {
-                    enc.section(K::Summary, &summary.encode())?;
-                    enc.array(K::OutOffsets, &out.offsets)?;
-                    enc.array(K::OutNeighbors, &out.neighbors)?;
-                    wrote();
-                    enc.array(K::OutTypes, &out.types)?;
-                    enc.array(K::OutEdgePos, &out.pos)?;
-                    wrote();
-                    // Format version 2: each row's out-CSR entry (the inverse permutation) replaces
-                    // copies of its source, target and type.
-                    let mut out_pos = vec![0u32; out.pos.len()];
-                    for (p, &row) in (0u32..).zip(&out.pos) {
-                        if let Some(slot) = out_pos.get_mut(row as usize) {
-                            *slot = p;
-                        }
+                version: crate::format::FORMAT_VERSION,
+            };
+            segment_file::write_segment_staged(io, dir, staging, stamp, move |enc| {
+                enc.section(K::Summary, &summary.encode())?;
+                enc.array(K::OutOffsets, &out.offsets)?;
+                enc.array(K::OutNeighbors, &out.neighbors)?;
+                wrote();
+                enc.array(K::OutTypes, &out.types)?;
+                enc.array(K::OutEdgePos, &out.pos)?;
+                wrote();
+                // Format version 2: each row's out-CSR entry (the inverse permutation) replaces
+                // copies of its source, target and type.
+                let mut out_pos = vec![0u32; out.pos.len()];
+                for (p, &row) in (0u32..).zip(&out.pos) {
+                    if let Some(slot) = out_pos.get_mut(row as usize) {
+                        *slot = p;
                     }
-                    enc.array(K::EdgeOutPos, &out_pos)?;
-                    wrote();
-                    // Written: its memory can serve the in-direction being built.
-                    drop(out_pos);
-                    drop(out);
-                    let (inn, in_bitmaps) =
-                        received(&rx, side_error_slot, "cannot build the in-direction CSR")?;
-                    bitmaps.extend(in_bitmaps);
-                    wrote();
-                    enc.array(K::InOffsets, &inn.offsets)?;
-                    enc.array(K::InNeighbors, &inn.neighbors)?;
-                    wrote();
-                    enc.array(K::InTypes, &inn.types)?;
-                    enc.array(K::InEdgePos, &inn.pos)?;
-                    wrote();
-                    drop(inn);
-                    if summary.dense_edge_base.is_none() {
-                        enc.array(K::EdgeIds, &rows.ids())?;
-                    }
-                    if !weights_default {
-                        enc.array(K::EdgeWeights, &rows.weight_bits())?;
-                    }
-                    if summary.uniform_created_at.is_none() {
-                        enc.array(K::EdgeCreated, &rows.created())?;
-                    }
-                    if let Some((offsets, blob)) = rows.props() {
-                        enc.array(K::EdgePropsOffsets, offsets)?;
-                        enc.section(K::EdgePropsBlob, blob)?;
-                    }
-                    enc.section(K::TypeBitmaps, &encode_type_bitmaps(&bitmaps))?;
-                    enc.section(K::EdgeTombstones, &encode_treemap(&content.edge_tombstones))?;
-                    enc.section(K::NodeTombstones, &encode_bitmap(&content.node_tombstones))?;
-                    enc.array(K::NodeIds, &nodes.ids)?;
-                    enc.array(K::NodeOffsets, &nodes.offsets)?;
-                    enc.section_parts(K::NodeBlob, content.nodes.iter().map(|(_, r)| &r[..]))?;
-                    enc.array(K::KeyOrder, &nodes.key_order)?;
-                    // 16-byte slots on 16-byte boundaries: a slot never straddles a cache line.
-                    enc.align(16)?;
-                    enc.section(K::KeyHash, &nodes.key_hash)?;
-                    // The vectors before the text index: written while it is still encoded.
-                    vectors.write(enc)?;
-                    let text = received(&text_rx, side_error_slot, "cannot encode the text index")?;
-                    enc.section(K::TextStats, &text.stats)?;
-                    enc.section(K::TextTerms, &text.terms)?;
-                    enc.section(K::TextPostings, &text.postings)?;
-                    enc.array(K::TextFieldLens, &text.doc_lens)?;
-                    wrote();
-                    report(BulkPhase::Sync, 0, 1);
-                    Ok(())
-                },
-            )
+                }
+                enc.array(K::EdgeOutPos, &out_pos)?;
+                wrote();
+                // Written: its memory can serve the in-direction being built.
+                drop(out_pos);
+                drop(out);
+                let (inn, in_bitmaps) =
+                    received(&rx, side_error_slot, "cannot build the in-direction CSR")?;
+                bitmaps.extend(in_bitmaps);
+                wrote();
+                enc.array(K::InOffsets, &inn.offsets)?;
+                enc.array(K::InNeighbors, &inn.neighbors)?;
+                wrote();
+                enc.array(K::InTypes, &inn.types)?;
+                enc.array(K::InEdgePos, &inn.pos)?;
+                wrote();
+                drop(inn);
+                if summary.dense_edge_base.is_none() {
+                    enc.array(K::EdgeIds, &rows.ids())?;
+                }
+                if !weights_default {
+                    enc.array(K::EdgeWeights, &rows.weight_bits())?;
+                }
+                if summary.uniform_created_at.is_none() {
+                    enc.array(K::EdgeCreated, &rows.created())?;
+                }
+                if let Some((offsets, blob)) = rows.props() {
+                    enc.array(K::EdgePropsOffsets, offsets)?;
+                    enc.section(K::EdgePropsBlob, blob)?;
+                }
+                enc.section(K::TypeBitmaps, &encode_type_bitmaps(&bitmaps))?;
+                enc.section(K::EdgeTombstones, &encode_treemap(&content.edge_tombstones))?;
+                enc.section(K::NodeTombstones, &encode_bitmap(&content.node_tombstones))?;
+                enc.array(K::NodeIds, &nodes.ids)?;
+                enc.array(K::NodeOffsets, &nodes.offsets)?;
+                enc.section_parts(K::NodeBlob, content.nodes.iter().map(|(_, r)| &r[..]))?;
+                enc.array(K::KeyOrder, &nodes.key_order)?;
+                // 16-byte slots on 16-byte boundaries: a slot never straddles a cache line.
+                enc.align(16)?;
+                enc.section(K::KeyHash, &nodes.key_hash)?;
+                // The vectors before the text index: written while it is still encoded.
+                vectors.write(enc)?;
+                let text = received(&text_rx, side_error_slot, "cannot encode the text index")?;
+                enc.section(K::TextStats, &text.stats)?;
+                enc.section(K::TextTerms, &text.terms)?;
+                enc.section(K::TextPostings, &text.postings)?;
+                enc.array(K::TextFieldLens, &text.doc_lens)?;
+                wrote();
+                report(BulkPhase::Sync, 0, 1);
+                Ok(())
+            })
         })
     });
     side_error.map_or(written, Err)

@@ -26,7 +26,7 @@ use super::vector::{build_graph_reporting, graph_meta, segment_rows, wants_graph
 use crate::error::{Error, Result};
 use crate::format::manifest::Manifest;
 use crate::format::segment::SectionKind as K;
-use crate::storage::segment_file::{publish_staged_segment, write_segment_staged};
+use crate::storage::segment_file::{SegmentStamp, publish_staged_segment, write_segment_staged};
 
 /// What [`Database::index_vectors`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -211,39 +211,36 @@ fn write_with_graph(
     let entries = layout.entries();
     let mut bad: Option<(usize, K)> = None;
     let bad_slot = &mut bad;
-    let r = write_segment_staged(
-        db.shared.io(),
-        &db.shared.dir,
-        staging,
-        new_id,
-        db.shared.db_id,
-        layout.lsn,
+    let stamp = SegmentStamp {
+        id: new_id,
+        db_id: db.shared.db_id,
+        lsn: layout.lsn,
         // The copied sections keep the format they were written in.
-        layout.version,
-        move |enc| {
-            for (kind, entry) in &entries {
-                if matches!(kind, K::HnswOffsets | K::HnswNeighbors | K::HnswMembers) {
-                    continue;
-                }
-                if *kind == K::VectorMeta {
-                    enc.section(K::VectorMeta, &new_meta.encode())?;
-                    continue;
-                }
-                let bytes = b.get(entry.range.clone()).unwrap_or(&[]);
-                if crc32fast::hash(bytes) != entry.crc {
-                    *bad_slot = Some((entry.range.start, *kind));
-                    return Err(std::io::Error::other("section checksum mismatch"));
-                }
-                // Keep each section's alignment (the key hash table's 16 bytes; every
-                // other section needs 8, which the encoder always gives).
-                if entry.range.start % 16 == 0 {
-                    enc.align(16)?;
-                }
-                enc.section(*kind, bytes)?;
+        version: layout.version,
+    };
+    let r = write_segment_staged(db.shared.io(), &db.shared.dir, staging, stamp, move |enc| {
+        for (kind, entry) in &entries {
+            if matches!(kind, K::HnswOffsets | K::HnswNeighbors | K::HnswMembers) {
+                continue;
             }
-            write_graph(enc, &graph)
-        },
-    );
+            if *kind == K::VectorMeta {
+                enc.section(K::VectorMeta, &new_meta.encode())?;
+                continue;
+            }
+            let bytes = b.get(entry.range.clone()).unwrap_or(&[]);
+            if crc32fast::hash(bytes) != entry.crc {
+                *bad_slot = Some((entry.range.start, *kind));
+                return Err(std::io::Error::other("section checksum mismatch"));
+            }
+            // Keep each section's alignment (the key hash table's 16 bytes; every
+            // other section needs 8, which the encoder always gives).
+            if entry.range.start % 16 == 0 {
+                enc.align(16)?;
+            }
+            enc.section(*kind, bytes)?;
+        }
+        write_graph(enc, &graph)
+    });
     match (r, bad) {
         (_, Some((at, kind))) => Err(Error::corrupt(
             file.path(),

@@ -234,26 +234,32 @@ fn csr_arrays<'a>(l: &SegmentLayout, b: &'a [u8]) -> CsrArrays<'a> {
     }
 }
 
-/// Writes segment `id` of format `version` (this build's `FORMAT_VERSION`, or an older
-/// segment's when its sections are copied) durably (fsynced, read-only) under the file
-/// name `staging` in `dir` and returns its size, without making it a segment of the directory yet: [`publish_staged_segment`]
-/// does that. A staging name ends in `.tmp`, so a crash leaves nothing a later open does
-/// not remove.
+/// What a segment file's header and footer name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentStamp {
+    /// The segment id.
+    pub id: u64,
+    /// The database it belongs to.
+    pub db_id: u128,
+    /// The LSN its contents cover.
+    pub lsn: u64,
+    /// Its format version: this build's `FORMAT_VERSION`, or an older segment's when its
+    /// sections are copied (they keep the format they were written in).
+    pub version: u32,
+}
+
+/// Writes the segment `stamp` names durably (fsynced, read-only) under the file name
+/// `staging` in `dir` and returns its size, without making it a segment of the directory
+/// yet: [`publish_staged_segment`] does that. A staging name ends in `.tmp`, so a crash
+/// leaves nothing a later open does not remove.
 ///
 /// # Errors
 /// I/O errors with the path involved.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the file's place, its header fields and its content: each distinct"
-)]
 pub fn write_segment_staged(
     io: &dyn Io,
     dir: &Path,
     staging: &str,
-    id: u64,
-    db_id: u128,
-    lsn: u64,
-    version: u32,
+    stamp: SegmentStamp,
     build: impl FnOnce(&mut SegmentEncoder<ChunkWriter>) -> std::io::Result<()>,
 ) -> Result<u64> {
     // `build` appends the sections; the footer is written by the encoder.
@@ -264,10 +270,10 @@ pub fn write_segment_staged(
     let tmp = dir.join(staging);
     let err = |e| Error::io(&tmp, e);
     let file = io.open(&tmp, OpenMode::Truncate).map_err(err)?;
-    let mut enc =
-        SegmentEncoder::with_version(ChunkWriter::new(file), db_id, version).map_err(err)?;
+    let mut enc = SegmentEncoder::with_version(ChunkWriter::new(file), stamp.db_id, stamp.version)
+        .map_err(err)?;
     build(&mut enc).map_err(err)?;
-    let (out, len) = enc.finish(id, lsn).map_err(err)?;
+    let (out, len) = enc.finish(stamp.id, stamp.lsn).map_err(err)?;
     let file = out.finish().map_err(err)?;
     file.sync_all().map_err(err)?;
     io.set_readonly(&tmp).map_err(err)?;

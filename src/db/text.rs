@@ -510,6 +510,13 @@ fn words_mask(words: usize) -> u64 {
     }
 }
 
+/// The first segment format version whose text index the current analysis made (an
+/// earlier analysis stemmed some words differently, or not at all), so that every
+/// document holding an exact term `requires` a stem term also holds that stem term
+/// ([`crate::text::analyze::stem_implied`]). A change to analysis must raise the format
+/// version and this with it.
+pub(crate) const ANALYSIS_SINCE_FORMAT: u32 = 8;
+
 /// How many postings ahead of an essential cursor the walk starts loading a document's
 /// lengths.
 const PREFETCH_AHEAD: u32 = 8;
@@ -745,6 +752,42 @@ impl State {
         for (j, t) in terms.iter().enumerate() {
             slot_of[t.term] = Some(j);
         }
+        // Per slot, the slot of the term it requires (an exact word's stem): where that one
+        // is absent, so is this one, and neither its bound nor its word can count. Only for
+        // segments whose analysis makes that true (`ANALYSIS_SINCE_FORMAT`).
+        let analysis_current = seg.file.layout.version >= ANALYSIS_SINCE_FORMAT;
+        let req_slot: Vec<Option<usize>> = terms
+            .iter()
+            .map(|t| {
+                ctx.terms[t.term]
+                    .requires
+                    .filter(|_| analysis_current)
+                    .and_then(|r| slot_of.get(r).copied().flatten())
+            })
+            .collect();
+        // prefix_req[j]: the slots terms[..j] require (n ≤ QUERY_TERMS_MAX = 64 slots).
+        let mut prefix_req = vec![0u64; n + 1];
+        for j in 0..n {
+            prefix_req[j + 1] = prefix_req[j] | req_slot[j].map_or(0, |r| 1u64 << r);
+        }
+        let bounds: Vec<f64> = terms.iter().map(|t| t.bound).collect();
+        let bits: Vec<u64> = terms.iter().map(|t| ctx.word_bit(t.term)).collect();
+        // The bounds and words of terms[..j] together, leaving out the terms whose required
+        // term is known absent (`absent`: a mask of slots).
+        let rest = |j: usize, absent: u64| -> (f64, u64) {
+            if absent & prefix_req[j] == 0 {
+                return (prefix[j], prefix_words[j]);
+            }
+            let (mut sum, mut words) = (0.0, 0u64);
+            for k in 0..j {
+                if req_slot[k].is_some_and(|r| absent & (1u64 << r) != 0) {
+                    continue;
+                }
+                sum += bounds[k];
+                words |= bits[k];
+            }
+            (sum, words)
+        };
         let mut at_doc = vec![false; n];
         // Per term: its parts of the score of the document under consideration (valid
         // where `at_doc`).
@@ -779,13 +822,18 @@ impl State {
             // The words `doc` can hold: those of the essential terms at it, and of every
             // non-essential term until its list is sought.
             let mut found_words = 0u64;
+            // Slots known not to hold `doc`.
+            let mut absent = 0u64;
             for (j, t) in terms.iter().enumerate().skip(essential) {
                 at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
                 if at_doc[j] {
                     found_words |= ctx.word_bit(t.term);
+                } else {
+                    absent |= 1u64 << j;
                 }
             }
-            let factor = ctx.factor(found_words | prefix_words[essential]);
+            let (rest_sum, rest_words) = rest(essential, absent);
+            let factor = ctx.factor(found_words | rest_words);
             // Bounds first, read without the document's lengths: the essential terms' at
             // their tf with their blocks' least lengths, and the blocks of the
             // non-essential ones that would hold `doc`.
@@ -827,20 +875,26 @@ impl State {
                         partial += parts[j].iter().sum::<f64>();
                     }
                 }
-                alive = (partial + prefix[essential]) * factor >= theta;
+                alive = (partial + rest_sum) * factor >= theta;
                 for j in (0..essential).rev() {
                     if !alive {
                         break;
                     }
                     let t = &mut terms[j];
-                    at_doc[j] = t.cursor.seek(doc)? && t.cursor.rec == doc;
+                    // A term whose required term is absent is too: no seek.
+                    at_doc[j] = req_slot[j].is_none_or(|r| absent & (1u64 << r) == 0)
+                        && t.cursor.seek(doc)?
+                        && t.cursor.rec == doc;
                     if at_doc[j] {
                         parts[j] = t.parts(&scale);
                         partial += parts[j].iter().sum::<f64>();
                         found_words |= ctx.word_bit(t.term);
+                    } else {
+                        absent |= 1u64 << j;
                     }
-                    let factor = ctx.factor(found_words | prefix_words[j]);
-                    alive = (partial + prefix[j]) * factor >= theta;
+                    let (rest_sum, rest_words) = rest(j, absent);
+                    let factor = ctx.factor(found_words | rest_words);
+                    alive = (partial + rest_sum) * factor >= theta;
                 }
             }
             if alive {

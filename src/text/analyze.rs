@@ -429,6 +429,18 @@ pub fn is_stemmed(kind: TermKind, text: &str) -> bool {
     }
 }
 
+/// Whether every document whose analysis made the exact term of the query word `text`
+/// (lowercased) also made its stem term ([`Analyzer::push_stem_term`]) in the same field:
+/// true of text of letters and digits with a letter and no CJK character, which analysis
+/// stems whether it meets it as a word or as a whole identifier ([`is_stemmed`]) and never
+/// makes a bigram of. Searches skip such an exact term's list where its stem is absent;
+/// segments analyzed by an earlier analysis need not satisfy it (see `db::text`).
+pub fn stem_implied(text: &str) -> bool {
+    text.chars().all(char::is_alphanumeric)
+        && text.chars().any(char::is_alphabetic)
+        && !text.chars().any(is_cjk)
+}
+
 /// Whether the trimmed chunk `trimmed` joins several words with connectors
 /// (`kebab-case`, `src/db/open.rs`, `a::b`), and so is also a token whole.
 fn is_connected(trimmed: &str) -> bool {

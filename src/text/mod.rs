@@ -368,6 +368,10 @@ pub struct QueryTerm {
     /// The query word it stands for (for the all-words boost); `None` for whole
     /// identifiers.
     pub word: Option<usize>,
+    /// The index of a query term that every document holding this one holds too, in the
+    /// same fields (an exact word's stem term, see [`analyze::stem_implied`]): where that
+    /// term is absent, this one is.
+    pub requires: Option<usize>,
 }
 
 /// A parsed query.
@@ -403,7 +407,12 @@ impl ParsedQuery {
         let mut q = ParsedQuery::default();
         let push = |q: &mut ParsedQuery, term: Vec<u8>, weight: f64, word: Option<usize>| {
             if q.terms.len() < QUERY_TERMS_MAX && !q.terms.iter().any(|t| t.term == term) {
-                q.terms.push(QueryTerm { term, weight, word });
+                q.terms.push(QueryTerm {
+                    term,
+                    weight,
+                    word,
+                    requires: None,
+                });
             }
         };
         for t in &tokens {
@@ -419,15 +428,20 @@ impl ParsedQuery {
                     let w = q.words;
                     q.words += 1;
                     q.word_texts.push(t.text.clone());
+                    let exact_at = q.terms.len();
                     push(&mut q, t.exact_term(), 1.0, Some(w));
+                    // The exact term's index when this word added it.
+                    let exact_at = (q.terms.len() > exact_at).then_some(exact_at);
                     if t.is_stemmed() {
                         let stem = analyzer.stem(&t.text);
-                        push(
-                            &mut q,
-                            analyze::term(analyze::STEM, &stem),
-                            STEM_WEIGHT,
-                            Some(w),
-                        );
+                        let stem_term = analyze::term(analyze::STEM, &stem);
+                        push(&mut q, stem_term.clone(), STEM_WEIGHT, Some(w));
+                        if analyze::stem_implied(&t.text)
+                            && let Some(r) = q.terms.iter().position(|x| x.term == stem_term)
+                            && let Some(exact) = exact_at.and_then(|e| q.terms.get_mut(e))
+                        {
+                            exact.requires = Some(r);
+                        }
                         // Where the stemmer keeps a word's singular and plural apart
                         // (`mpis` / `mpi`, `focu` / `focus`), the other one's stem too.
                         if let Some(other) = analyze::other_number(&t.text) {

@@ -327,3 +327,94 @@ fn term_counts_reused_equal_a_plain_count() {
         "and the next reset it"
     );
 }
+
+#[test]
+fn exact_word_terms_require_their_stem_only_where_analysis_guarantees_it() {
+    let q =
+        ParsedQuery::parse(&Analyzer::new(), "Running crashes v2 数据库 DB_open").expect("parses");
+    let name = |i: usize| String::from_utf8_lossy(&q.terms[i].term).into_owned();
+    let required = |term: &str| {
+        let i = (0..q.terms.len()).find(|&i| name(i) == term)?;
+        q.terms[i].requires.map(name)
+    };
+    assert_eq!(required("=running").as_deref(), Some("~run"));
+    assert_eq!(required("=crashes").as_deref(), Some("~crash"));
+    assert!(required("=v2").is_some());
+    assert_eq!(required("=db").as_deref(), Some("~db"));
+    // A whole identifier, CJK bigrams and stems require nothing.
+    assert_eq!(required("=db_open"), None);
+    assert_eq!(required("=数据"), None);
+    assert_eq!(required("~run"), None);
+}
+
+/// Text whose words cover what analysis treats differently: inflections, case, digits,
+/// identifiers in every convention, paths and versions, accents, CJK.
+const IMPLIED_VOCAB: &[&str] = &[
+    "Running",
+    "runs",
+    "ran",
+    "crash,",
+    "(Crashes)",
+    "v2",
+    "v2.3.1",
+    "snake_case_name",
+    "camelCaseName",
+    "HTTPServer",
+    "kebab-case",
+    "src/db/open.rs",
+    "APIs",
+    "MPIs",
+    "focus",
+    "naïve",
+    "café",
+    "数据库",
+    "x86_64",
+    "e2e",
+    "workerPoolSpecs",
+    "tkMain.c",
+    "a",
+    "is",
+    "42",
+    "R2D2",
+    "UTF-8",
+    "über",
+    "Straße",
+    "indexes",
+    "indices",
+    "ID",
+    "ids",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 200, ..Default::default() })]
+
+    /// The invariant `QueryTerm::requires` stands for: in any document, a field holding a
+    /// query word's exact term holds the term it requires too (searches skip the exact
+    /// term's list where the required one is absent).
+    #[test]
+    fn a_required_term_is_in_every_field_of_its_exact_term(
+        title in proptest::collection::vec(0..IMPLIED_VOCAB.len(), 0..8),
+        content in proptest::collection::vec(0..IMPLIED_VOCAB.len(), 0..30),
+    ) {
+        let join = |ws: &[usize]| ws.iter().map(|&w| IMPLIED_VOCAB[w]).collect::<Vec<_>>().join(" ");
+        let (title, content) = (join(&title), join(&content));
+        let analyzer = Analyzer::new();
+        let doc = doc_terms(&analyzer, &node(1, &title, &content));
+        let tf_of = |term: &[u8]| doc.terms.iter().find(|(t, _)| t == term).map(|(_, tf)| *tf);
+        let q = ParsedQuery::parse(&analyzer, &format!("{title} {content} x")).expect("parses");
+        for t in &q.terms {
+            let Some(r) = t.requires else { continue };
+            let Some(tf) = tf_of(&t.term) else { continue };
+            let req = tf_of(&q.terms[r].term).unwrap_or([0; TEXT_FIELDS]);
+            for f in 0..TEXT_FIELDS {
+                proptest::prop_assert!(
+                    tf[f] == 0 || req[f] > 0,
+                    "{:?} in field {} without {:?}",
+                    String::from_utf8_lossy(&t.term),
+                    f,
+                    String::from_utf8_lossy(&q.terms[r].term)
+                );
+            }
+        }
+    }
+}

@@ -740,8 +740,8 @@ impl State {
         terms.sort_by(|a, b| a.bound.total_cmp(&b.bound));
         let n = terms.len();
         // prefix[j]: the bounds of terms[..j] together; prefix_words[j]: their words (a
-        // document none of terms[j..] is at holds at most these words, and without all of
-        // them it gets no boost: `ScoreContext::factor`).
+        // document holds at most the words of its terms, and without all of them it gets
+        // no boost: `ScoreContext::factor`).
         let mut prefix = vec![0.0f64; n + 1];
         let mut prefix_words = vec![0u64; n + 1];
         for j in 0..n {
@@ -788,6 +788,19 @@ impl State {
             }
             (sum, words)
         };
+        // outside[j]: the bounds and words of terms[..j] for a document none of terms[j..]
+        // is at (what the split at j leaves to documents outside the essential lists).
+        let outside: Vec<(f64, u64)> = (0..=n)
+            .map(|j| {
+                let at_or_after = u32::try_from(j)
+                    .ok()
+                    .and_then(|j| u64::MAX.checked_shl(j))
+                    .unwrap_or(0);
+                rest(j, at_or_after)
+            })
+            .collect();
+        // The last `rest(essential, absent)` of the bound check: (essential, absent, answer).
+        let mut rest_memo: Option<(usize, u64, (f64, u64))> = None;
         let mut at_doc = vec![false; n];
         // Per term: its parts of the score of the document under consideration (valid
         // where `at_doc`).
@@ -804,7 +817,7 @@ impl State {
         loop {
             let theta = top.value();
             while essential < n
-                && prefix[essential + 1] * ctx.factor(prefix_words[essential + 1]) < theta
+                && outside[essential + 1].0 * ctx.factor(outside[essential + 1].1) < theta
             {
                 essential += 1;
             }
@@ -832,7 +845,14 @@ impl State {
                     absent |= 1u64 << j;
                 }
             }
-            let (rest_sum, rest_words) = rest(essential, absent);
+            let (rest_sum, rest_words) = match rest_memo {
+                Some((e, a, known)) if e == essential && a == absent => known,
+                _ => {
+                    let known = rest(essential, absent);
+                    rest_memo = Some((essential, absent, known));
+                    known
+                }
+            };
             let factor = ctx.factor(found_words | rest_words);
             // Bounds first, read without the document's lengths: the essential terms' at
             // their tf with their blocks' least lengths, and the blocks of the

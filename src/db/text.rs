@@ -858,12 +858,15 @@ impl State {
             // their tf with their blocks' least lengths, and the blocks of the
             // non-essential ones that would hold `doc`.
             let mut block_sum = 0.0;
+            // The essential terms' bounds at their tfs.
+            let mut tf_sum = 0.0;
             if theta > f64::NEG_INFINITY {
                 for (j, t) in terms.iter_mut().enumerate().skip(essential) {
                     if at_doc[j] {
-                        block_sum += t.tf_bound(ctx);
+                        tf_sum += t.tf_bound(ctx);
                     }
                 }
+                block_sum = tf_sum;
                 if block_sum * factor < theta {
                     if ne_bounds
                         .is_none_or(|(sum_for, until, _)| sum_for != essential || doc > until)
@@ -876,45 +879,42 @@ impl State {
                         }
                         ne_bounds = Some((essential, until, sum));
                     }
-                    block_sum += ne_bounds.map_or(0.0, |(_, _, sum)| sum);
+                    // Both bound the non-essential terms: their blocks' bounds, or their
+                    // lists' without those of terms known absent.
+                    block_sum += ne_bounds.map_or(rest_sum, |(_, _, sum)| sum.min(rest_sum));
                 }
             }
             let mut alive = theta == f64::NEG_INFINITY || block_sum * factor >= theta;
-            let lens = if alive {
-                v.doc_len(doc as usize)
-            } else {
-                [0; TEXT_FIELDS]
-            };
-            let mut partial = 0.0;
+            // Then each non-essential list, highest bound first, is sought to the document
+            // and bounded at its tf there with its block's least lengths: a document lacking
+            // words it cannot do without dies before its lengths are read (a random read).
             if alive {
-                // The lengths' part of every term's score, computed once for the document.
-                let scale = tf_scale(ctx.weights, &lens, &ctx.avg);
-                for (j, t) in terms.iter().enumerate().skip(essential) {
-                    if at_doc[j] {
-                        parts[j] = t.parts(&scale);
-                        partial += parts[j].iter().sum::<f64>();
-                    }
-                }
-                alive = (partial + rest_sum) * factor >= theta;
                 for j in (0..essential).rev() {
-                    if !alive {
-                        break;
-                    }
                     let t = &mut terms[j];
                     // A term whose required term is absent is too: no seek.
                     at_doc[j] = req_slot[j].is_none_or(|r| absent & (1u64 << r) == 0)
                         && t.cursor.seek(doc)?
                         && t.cursor.rec == doc;
                     if at_doc[j] {
-                        parts[j] = t.parts(&scale);
-                        partial += parts[j].iter().sum::<f64>();
+                        tf_sum += t.tf_bound(ctx);
                         found_words |= ctx.word_bit(t.term);
                     } else {
                         absent |= 1u64 << j;
                     }
                     let (rest_sum, rest_words) = rest(j, absent);
-                    let factor = ctx.factor(found_words | rest_words);
-                    alive = (partial + rest_sum) * factor >= theta;
+                    alive = (tf_sum + rest_sum) * ctx.factor(found_words | rest_words) >= theta;
+                    if !alive {
+                        break;
+                    }
+                }
+            }
+            if alive {
+                // Every term is resolved: the exact parts, from the document's lengths.
+                let scale = tf_scale(ctx.weights, &v.doc_len(doc as usize), &ctx.avg);
+                for (j, t) in terms.iter().enumerate() {
+                    if at_doc[j] {
+                        parts[j] = t.parts(&scale);
+                    }
                 }
             }
             if alive {

@@ -27,9 +27,9 @@ use crate::format::text::{
 use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
-    ALL_WORDS_BOOST, Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, QueryTerm, TextHit,
-    TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields_scaled,
-    term_tf_bound, text_has_phrase, tf_scale,
+    ALL_WORDS_BOOST, Accumulator, PHRASE_BOOST, ParsedQuery, QueryTerm, TextHit, TextQuery,
+    check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields_scaled,
+    term_tf_bound, text_has_phrase, tf_scale, thread_analyzer,
 };
 
 /// One node's entry in the delta index.
@@ -54,7 +54,7 @@ impl TextDelta {
     /// Indexes `node`, replacing its previous entry.
     pub fn put(&mut self, node: &Node) {
         self.remove(node.id.0);
-        let dt = doc_terms(&Analyzer::new(), node);
+        let dt = doc_terms(&thread_analyzer(), node);
         let mut terms = Vec::with_capacity(dt.terms.len());
         for (term, tf) in dt.terms {
             let term: Arc<[u8]> = Arc::from(term);
@@ -223,7 +223,7 @@ impl State {
 
     fn search_text_with(&self, q: &TextQuery, scratch: &mut ScoreScratch) -> Result<Vec<TextHit>> {
         check_query(q)?;
-        let analyzer = Analyzer::new();
+        let analyzer = thread_analyzer();
         let parsed = ParsedQuery::parse(&analyzer, &q.query)?;
         if parsed.terms.is_empty() {
             return Ok(Vec::new());

@@ -24,6 +24,20 @@ use crate::format::text::TEXT_FIELDS;
 use crate::graph::NodeId;
 use crate::model::Node;
 
+thread_local! {
+    /// This thread's analyzer: its stem memo carries over from one search or index update
+    /// to the next (a query's words and a hit's words recur; stemming a word costs far
+    /// more than looking its stem up).
+    static ANALYZER: std::rc::Rc<Analyzer> = std::rc::Rc::new(Analyzer::new());
+}
+
+/// This thread's [`Analyzer`] (a fresh one while the thread exits).
+pub fn thread_analyzer() -> std::rc::Rc<Analyzer> {
+    ANALYZER
+        .try_with(std::rc::Rc::clone)
+        .unwrap_or_else(|_| std::rc::Rc::new(Analyzer::new()))
+}
+
 /// BM25 term-frequency saturation.
 pub const BM25_K1: f64 = 1.2;
 /// BM25 length normalization.

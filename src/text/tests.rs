@@ -397,24 +397,42 @@ proptest::proptest! {
         content in proptest::collection::vec(0..IMPLIED_VOCAB.len(), 0..30),
     ) {
         let join = |ws: &[usize]| ws.iter().map(|&w| IMPLIED_VOCAB[w]).collect::<Vec<_>>().join(" ");
-        let (title, content) = (join(&title), join(&content));
-        let analyzer = Analyzer::new();
-        let doc = doc_terms(&analyzer, &node(1, &title, &content));
-        let tf_of = |term: &[u8]| doc.terms.iter().find(|(t, _)| t == term).map(|(_, tf)| *tf);
-        let q = ParsedQuery::parse(&analyzer, &format!("{title} {content} x")).expect("parses");
-        for t in &q.terms {
-            let Some(r) = t.requires else { continue };
-            let Some(tf) = tf_of(&t.term) else { continue };
-            let req = tf_of(&q.terms[r].term).unwrap_or([0; TEXT_FIELDS]);
-            for f in 0..TEXT_FIELDS {
-                proptest::prop_assert!(
-                    tf[f] == 0 || req[f] > 0,
-                    "{:?} in field {} without {:?}",
-                    String::from_utf8_lossy(&t.term),
-                    f,
-                    String::from_utf8_lossy(&q.terms[r].term)
-                );
-            }
+        required_terms_hold(&join(&title), &join(&content))?;
+    }
+
+    /// The same over arbitrary printable text (any script, symbols, connectors).
+    #[test]
+    fn a_required_term_is_in_every_field_of_its_exact_term_in_any_text(
+        title in "\\PC{0,24}",
+        content in "(\\PC{0,12}[ _./:-]?){0,8}",
+    ) {
+        required_terms_hold(&title, &content)?;
+    }
+}
+
+/// Checks `QueryTerm::requires` against a document of `title` and `content`, querying
+/// every word of both.
+fn required_terms_hold(
+    title: &str,
+    content: &str,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let analyzer = Analyzer::new();
+    let doc = doc_terms(&analyzer, &node(1, title, content));
+    let tf_of = |term: &[u8]| doc.terms.iter().find(|(t, _)| t == term).map(|(_, tf)| *tf);
+    let q = ParsedQuery::parse(&analyzer, &format!("{title} {content} x")).expect("parses");
+    for t in &q.terms {
+        let Some(r) = t.requires else { continue };
+        let Some(tf) = tf_of(&t.term) else { continue };
+        let req = tf_of(&q.terms[r].term).unwrap_or([0; TEXT_FIELDS]);
+        for f in 0..TEXT_FIELDS {
+            proptest::prop_assert!(
+                tf[f] == 0 || req[f] > 0,
+                "{:?} in field {} without {:?}",
+                String::from_utf8_lossy(&t.term),
+                f,
+                String::from_utf8_lossy(&q.terms[r].term)
+            );
         }
     }
+    Ok(())
 }

@@ -141,8 +141,9 @@ impl Snapshot {
     /// Ranked full-text search over the nodes' `title`, `content` and the string values of
     /// their `props` (BM25 with per-field weights; see DESIGN.md §13): any query word may
     /// match, documents matching every word and the phrase rank higher, exact word forms
-    /// above stem-only matches. The filter applies during the search. A query of stop
-    /// words and punctuation only returns no hits.
+    /// above stem-only matches; among equal scores the shorter document (fewer tokens in
+    /// all its fields) first, then the lower node id. The filter applies during the
+    /// search. A query of stop words and punctuation only returns no hits.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;

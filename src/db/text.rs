@@ -141,6 +141,34 @@ struct Candidate {
     /// The segment whose version scored it (checked for supersession when popped); `None`
     /// for the delta, which holds live nodes only.
     seg: Option<usize>,
+    /// The document's length (its fields' token counts summed): among equal scores the
+    /// shorter document ranks first.
+    len: u64,
+}
+
+/// A candidate after the phrase check, in the answer's order.
+struct Ranked {
+    score: f64,
+    /// See [`Candidate::len`].
+    len: u64,
+    node: u32,
+    /// The node's record, when the phrase check or the filter read it.
+    record: Option<Arc<Node>>,
+    acc: Accumulator,
+}
+
+impl Ranked {
+    /// Whether `self` ranks before `other`: the higher score, then the shorter document,
+    /// then the lower node id.
+    fn before(&self, other: &Ranked) -> bool {
+        self.score > other.score
+            || (self.score == other.score && (self.len, self.node) < (other.len, other.node))
+    }
+}
+
+/// A document's length for the tie-break: its fields' token counts summed.
+fn doc_length(lens: &[u32; TEXT_FIELDS]) -> u64 {
+    lens.iter().map(|&l| u64::from(l)).sum()
 }
 
 impl PartialEq for Candidate {
@@ -325,7 +353,7 @@ impl State {
                 acc.add(t, idf, &q.weights, tf, lens, &avg);
             }
         }
-        for (node, (acc, _)) in delta_acc {
+        for (node, (acc, lens)) in delta_acc {
             let base = acc.base(parsed.words);
             top.offer(base, || self.text_filter_ok(q, node))?;
             cands.push(Candidate {
@@ -333,6 +361,7 @@ impl State {
                 base,
                 acc,
                 seg: None,
+                len: doc_length(&lens),
             });
         }
         // Segments: layout 2 by pruned document-at-a-time evaluation; layout 1 (format 4
@@ -358,7 +387,8 @@ impl State {
         // Walk in base-score order; the phrase bonus raises a score by at most PHRASE_BOOST,
         // so once the `need`-th best final score beats a candidate's base times that, no
         // later candidate can enter.
-        let mut top: Vec<(f64, u32, Option<Arc<Node>>, Accumulator)> = Vec::new();
+        // The best `need` so far, in the answer's order (`Ranked::before`).
+        let mut top: Vec<Ranked> = Vec::new();
         let all_words = |a: &Accumulator| a.words.count_ones() as usize == parsed.words;
         // Phrase answers per field text: real collections repeat texts (licenses,
         // boilerplate), and the walk may reach many copies.
@@ -375,7 +405,7 @@ impl State {
             found
         };
         while let Some(c) = cands.pop() {
-            if top.len() >= need && c.base * boost_max < top[need - 1].0 {
+            if top.len() >= need && c.base * boost_max < top[need - 1].score {
                 break;
             }
             if c.seg.is_some_and(|i| !self.text_version_current(i, c.node)) {
@@ -410,14 +440,28 @@ impl State {
                 }
                 _ => c.base,
             };
-            let at = top.partition_point(|x| x.0 > score || (x.0 == score && x.1 < c.node));
+            let ranked = Ranked {
+                score,
+                len: c.len,
+                node: c.node,
+                record: node,
+                acc: c.acc,
+            };
+            let at = top.partition_point(|x| x.before(&ranked));
             if at < need {
-                top.insert(at, (score, c.node, node, c.acc));
+                top.insert(at, ranked);
                 top.truncate(need);
             }
         }
         let mut hits = Vec::with_capacity(top.len().saturating_sub(q.offset));
-        for (score, id, node, acc) in top.into_iter().skip(q.offset) {
+        for Ranked {
+            score,
+            node: id,
+            record: node,
+            acc,
+            ..
+        } in top.into_iter().skip(q.offset)
+        {
             let node = match node {
                 Some(n) => n,
                 // Every candidate is a live node's newest version, so its record exists.
@@ -908,9 +952,11 @@ impl State {
                     }
                 }
             }
+            let mut lens = [0; TEXT_FIELDS];
             if alive {
                 // Every term is resolved: the exact parts, from the document's lengths.
-                let scale = tf_scale(ctx.weights, &v.doc_len(doc as usize), &ctx.avg);
+                lens = v.doc_len(doc as usize);
+                let scale = tf_scale(ctx.weights, &lens, &ctx.avg);
                 for (j, t) in terms.iter().enumerate() {
                     if at_doc[j] {
                         parts[j] = t.parts(&scale);
@@ -947,6 +993,7 @@ impl State {
                         base,
                         acc,
                         seg: Some(i),
+                        len: doc_length(&lens),
                     });
                 }
             }
@@ -1114,6 +1161,7 @@ impl State {
                 base: acc.base(ctx.words),
                 acc: *acc,
                 seg: Some(i),
+                len: doc_length(&v.doc_len(rec)),
             });
         }
         Ok(())

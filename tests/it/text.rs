@@ -142,6 +142,17 @@ impl Model {
         self.seg_deleted.clear();
     }
 
+    /// Node `id`'s length for the ranking's tie-break: its fields' token counts summed.
+    fn doc_len(&self, id: u32) -> u64 {
+        self.current.get(&id).map_or(0, |d| {
+            doc_terms(&Analyzer::new(), d)
+                .lens
+                .iter()
+                .map(|&l| u64::from(l))
+                .sum()
+        })
+    }
+
     /// (node id, score) of every hit, by brute force.
     fn search(&self, query: &str) -> BTreeMap<u32, f64> {
         let a = Analyzer::new();
@@ -638,7 +649,12 @@ proptest! {
                 .into_iter()
                 .filter(|(id, _)| !filtered || model.kinds[id] == "even")
                 .collect();
-            want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            // Score descending, then the shorter document, then the lower id.
+            want.sort_by(|a, b| {
+                b.1.total_cmp(&a.1)
+                    .then(model.doc_len(a.0).cmp(&model.doc_len(b.0)))
+                    .then(a.0.cmp(&b.0))
+            });
             let want: Vec<(u32, f64)> = want.into_iter().skip(offset).take(limit).collect();
             prop_assert_eq!(
                 got.iter().map(|x| x.0).collect::<Vec<_>>(),

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Compares two builds of `examples/text_bench` on the same store by running them at the
+# same time, one pinned to each core, then swapped: both passes share whatever else the
+# (shared, noisy) machine is doing, so their ratio is steadier than runs one after the
+# other. Prints p50 and mean of each pass.
+#
+#   side_by_side.sh OLD_BINARY NEW_BINARY STORE QUERIES [ROUNDS]
+#
+# STORE is a store the binaries can read (e.g. the `hopgraph.db` that run.py leaves);
+# QUERIES a queries.jsonl of corpus.py. Needs 2 cores and `taskset` (util-linux).
+set -euo pipefail
+a=$1 b=$2 store=$3 queries=$4 rounds=${5:-2}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+stats() {
+    python3 - "$1" <<'PY'
+import json, sys
+ms = sorted(json.loads(l)["ms"] for l in open(sys.argv[1]) if '"ms"' in l)
+print(f"p50 {ms[len(ms) // 2]:.3f} ms, mean {sum(ms) / len(ms):.3f} ms", end="")
+PY
+}
+for _ in $(seq "$rounds"); do
+    for cores in "0 1" "1 0"; do
+        set -- $cores
+        taskset -c "$1" "$a" query "$store" "$queries" > "$out/a" &
+        taskset -c "$2" "$b" query "$store" "$queries" > "$out/b" &
+        wait
+        echo "old (core $1): $(stats "$out/a")   new (core $2): $(stats "$out/b")"
+    done
+done

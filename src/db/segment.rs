@@ -11,7 +11,9 @@ use roaring::{RoaringBitmap, RoaringTreemap};
 
 use crate::error::{Error, Result};
 use crate::format::codec::ByteReader;
-use crate::format::record::{EmbeddingRows, decode_edge_props, decode_node};
+use crate::format::record::{
+    EmbeddingRows, RecordTexts, decode_edge_props, decode_node, decode_node_texts,
+};
 use crate::format::segment::{
     KeyQuery, KeySlotTable, KeySlots, SectionKind as K, Summary, key_hash, prefetch_at,
 };
@@ -386,6 +388,23 @@ impl Segment {
             }
         }
         None
+    }
+
+    /// The title and content of the node record for `id` stored here, borrowed from the
+    /// segment (a phrase check in those fields needs nothing else).
+    ///
+    /// # Errors
+    /// `Corrupt` when those fields do not decode.
+    pub fn node_texts(&self, id: NodeId) -> Result<Option<RecordTexts<'_>>> {
+        let Some(i) = self.record_index(id) else {
+            return Ok(None);
+        };
+        let rec = self
+            .record_bytes(i)
+            .ok_or_else(|| self.corrupt_record(format!("node record {i} out of bounds")))?;
+        decode_node_texts(&mut ByteReader::new(rec))
+            .map(Some)
+            .map_err(|e| self.corrupt_record(format!("node record {i}: {}", e.what)))
     }
 
     /// The key and title of the node record for `id` stored here, decoding only those two

@@ -363,6 +363,23 @@ impl State {
         Ok(None)
     }
 
+    /// The texts of live node `id`'s newest version, reading as little as it can: the
+    /// delta's node as it is, or a segment record's title and content only.
+    pub fn node_texts(&self, id: NodeId) -> Result<Option<NodeTexts<'_>>> {
+        if id.0 >= self.node_bound || self.node_deleted(id) {
+            return Ok(None);
+        }
+        if let Some(n) = self.delta.nodes.get(&id.0) {
+            return Ok(Some(NodeTexts::Node(n.clone())));
+        }
+        for s in self.segs.segments.iter().rev() {
+            if let Some(t) = s.node_texts(id)? {
+                return Ok(Some(NodeTexts::Record(t)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The key and title of live node `id`, without decoding the rest of its record.
     pub fn node_label(&self, id: NodeId) -> Result<Option<(&str, &str)>> {
         if id.0 >= self.node_bound || self.node_deleted(id) {
@@ -930,6 +947,14 @@ impl State {
         });
         out
     }
+}
+
+/// A node's indexed texts as [`State::node_texts`] found them.
+pub(crate) enum NodeTexts<'a> {
+    /// A node of the delta (in memory already).
+    Node(Arc<Node>),
+    /// A segment record's title and content, borrowed from the segment.
+    Record(crate::format::record::RecordTexts<'a>),
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use imbl::HashMap as PMap;
 
-use super::state::State;
+use super::state::{NodeTexts, State};
 use crate::error::{Error, Result};
 use crate::format::codec::DecodeError;
 use crate::format::text::{
@@ -27,8 +27,8 @@ use crate::format::text::{
 use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
-    ALL_WORDS_BOOST, Accumulator, PHRASE_BOOST, ParsedQuery, QueryTerm, TextHit, TextQuery,
-    check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields_scaled,
+    ALL_WORDS_BOOST, Accumulator, PHRASE_BOOST, ParsedQuery, QueryTerm, TextField, TextHit,
+    TextQuery, check_query, doc_terms, field_texts, idf, snippet, term_bound, term_fields_scaled,
     term_tf_bound, text_has_phrase, tf_scale, thread_analyzer,
 };
 
@@ -417,28 +417,54 @@ impl State {
             let phrase_fields = c.acc.phrase_fields(parsed.words);
             let phrase_possible =
                 boost_max > 1.0 && all_words(&c.acc) && phrase_fields.contains(&true);
-            let node = if phrase_possible || !q.filter.is_empty() {
+            // The filter needs the whole record; a phrase check only the texts of the
+            // fields that may hold the phrase (title and content borrowed from the segment,
+            // no other field decoded or copied: a walk may check thousands of near-equal
+            // candidates).
+            let node = if q.filter.is_empty() {
+                None
+            } else {
                 let Some(node) = self.node(NodeId(c.node))? else {
                     continue;
                 };
-                if !q.filter.is_empty() && !q.filter.matches(&node) {
+                if !q.filter.matches(&node) {
                     continue;
                 }
                 Some(node)
-            } else {
-                None
             };
-            let score = match &node {
-                Some(n)
-                    if phrase_possible
-                        && field_texts(n)
+            let props_on = phrase_fields[TextField::Props.index()];
+            let has_phrase = if !phrase_possible {
+                false
+            } else if let Some(n) = &node {
+                field_texts(n)
+                    .iter()
+                    .zip(phrase_fields)
+                    .any(|(text, on)| on && in_field(text))
+            } else {
+                match self.node_texts(NodeId(c.node))? {
+                    None => continue,
+                    Some(NodeTexts::Record(t)) if !props_on => [t.title, t.content]
+                        .iter()
+                        .zip(phrase_fields)
+                        .any(|(text, on)| on && in_field(text)),
+                    Some(NodeTexts::Node(n)) => field_texts(&n)
+                        .iter()
+                        .zip(phrase_fields)
+                        .any(|(text, on)| on && in_field(text)),
+                    // The properties' text needs them parsed: the whole record.
+                    Some(NodeTexts::Record(_)) => match self.node(NodeId(c.node))? {
+                        Some(n) => field_texts(&n)
                             .iter()
                             .zip(phrase_fields)
-                            .any(|(text, on)| on && in_field(text)) =>
-                {
-                    c.base * PHRASE_BOOST
+                            .any(|(text, on)| on && in_field(text)),
+                        None => continue,
+                    },
                 }
-                _ => c.base,
+            };
+            let score = if has_phrase {
+                c.base * PHRASE_BOOST
+            } else {
+                c.base
             };
             let ranked = Ranked {
                 score,

@@ -139,6 +139,27 @@ pub fn encode_node(w: &mut ByteWriter, node: &Node, at: EmbeddingAt) {
     w.u64(node.updated_at);
 }
 
+/// The title and content of a node record, borrowed from it: what a phrase check in those
+/// fields reads.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordTexts<'a> {
+    pub title: &'a str,
+    pub content: &'a str,
+}
+
+/// Decodes only the title and content of a node record written by [`encode_node`]: the
+/// fields before them are skipped, those after them not read.
+///
+/// # Errors
+/// Truncated input or invalid UTF-8 in the title or content.
+pub fn decode_node_texts<'a>(r: &mut ByteReader<'a>) -> Result<RecordTexts<'a>, DecodeError> {
+    r.bytes(limits::NODE_KEY_BYTES_MAX, "node key")?;
+    r.bytes(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?;
+    let title = r.str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node title")?;
+    let content = r.str(limits::NODE_CONTENT_BYTES_MAX, "node content")?;
+    Ok(RecordTexts { title, content })
+}
+
 /// Decodes a node record written by [`encode_node`]; an embedding kept in its row is read
 /// from `rows` (`None` where records keep their embeddings inline: a record that says
 /// otherwise is an error, as is a row that is missing).
@@ -386,6 +407,28 @@ mod tests {
         let c = sample();
         let bytes = encode_commit(&c);
         assert_eq!(decode_commit(&bytes).unwrap(), c);
+    }
+
+    /// The texts-only decoder reads the title and content the full decoder reads, from
+    /// either record form; a record cut inside them is an error.
+    #[test]
+    fn node_texts_are_those_of_the_record() {
+        let WalOp::PutNode(mut node) = sample().ops[1].clone() else {
+            unreachable!("op 1 is a node");
+        };
+        node.props.title = "Pool size — 連線池".into();
+        node.props.content = "content after\na title".into();
+        for at in [EmbeddingAt::Inline, EmbeddingAt::Row] {
+            let mut w = ByteWriter::new();
+            encode_node(&mut w, &node, at);
+            let t = decode_node_texts(&mut ByteReader::new(&w.buf)).unwrap();
+            assert_eq!(
+                (t.title, t.content),
+                ("Pool size — 連線池", "content after\na title")
+            );
+            let title_end = 4 + node.key.len() + 4 + node.props.kind.len() + 4 + 5;
+            assert!(decode_node_texts(&mut ByteReader::new(&w.buf[..title_end])).is_err());
+        }
     }
 
     /// A segment record keeps a marker for its embedding, read back from the node's row;

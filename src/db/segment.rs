@@ -10,7 +10,7 @@ use std::sync::Arc;
 use roaring::{RoaringBitmap, RoaringTreemap};
 
 use crate::error::{Error, Result};
-use crate::format::codec::ByteReader;
+use crate::format::codec::{ByteReader, DecodeError};
 use crate::format::record::{
     EmbeddingRows, RecordTexts, decode_edge_props, decode_node, decode_node_texts,
 };
@@ -197,14 +197,24 @@ impl Segment {
     /// # Errors
     /// `Corrupt` when the record does not decode.
     pub fn node(&self, id: NodeId) -> Result<Option<Node>> {
+        let rows = self.embedding_rows();
+        self.decode_record(id, |r| decode_node(r, id, rows.as_ref()))
+    }
+
+    /// `decode` run over the node record for `id` stored here, if any; its error becomes
+    /// `Corrupt` naming the record.
+    fn decode_record<'s, T>(
+        &'s self,
+        id: NodeId,
+        decode: impl FnOnce(&mut ByteReader<'s>) -> std::result::Result<T, DecodeError>,
+    ) -> Result<Option<T>> {
         let Some(i) = self.record_index(id) else {
             return Ok(None);
         };
         let rec = self
             .record_bytes(i)
             .ok_or_else(|| self.corrupt_record(format!("node record {i} out of bounds")))?;
-        let rows = self.embedding_rows();
-        decode_node(&mut ByteReader::new(rec), id, rows.as_ref())
+        decode(&mut ByteReader::new(rec))
             .map(Some)
             .map_err(|e| self.corrupt_record(format!("node record {i}: {}", e.what)))
     }
@@ -396,15 +406,7 @@ impl Segment {
     /// # Errors
     /// `Corrupt` when those fields do not decode.
     pub fn node_texts(&self, id: NodeId) -> Result<Option<RecordTexts<'_>>> {
-        let Some(i) = self.record_index(id) else {
-            return Ok(None);
-        };
-        let rec = self
-            .record_bytes(i)
-            .ok_or_else(|| self.corrupt_record(format!("node record {i} out of bounds")))?;
-        decode_node_texts(&mut ByteReader::new(rec))
-            .map(Some)
-            .map_err(|e| self.corrupt_record(format!("node record {i}: {}", e.what)))
+        self.decode_record(id, decode_node_texts)
     }
 
     /// The key and title of the node record for `id` stored here, decoding only those two
@@ -413,23 +415,13 @@ impl Segment {
     /// # Errors
     /// `Corrupt` when the record's first fields do not decode.
     pub fn node_label(&self, id: NodeId) -> Result<Option<(&str, &str)>> {
-        let Some(i) = self.record_index(id) else {
-            return Ok(None);
-        };
-        let rec = self
-            .record_bytes(i)
-            .ok_or_else(|| self.corrupt_record(format!("node record {i} out of bounds")))?;
-        let mut r = ByteReader::new(rec);
-        let label = (|| {
+        self.decode_record(id, |r| {
             let key = r.str(limits::NODE_KEY_BYTES_MAX, "node key")?;
             // Skipped, not decoded: the label does not show it.
             r.bytes(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?;
             let title = r.str(limits::NODE_SHORT_TEXT_BYTES_MAX, "node title")?;
-            Ok::<_, crate::format::codec::DecodeError>((key, title))
-        })();
-        label
-            .map(Some)
-            .map_err(|e| self.corrupt_record(format!("node record {i}: {}", e.what)))
+            Ok((key, title))
+        })
     }
 
     /// All node ids with records here, increasing.

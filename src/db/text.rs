@@ -11,6 +11,7 @@
 //! statistics (document count, field length totals, document frequencies) include
 //! superseded documents until compaction drops them, as Lucene's do.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
@@ -432,34 +433,38 @@ impl State {
                 }
                 Some(node)
             };
-            let props_on = phrase_fields[TextField::Props.index()];
-            let has_phrase = if !phrase_possible {
-                false
-            } else if let Some(n) = &node {
-                field_texts(n)
+            let has_phrase = phrase_possible && {
+                // Keeps a node read here alive for its texts.
+                let whole: Arc<Node>;
+                let texts = match &node {
+                    Some(n) => field_texts(n),
+                    None => match self.node_texts(NodeId(c.node))? {
+                        None => continue,
+                        // Title and content read in place (the properties' field cannot
+                        // hold the phrase).
+                        Some(NodeTexts::Record(t)) if !phrase_fields[TextField::Props.index()] => [
+                            Cow::Borrowed(t.title),
+                            Cow::Borrowed(t.content),
+                            Cow::Borrowed(""),
+                        ],
+                        Some(NodeTexts::Node(n)) => {
+                            whole = n;
+                            field_texts(&whole)
+                        }
+                        // The properties' text needs them parsed: the whole record.
+                        Some(NodeTexts::Record(_)) => {
+                            let Some(n) = self.node(NodeId(c.node))? else {
+                                continue;
+                            };
+                            whole = n;
+                            field_texts(&whole)
+                        }
+                    },
+                };
+                texts
                     .iter()
                     .zip(phrase_fields)
                     .any(|(text, on)| on && in_field(text))
-            } else {
-                match self.node_texts(NodeId(c.node))? {
-                    None => continue,
-                    Some(NodeTexts::Record(t)) if !props_on => [t.title, t.content]
-                        .iter()
-                        .zip(phrase_fields)
-                        .any(|(text, on)| on && in_field(text)),
-                    Some(NodeTexts::Node(n)) => field_texts(&n)
-                        .iter()
-                        .zip(phrase_fields)
-                        .any(|(text, on)| on && in_field(text)),
-                    // The properties' text needs them parsed: the whole record.
-                    Some(NodeTexts::Record(_)) => match self.node(NodeId(c.node))? {
-                        Some(n) => field_texts(&n)
-                            .iter()
-                            .zip(phrase_fields)
-                            .any(|(text, on)| on && in_field(text)),
-                        None => continue,
-                    },
-                }
             };
             let score = if has_phrase {
                 c.base * PHRASE_BOOST

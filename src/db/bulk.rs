@@ -65,6 +65,10 @@ pub struct BulkLoad {
 pub enum BulkPhase {
     /// Keys to node ids (unit: keys).
     Ids,
+    /// Nodes' records, embeddings and the analysis of their texts for the text index
+    /// (unit: keys, each key a new or updated node or one left as it is); most of a
+    /// text-heavy load.
+    Nodes,
     /// The out-direction CSR of every input edge and the duplicate check (unit: edges).
     BuildOut,
     /// The in-direction CSR (unit: edges; runs on a second thread alongside `Write`).
@@ -76,11 +80,12 @@ pub enum BulkPhase {
 }
 
 impl BulkPhase {
-    /// A short name for progress lines: `ids`, `build out-CSR`, `build in-CSR`, `write`,
-    /// `fsync`.
+    /// A short name for progress lines: `ids`, `nodes`, `build out-CSR`, `build in-CSR`,
+    /// `write`, `fsync`.
     pub fn name(self) -> &'static str {
         match self {
             BulkPhase::Ids => "ids",
+            BulkPhase::Nodes => "nodes",
             BulkPhase::BuildOut => "build out-CSR",
             BulkPhase::BuildIn => "build in-CSR",
             BulkPhase::Write => "write",
@@ -95,6 +100,10 @@ pub type BulkProgress<'a> = &'a (dyn Fn(BulkPhase, u64, u64) + Sync);
 
 /// Progress reports within a phase are at most this many items apart.
 const PROGRESS_EVERY: usize = 1 << 20;
+
+/// Progress reports of [`BulkPhase::Nodes`] are at most this many nodes apart (a node
+/// costs microseconds there, not nanoseconds: a million nodes take seconds).
+const NODE_PROGRESS_EVERY: usize = 1 << 14;
 
 /// What a bulk load did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -306,7 +315,7 @@ impl Database {
         let existing: Vec<Option<NodeId>> = (0..keys.len())
             .map(|i| {
                 if i > 0 && i.is_multiple_of(PROGRESS_EVERY) {
-                    progress(BulkPhase::Ids, i as u64 / 2, nkeys);
+                    progress(BulkPhase::Ids, i as u64, nkeys);
                 }
                 st.node_id(keys.get(i))
             })
@@ -330,6 +339,8 @@ impl Database {
             report.nodes_created += 1;
         }
         drop(degree);
+        progress(BulkPhase::Ids, nkeys, nkeys);
+        progress(BulkPhase::Nodes, 0, nkeys);
         let mut content = SegmentContent {
             embedding_dim: st.embedding_dim(),
             defer_vector_graph,
@@ -344,8 +355,8 @@ impl Database {
         // Nodes' texts are analysed on worker threads (see `analyze`).
         analyze::push_nodes(&mut content, |sink| {
             for (i, (&id, old)) in ids.iter().zip(&existing).enumerate() {
-                if i > 0 && i.is_multiple_of(PROGRESS_EVERY) {
-                    progress(BulkPhase::Ids, (nkeys + i as u64) / 2, nkeys);
+                if i > 0 && i.is_multiple_of(NODE_PROGRESS_EVERY) {
+                    progress(BulkPhase::Nodes, i as u64, nkeys);
                 }
                 let key = keys.get(i);
                 let (id, old) = (NodeId(id), old.is_some());
@@ -411,7 +422,7 @@ impl Database {
         // Dedup: in the out-CSR of every input edge, equal triples are neighbors in input
         // order, so the first of each run of equals is the first occurrence; it is dropped
         // too when the triple is stored already.
-        progress(BulkPhase::Ids, nkeys, nkeys);
+        progress(BulkPhase::Nodes, nkeys, nkeys);
         let nedges = sources.len() as u64;
         progress(BulkPhase::BuildOut, 0, nedges);
         let mut out = Csr::build(next.node_bound, &sources, &targets, &edge_types)?;

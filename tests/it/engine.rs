@@ -197,6 +197,67 @@ fn bulk_load_builds_a_segment() {
     db.verify().unwrap();
 }
 
+/// A bulk load reports its phases in order, each from 0 to its total without going
+/// back, and the node phase more than once on a load of many nodes (so that a
+/// progress line moves while a large load's texts are analysed).
+#[test]
+fn bulk_load_reports_every_phase_in_order() {
+    use hopgraph::BulkPhase;
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut bl = hopgraph::BulkLoad::new();
+    let n = 40_000u32;
+    for i in 0..n {
+        bl.node(&format!("k{i}"), titled(&format!("note {i}")))
+            .unwrap();
+        bl.edge(
+            &format!("k{i}"),
+            "next",
+            &format!("k{}", (i + 1) % n),
+            EdgeProps::default(),
+        )
+        .unwrap();
+    }
+    let seen = std::sync::Mutex::new(Vec::new());
+    db.bulk_load_with_progress(bl, &|phase, done, total| {
+        seen.lock().unwrap().push((phase, done, total));
+    })
+    .unwrap();
+    let seen = seen.into_inner().unwrap();
+    // The in-direction is reported from its own thread, alongside the write: check the
+    // others' order on their own.
+    let order = [
+        BulkPhase::Ids,
+        BulkPhase::Nodes,
+        BulkPhase::BuildOut,
+        BulkPhase::Write,
+        BulkPhase::Sync,
+    ];
+    let mut rank = 0;
+    for &(phase, done, total) in seen.iter().filter(|r| r.0 != BulkPhase::BuildIn) {
+        let r = order.iter().position(|&p| p == phase).unwrap();
+        assert!(r >= rank, "{phase:?} after {:?}", order[rank]);
+        rank = r;
+        assert!(done <= total, "{phase:?} {done}/{total}");
+    }
+    for phase in order.iter().copied().chain([BulkPhase::BuildIn]) {
+        let reports: Vec<(u64, u64)> = seen
+            .iter()
+            .filter(|r| r.0 == phase)
+            .map(|r| (r.1, r.2))
+            .collect();
+        assert!(
+            reports.windows(2).all(|w| w[0].0 <= w[1].0),
+            "{phase:?}: {reports:?}"
+        );
+        let (first, last) = (reports.first().unwrap(), reports.last().unwrap());
+        assert_eq!(first.0, 0, "{phase:?}: {reports:?}");
+        assert_eq!(last.0, last.1, "{phase:?}: {reports:?}");
+    }
+    let nodes = seen.iter().filter(|r| r.0 == BulkPhase::Nodes).count();
+    assert!(nodes > 2, "{nodes} node reports");
+}
+
 /// `prefault_within` reads every file when they fit the budget, only per-node sections of
 /// the newest segments when they do not, and nothing for a zero budget; it never reports
 /// more than the budget unless it read everything.

@@ -23,7 +23,9 @@ million texts here in reasonable time; load time does not depend on what the num
   fields and sqlite-vec parses the embedding's JSON array (both stores read the same bytes). sqlite-vec's vec0 table is a flat
   (exact-scan) index; hopgraph also builds an approximate (HNSW) index.
 
-Usage: import.py CORPUS_DIR HOPGRAPH_BINARY WORK_DIR [N] [DIM] [--index]
+Usage: import.py CORPUS_DIR HOPGRAPH_BINARY WORK_DIR [N] [DIM] [--index] [--no-jsonl]
+(--no-jsonl: skip SQLite's load from the JSONL file, the slowest of the three, when only
+the first two are compared.)
 Needs: pip install numpy apsw sqlite-vec
 """
 import json, os, shutil, struct, subprocess, sys, time
@@ -53,7 +55,8 @@ def create_tables(con, dim):
 
 def main():
     index = "--index" in sys.argv
-    argv = [a for a in sys.argv if a != "--index"]
+    from_jsonl = "--no-jsonl" not in sys.argv
+    argv = [a for a in sys.argv if a not in ("--index", "--no-jsonl")]
     corpus, binary, work = argv[1], argv[2], argv[3]
     n = int(argv[4]) if len(argv) > 4 else 1_000_000
     dim = int(argv[5]) if len(argv) > 5 else 128
@@ -111,6 +114,8 @@ def main():
     print(f"sqlite fts5 + sqlite-vec: {sq:.1f} s (text {t_text:.1f} s, vectors {sq - t_text:.1f} s), "
           f"{sq_size / 1e6:.1f} MB", flush=True)
     print(f"hopgraph / sqlite: {hg / sq:.2f}x the time", flush=True)
+    if not from_jsonl:
+        return
 
     # SQLite FTS5 + sqlite-vec loading the same JSONL file hopgraph imports: Python only
     # splits lines; SQLite's json_extract takes the fields and sqlite-vec parses each

@@ -46,8 +46,8 @@ its line and column; --lenient drops unknown fields instead and counts them in t
 
 A FILE of - reads standard input (once, and only with an explicit --format).
 
-Progress goes to stderr over every phase (read, ids, build out-CSR, build in-CSR, write,
-fsync) with rate and time left: a bar redrawn in place on a terminal, else a plain line
+Progress goes to stderr over every phase (read, ids, nodes, build out-CSR, build in-CSR,
+write, fsync) with rate and time left: a bar redrawn in place on a terminal, else a plain line
 every 5 s (`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the time
 each phase took. --quiet turns it off.
 

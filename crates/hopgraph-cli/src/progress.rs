@@ -1,5 +1,5 @@
 //! Progress of a long command over every phase: for `import`, reading the files, then the
-//! engine's bulk-load phases ([`BulkPhase`]: ids, build out-CSR, build in-CSR, write,
+//! engine's bulk-load phases ([`BulkPhase`]: ids, nodes, build out-CSR, build in-CSR, write,
 //! fsync); for `reembed`, embedding and writing.
 //!
 //! Reports only store numbers (they come from the reading loop and from two engine
@@ -25,6 +25,7 @@ pub(crate) const WIDTH: usize = 79;
 pub(crate) const IMPORT_PHASES: &[(&str, Unit)] = &[
     ("read", Unit::Bytes),
     ("ids", Unit::Count("keys")),
+    ("nodes", Unit::Count("nodes")),
     ("build out-CSR", Unit::Count("edges")),
     ("build in-CSR", Unit::Count("edges")),
     ("write", Unit::Steps),
@@ -35,11 +36,12 @@ pub(crate) const IMPORT_PHASES: &[(&str, Unit)] = &[
 fn slot(phase: BulkPhase) -> usize {
     match phase {
         BulkPhase::Ids => 1,
-        BulkPhase::BuildOut => 2,
-        BulkPhase::BuildIn => 3,
-        BulkPhase::Write => 4,
+        BulkPhase::Nodes => 2,
+        BulkPhase::BuildOut => 3,
+        BulkPhase::BuildIn => 4,
+        BulkPhase::Write => 5,
         // `BulkPhase` is non-exhaustive: a later phase is shown as the last one.
-        _ => 5,
+        _ => 6,
     }
 }
 
@@ -287,7 +289,7 @@ pub(crate) fn render(
             line.push_str(&format!(" eta {}", clock(left)));
         }
         // No estimate yet (a phase reported in one step): how long it has been running.
-        _ => line.push_str(&format!(" {} in", clock(elapsed))),
+        _ => line.push_str(&format!(" {} elapsed", clock(elapsed))),
     }
     // Every part above is bounded, but the phase name and units are not checked: cut.
     if line.chars().count() > WIDTH {
@@ -413,14 +415,14 @@ mod tests {
         );
         assert_eq!(l, "import: build out-CSR  45% 12.3M edges/s eta 0:01");
         let l = render("import", "read", Unit::Bytes, 5_000_000, None, 1.0, false);
-        assert_eq!(l, "import: read          5.0MB 5.0MB/s 0:01 in");
+        assert_eq!(l, "import: read          5.0MB 5.0MB/s 0:01 elapsed");
         let l = render("import", "write", Unit::Steps, 3, Some(7), 2.0, true);
         assert_eq!(
             l,
             "import: write         [########            ]  42% eta 0:03"
         );
         let l = render("import", "fsync", Unit::Steps, 0, Some(1), 12.0, false);
-        assert_eq!(l, "import: fsync           0% 0:12 in");
+        assert_eq!(l, "import: fsync           0% 0:12 elapsed");
         assert_eq!(clock(7.0), "0:07");
         let s = summary(
             "import",
@@ -428,6 +430,7 @@ mod tests {
             &[
                 ("read", 400.25),
                 ("ids", 2.0),
+                ("nodes", 80.0),
                 ("build out-CSR", 300.0),
                 ("build in-CSR", 250.0),
                 ("write", 100.0),

@@ -1571,6 +1571,7 @@ fn import_progress_lines_when_not_a_terminal() {
     for phase in [
         "read",
         "ids",
+        "nodes",
         "build out-CSR",
         "build in-CSR",
         "write",

@@ -203,6 +203,9 @@ struct Shared {
     /// Held for the whole of a [`Database::checkpoint`], so that this process runs one
     /// at a time (the writer mutex is held only at its start and its end).
     checkpointing: Mutex<()>,
+    /// Held for the whole of a [`Database::index_vectors`] with the index lock file
+    /// (`flock` excludes other handles; this, other threads on this one).
+    indexing: Mutex<()>,
 }
 
 impl Shared {

@@ -455,6 +455,7 @@ fn open_inner(dir: &Path, options: Options, undo: &mut Undo) -> Result<Database>
             recovery: Mutex::new(report),
             probe: Mutex::new(probe),
             checkpointing: Mutex::new(()),
+            indexing: Mutex::new(()),
         }),
     })
 }

@@ -14,7 +14,10 @@
 //! replacement at the old segment's position (the commit point). If a compaction or
 //! another process's index build replaced the segment meanwhile, the staged file is
 //! dropped and nothing changes. The graph's levels are seeded from the old segment's id,
-//! so the graph is the one an immediate build would have made.
+//! so the graph is the one an immediate build would have made. One build runs at a time
+//! per database: a call holds the index lock (`flock` on `INDEX.LOCK`, and a mutex for
+//! the threads of one handle) throughout, so a second process's call waits and then
+//! finds the graphs built, instead of building graphs of which one would be dropped.
 
 use std::sync::Arc;
 
@@ -26,6 +29,7 @@ use super::vector::{build_graph_reporting, graph_meta, segment_rows, wants_graph
 use crate::error::{Error, Result};
 use crate::format::manifest::Manifest;
 use crate::format::segment::SectionKind as K;
+use crate::storage::lock::WriterLock;
 use crate::storage::segment_file::{SegmentStamp, publish_staged_segment, write_segment_staged};
 
 /// What [`Database::index_vectors`] did.
@@ -69,6 +73,11 @@ impl Database {
     /// are not held up by the build; each segment's replacement commits atomically. Does
     /// nothing when no segment awaits a graph.
     ///
+    /// One build runs at a time per database: a call made while another handle or process
+    /// builds (see [`Database::vector_index_build_running`]) waits for it to end, then
+    /// builds what is left (usually nothing), instead of building graphs of which only
+    /// one could be kept.
+    ///
     /// # Errors
     /// I/O errors; `Corrupt` when a copied section fails its checksum; `ReadOnly`;
     /// `WriterPoisoned`. An error before a segment's final step changes nothing and leaves
@@ -88,6 +97,14 @@ impl Database {
         &self,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<VectorIndexReport> {
+        if self.vectors_awaiting_index() == 0 {
+            return Ok(VectorIndexReport::default());
+        }
+        let lock_file = self.index_lock_file()?;
+        let _in_process = self.shared.indexing.lock();
+        let _between_processes = lock_file.lock()?;
+        // What waits once the lock is held: another build may have ended meanwhile (a
+        // snapshot reads a changed manifest).
         let total = self.vectors_awaiting_index();
         let mut report = VectorIndexReport::default();
         // Segments tried in this call: one replaced meanwhile is not tried again.
@@ -127,6 +144,31 @@ impl Database {
             }
         }
         Ok(report)
+    }
+
+    /// Whether another handle (of this process or another) is building vector graphs for
+    /// this database now ([`Database::index_vectors`]): a call would wait for it. False on
+    /// a read-only handle or when the lock file cannot be opened.
+    pub fn vector_index_build_running(&self) -> bool {
+        let Ok(lock_file) = self.index_lock_file() else {
+            return false;
+        };
+        let Some(_in_process) = self.shared.indexing.try_lock() else {
+            return true;
+        };
+        matches!(lock_file.try_lock(), Ok(None))
+    }
+
+    /// The index lock file (`INDEX.LOCK`), opened (created if missing) for this call.
+    fn index_lock_file(&self) -> Result<WriterLock> {
+        if self.shared.lock.is_none() {
+            return Err(Error::ReadOnly);
+        }
+        WriterLock::open_named(
+            self.shared.io(),
+            &self.shared.dir,
+            crate::storage::INDEX_LOCK_FILE,
+        )
     }
 
     /// Writes segment `old` again as segment `new_id` with its graph and, if `old` is still

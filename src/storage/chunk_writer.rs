@@ -147,6 +147,9 @@ mod tests {
         fn lock(&self) -> io::Result<()> {
             Ok(())
         }
+        fn try_lock(&self) -> io::Result<bool> {
+            Ok(true)
+        }
         fn unlock(&self) -> io::Result<()> {
             Ok(())
         }

@@ -475,6 +475,12 @@ impl IoFile for FaultFile {
         }
         self.real.lock()
     }
+    fn try_lock(&self) -> io::Result<bool> {
+        if self.model.lock().dead {
+            return Err(dead_error());
+        }
+        self.real.try_lock()
+    }
     fn unlock(&self) -> io::Result<()> {
         self.real.unlock()
     }

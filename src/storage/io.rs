@@ -80,6 +80,9 @@ pub trait IoFile: Send + Sync + fmt::Debug {
     fn map_readonly(&self) -> io::Result<Mmap>;
     /// Takes the exclusive `flock`, blocking.
     fn lock(&self) -> io::Result<()>;
+    /// Takes the exclusive `flock` if no other open file description holds it: whether
+    /// it did.
+    fn try_lock(&self) -> io::Result<bool>;
     /// Releases the `flock`.
     fn unlock(&self) -> io::Result<()>;
 }
@@ -181,6 +184,16 @@ impl IoFile for RealFile {
             match self.0.lock() {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 r => return r,
+            }
+        }
+    }
+    fn try_lock(&self) -> io::Result<bool> {
+        loop {
+            match self.0.try_lock() {
+                Ok(()) => return Ok(true),
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
+                Err(std::fs::TryLockError::Error(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
             }
         }
     }

@@ -1,5 +1,8 @@
-//! The inter-process writer lock: `flock(2)` on `<db>/LOCK`, via [`IoFile::lock`]
-//! (`std::fs::File::lock` on the real file system).
+//! Inter-process locks: `flock(2)` on a file of the database directory, via
+//! [`IoFile::lock`] (`std::fs::File::lock` on the real file system). The writer lock
+//! (`LOCK`, [`WriterLock::open`]) serializes writers; the index lock (`INDEX.LOCK`,
+//! [`WriterLock::open_named`]) lets one process at a time build vector graphs, which take
+//! minutes and whose second build would be thrown away.
 //!
 //! `flock` locks belong to an open file description, so two handles in one process exclude
 //! each other as two processes do; `fcntl` record locks would be silently dropped when any
@@ -13,7 +16,7 @@ use super::io::{Io, IoFile, OpenMode};
 
 use crate::error::{Error, Result};
 
-/// The lock file of one database handle.
+/// A lock file of one database handle.
 #[derive(Debug)]
 pub struct WriterLock {
     file: Box<dyn IoFile>,
@@ -34,7 +37,15 @@ impl WriterLock {
     /// # Errors
     /// I/O errors, with the path.
     pub fn open(io: &dyn Io, dir: &Path) -> Result<WriterLock> {
-        let path = dir.join(super::LOCK_FILE);
+        WriterLock::open_named(io, dir, super::LOCK_FILE)
+    }
+
+    /// Opens (creating if needed) the lock file `name` of `dir`, as [`WriterLock::open`].
+    ///
+    /// # Errors
+    /// As [`WriterLock::open`].
+    pub fn open_named(io: &dyn Io, dir: &Path, name: &str) -> Result<WriterLock> {
+        let path = dir.join(name);
         let file = io.open(&path, OpenMode::Create).map_err(|e| {
             let kind = e.kind();
             if matches!(
@@ -58,6 +69,15 @@ impl WriterLock {
     pub fn lock(&self) -> Result<WriterLockGuard<'_>> {
         self.file.lock().map_err(|e| Error::io(&self.path, e))?;
         Ok(WriterLockGuard { lock: self })
+    }
+
+    /// The exclusive lock if no other handle holds it.
+    ///
+    /// # Errors
+    /// I/O errors from `flock`.
+    pub fn try_lock(&self) -> Result<Option<WriterLockGuard<'_>>> {
+        let got = self.file.try_lock().map_err(|e| Error::io(&self.path, e))?;
+        Ok(got.then_some(WriterLockGuard { lock: self }))
     }
 }
 

@@ -23,6 +23,9 @@ pub mod wal;
 pub const MANIFEST_FILE: &str = "MANIFEST";
 /// File name of the writer lock.
 pub const LOCK_FILE: &str = "LOCK";
+/// File name of the lock held while a process builds vector graphs
+/// ([`Database::index_vectors`](crate::Database::index_vectors)).
+pub const INDEX_LOCK_FILE: &str = "INDEX.LOCK";
 
 /// File name of WAL number `seq`.
 pub fn wal_file_name(seq: u64) -> String {

@@ -617,6 +617,70 @@ fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
     );
 }
 
+/// One vector-graph build at a time: while another holder has the index lock (here the
+/// test, as another process would, by `flock` on `INDEX.LOCK`), `index_vectors` waits
+/// before linking a single row, and `vector_index_build_running` says so; once the lock
+/// is free the call builds the graph. A second handle's call while the first one builds
+/// waits too, then finds nothing left (no graph built twice, none thrown away).
+#[test]
+fn index_vectors_waits_for_another_build() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let (dim, n) = (4, hopgraph::HNSW_MIN_VECTORS);
+    let vecs = clustered(n, dim, 5);
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut bl = BulkLoad::new();
+    bl.defer_vector_graph(true);
+    for (i, v) in vecs.iter().enumerate() {
+        bl.node(&format!("n{i}"), props("a", Some(v.clone())))
+            .unwrap();
+    }
+    db.bulk_load(bl).unwrap();
+    assert!(!db.vector_index_build_running());
+
+    let other = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.path().join("INDEX.LOCK"))
+        .unwrap();
+    other.lock().unwrap();
+    assert!(db.vector_index_build_running());
+    let linked = AtomicU64::new(0);
+    let second = Database::open(dir.path()).unwrap();
+    let (first, second) = std::thread::scope(|s| {
+        let first = s.spawn(|| {
+            db.index_vectors_reporting(&mut |done, _| linked.store(done.max(1), Ordering::SeqCst))
+        });
+        // Rows are linked in batches of at most 256 and each reported: without the wait
+        // the first report would come within milliseconds.
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        assert_eq!(
+            linked.load(Ordering::SeqCst),
+            0,
+            "linked rows while locked out"
+        );
+        assert!(!first.is_finished());
+        assert_eq!(db.vectors_awaiting_index(), n as u64);
+        other.unlock().unwrap();
+        // Wait until the first call builds, then start the second handle's.
+        while linked.load(Ordering::SeqCst) == 0 && !first.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let second = s.spawn(|| {
+            // The first call holds the lock, unless it has finished already.
+            assert!(second.vector_index_build_running() || second.vectors_awaiting_index() == 0);
+            second.index_vectors()
+        });
+        (first.join().unwrap(), second.join().unwrap())
+    });
+    let (first, second) = (first.unwrap(), second.unwrap());
+    assert_eq!((first.vectors, first.pending), (n as u64, 0));
+    assert_eq!((second.vectors, second.pending), (0, 0), "{second:?}");
+    assert_eq!(db.vectors_awaiting_index(), 0);
+    db.verify().unwrap();
+}
+
 /// A damaged section of a segment awaiting its graph: `index_vectors` refuses to copy it
 /// (it would launder the damage under a fresh checksum) and changes nothing.
 #[test]
@@ -664,7 +728,12 @@ fn index_vectors_refuses_a_damaged_segment_and_changes_nothing() {
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     assert_eq!(db.vectors_awaiting_index(), n as u64);
     drop(db);
-    assert_eq!(names(dir.path()), before, "no staged file left behind");
+    // The index lock file stays (it holds no data, as `LOCK`).
+    let after: Vec<String> = names(dir.path())
+        .into_iter()
+        .filter(|n| n != "INDEX.LOCK")
+        .collect();
+    assert_eq!(after, before, "no staged file left behind");
     assert_eq!(
         std::fs::read(dir.path().join("MANIFEST")).unwrap(),
         manifest

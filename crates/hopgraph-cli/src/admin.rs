@@ -251,7 +251,9 @@ pub(crate) fn checkpoint(args: CheckpointArgs) -> CliResult {
                   million embeddings, uses every core, and does not stop readers or writers \
                   of the database meanwhile; each segment's new file replaces the old one \
                   atomically. hopgraph-mcp runs the same build in the background when it \
-                  starts. Nothing to do is not an error. Progress goes to stderr: a bar on a \
+                  starts; one build runs at a time per database, so while another process \
+                  builds, this one waits for it (and says so) and then builds what is left, \
+                  usually nothing. Nothing to do is not an error. Progress goes to stderr: a bar on a \
                   terminal, otherwise a line every 5 s (`index: graph 45% 7.1k vectors/s eta \
                   1:10`), then one summary line; --quiet prints none.",
     after_long_help = "Examples:\n  hopgraph index --db ./mem\n  hopgraph stats --db ./mem   # the \
@@ -288,10 +290,23 @@ pub(crate) fn index(args: IndexArgs) -> CliResult {
         args.quiet,
         std::time::Duration::from_secs(5),
     );
+    if db.vector_index_build_running() && !args.quiet {
+        eprintln!(
+            "index: another process (hopgraph-mcp, or another `hopgraph index`) is building \
+             this database's vector graphs; waiting for it to finish"
+        );
+    }
     progress.phase(0, 0, Some(pending));
     let r = db.index_vectors_reporting(&mut |done, total| progress.phase(0, done, Some(total)));
     progress.finish();
     let r = r?;
+    if r.segments.is_empty() && r.pending == 0 {
+        writeln!(
+            out,
+            "nothing left to index: another process built the graphs meanwhile"
+        )?;
+        return Ok(());
+    }
     for (old, new) in &r.segments {
         writeln!(out, "seg-{old} -> seg-{new}: HNSW graph built")?;
     }

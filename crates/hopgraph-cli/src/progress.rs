@@ -339,7 +339,8 @@ fn clock(secs: f64) -> String {
 
 /// The closing lines: total time and each phase's, wrapped at [`WIDTH`] columns.
 pub(crate) fn summary(label: &str, total: f64, phases: &[(&str, f64)]) -> String {
-    let mut words = vec![format!("{label}: done in {total:.2} s;")];
+    let semicolon = if phases.is_empty() { "" } else { ";" };
+    let mut words = vec![format!("{label}: done in {total:.2} s{semicolon}")];
     let n = phases.len();
     for (i, (name, secs)) in phases.iter().enumerate() {
         let sep = if i + 1 < n { "," } else { "" };
@@ -444,5 +445,7 @@ mod tests {
         );
         assert!(s.ends_with("fsync 12.50 s\n"), "{s}");
         assert_eq!(clock(3725.0), "1:02:05");
+        // A command whose phase never finished (another process did the work).
+        assert_eq!(summary("index", 5.0, &[]), "index: done in 5.00 s\n");
     }
 }

@@ -682,8 +682,18 @@ fn index_vectors_in_background(db: &Database, read_only: bool) {
                  (vector searches scan them exactly until it is done)",
                 db.path().display()
             ));
+            if db.vector_index_build_running() {
+                crate::server::log(&format!(
+                    "another process is building the vector graphs of {}; waiting for it",
+                    db.path().display()
+                ));
+            }
             let t = Instant::now();
             match db.index_vectors() {
+                Ok(r) if r.segments.is_empty() && r.pending == 0 => crate::server::log(&format!(
+                    "the HNSW graphs of {} were built by another process",
+                    db.path().display()
+                )),
                 Ok(r) => crate::server::log(&format!(
                     "HNSW graph of {} embeddings of {} built in {:.1} s",
                     r.vectors,

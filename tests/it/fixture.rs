@@ -265,3 +265,52 @@ fn format_v7_fixture_opens_with_the_same_content() {
 fn format_v8_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(8);
 }
+
+/// A segment whose text index an earlier analysis wrote: format 5, written by the build
+/// before 3ad6312 (`tests/fixtures/analysis-v5/`: one node, title `SDKs`, content
+/// `installed for the cpus`), whose stemmer kept a plural `s` after no vowel, so the index
+/// holds the exact terms `sdks` and `cpus` with the stems `sdks` and `cpus`, where today's
+/// analysis stems them `sdk` and `cpu`. The exact words still find it, before and after
+/// a compaction re-analyses it. (This does not exercise the format gate of the walk's
+/// implication, `ANALYSIS_SINCE_FORMAT`: with one document every term is essential and the
+/// implication never prunes; a store where it would needs many documents of the old
+/// analysis scored just so.)
+#[test]
+fn segments_of_an_earlier_analysis_are_found_by_their_exact_words() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/analysis-v5");
+    let tmp = crate::common::tempdir();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
+    }
+    let db = Database::open(tmp.path()).unwrap();
+    let old = db.snapshot().node_id("old").unwrap();
+    let find = |db: &Database, q: &str| -> Vec<(hopgraph::NodeId, hopgraph::TextField)> {
+        db.snapshot()
+            .search_text(&TextQuery::new(q))
+            .unwrap()
+            .iter()
+            .map(|h| (h.node, h.field))
+            .collect()
+    };
+    for round in ["as written", "after compaction"] {
+        assert_eq!(
+            find(&db, "sdks"),
+            [(old, hopgraph::TextField::Title)],
+            "{round}"
+        );
+        assert_eq!(
+            find(&db, "CPUs"),
+            [(old, hopgraph::TextField::Content)],
+            "{round}"
+        );
+        assert_eq!(find(&db, "sdks cpus").len(), 1, "{round}");
+        let mut b = WriteBatch::new();
+        b.ensure_node("other");
+        db.commit(b).unwrap();
+        db.compact().unwrap();
+    }
+    // After the compaction the current analysis wrote the index: the singular finds it too.
+    assert_eq!(find(&db, "sdk"), [(old, hopgraph::TextField::Title)]);
+    db.verify().unwrap();
+}

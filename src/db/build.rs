@@ -65,6 +65,9 @@ pub(crate) struct SegmentContent<'p> {
     /// (a bulk load's choice; [`Database::index_vectors`](super::Database::index_vectors)
     /// adds the graph later).
     pub defer_vector_graph: bool,
+    /// The fewest vectors that get a graph (the handle's
+    /// [`Options::vector_graph_min`](super::Options::vector_graph_min)).
+    pub vector_graph_min: usize,
     /// Analyzes the texts of pushed nodes (one per build, so its stem memo carries over).
     pub analyzer: Analyzer,
 }
@@ -298,7 +301,7 @@ pub(crate) fn write_segment_staged(
                 id,
                 content.embedding_dim,
                 std::mem::take(&mut content.vectors),
-                !content.defer_vector_graph,
+                (!content.defer_vector_graph).then_some(content.vector_graph_min),
             )?;
             let weights_default = rows.weights_default();
             // Write progress counts sections (of at most WRITE_STEPS), the waits for the

@@ -138,7 +138,8 @@ impl BulkLoad {
     }
 
     /// Store the loaded embeddings flat, without the approximate-search (HNSW) graph a
-    /// segment of at least [`HNSW_MIN_VECTORS`](crate::HNSW_MIN_VECTORS) vectors otherwise
+    /// segment of at least [`Options::vector_graph_min`](crate::Options::vector_graph_min)
+    /// vectors otherwise
     /// gets: the load skips the graph build (most of a large load's time) and vector
     /// searches scan those rows exactly until [`Database::index_vectors`] adds the graph
     /// (as vector stores without an index do). Results are the same either way, up to the
@@ -344,6 +345,7 @@ impl Database {
         let mut content = SegmentContent {
             embedding_dim: st.embedding_dim(),
             defer_vector_graph,
+            vector_graph_min: self.shared.options.vector_graph_min,
             ..SegmentContent::default()
         };
         let mut embedding_dim = content.embedding_dim;

@@ -217,7 +217,7 @@ impl Database {
             frozen.seg_id,
             self.shared.db_id,
             st.lsn,
-            delta_content(st),
+            delta_content(st, self.shared.options.vector_graph_min),
         ) {
             Ok(b) => b,
             Err(e) => {
@@ -336,7 +336,7 @@ impl Database {
             });
         }
         let dir = &self.shared.dir;
-        let content = delta_content(&st);
+        let content = delta_content(&st, self.shared.options.vector_graph_min);
         let (edges, nodes) = (content.edges.len() as u64, content.nodes.len() as u64);
         let seg_id = w.manifest.next_segment_id;
         let io = self.shared.io();
@@ -436,7 +436,7 @@ impl Database {
             });
             w.poison_on_io("compaction", r)?
         };
-        let Some(merged) = merge_content(&st)? else {
+        let Some(merged) = merge_content(&st, self.shared.options.vector_graph_min)? else {
             return Ok(CompactReport::default());
         };
         let staging = format!(
@@ -505,7 +505,7 @@ impl Database {
     /// and the fallback of [`Database::compact`]).
     fn compact_held(&self, w: &mut Writer) -> Result<CompactReport> {
         let st = w.state.clone();
-        let Some(merged) = merge_content(&st)? else {
+        let Some(merged) = merge_content(&st, self.shared.options.vector_graph_min)? else {
             return Ok(CompactReport::default());
         };
         let dir = &self.shared.dir;
@@ -625,11 +625,13 @@ struct Frozen {
     wal_end: u64,
 }
 
-/// The delta of `st` as the content of one segment.
-fn delta_content(st: &State) -> SegmentContent<'static> {
+/// The delta of `st` as the content of one segment (its vectors get a graph from
+/// `vector_graph_min` on).
+fn delta_content(st: &State, vector_graph_min: usize) -> SegmentContent<'static> {
     let mut content = SegmentContent {
         summary: summary_of(st),
         embedding_dim: st.embedding_dim(),
+        vector_graph_min,
         ..SegmentContent::default()
     };
     for node in st.delta.nodes.values() {
@@ -662,8 +664,9 @@ struct Merged<'a> {
 
 /// Reads every live edge and the newest record of every live node out of `st`'s segments;
 /// `None` when there is nothing to gain: one segment, no tombstones, and written in the
-/// current format (an older one is rewritten, so compaction also upgrades a store).
-fn merge_content(st: &State) -> Result<Option<Merged<'static>>> {
+/// current format (an older one is rewritten, so compaction also upgrades a store). The
+/// vectors get a graph from `vector_graph_min` on.
+fn merge_content(st: &State, vector_graph_min: usize) -> Result<Option<Merged<'static>>> {
     let segs = &st.segs;
     let tombstoned = !segs.edge_tombstones.is_empty() || !segs.node_tombstones.is_empty();
     let old_format = segs
@@ -679,6 +682,7 @@ fn merge_content(st: &State) -> Result<Option<Merged<'static>>> {
     let mut content = SegmentContent {
         summary: last.summary().clone(),
         embedding_dim: st.embedding_dim(),
+        vector_graph_min,
         ..SegmentContent::default()
     };
     let mut dropped = 0u64;

@@ -15,6 +15,9 @@ use crate::model::{Edge, Node};
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     pub(crate) state: Arc<State>,
+    /// Segments with fewer embeddings are searched exactly ([`Options::vector_graph_min`](
+    /// super::Options::vector_graph_min)).
+    pub(crate) vector_graph_min: usize,
 }
 
 /// One edge seen from a node, with the physical direction it was found in.
@@ -84,9 +87,10 @@ impl Snapshot {
     /// The live nodes whose embeddings are most similar (cosine) to `query`'s, best first
     /// (equal similarities: lower node id first), among those its filter accepts. Each
     /// node counts once, from its newest version; deleted nodes never appear. Segments of
-    /// at least `HNSW_MIN_VECTORS` (20,000) vectors are searched through their HNSW graph
+    /// at least [`Options::vector_graph_min`](crate::Options::vector_graph_min) vectors
+    /// (default `HNSW_MIN_VECTORS`, 100,000) are searched through their HNSW graph
     /// (approximate: recall@10 above 0.95 at the default breadth), smaller ones and recent
-    /// writes exactly.
+    /// writes exactly: a store below it answers exactly.
     ///
     /// # Errors
     /// `InvalidArgument` when the query embedding is empty, longer than 4096, not finite, of
@@ -97,7 +101,7 @@ impl Snapshot {
     /// Per segment with a graph about `ef · 32 · log n` similarity computations; per
     /// other segment and for the delta one per vector.
     pub fn search_vector(&self, query: &super::VectorQuery) -> Result<Vec<super::VectorHit>> {
-        self.state.search_vector(query)
+        self.state.search_vector(query, self.vector_graph_min)
     }
 
     /// The store's embedding dimension: fixed by the first embedding ever written, `None`

@@ -7,10 +7,13 @@
 //! - **Segments**: each segment's vector sections hold the embeddings of its node records
 //!   as written, each with its inverse norm (so an embedding is stored once: the record
 //!   keeps a marker; segments before format version 8 hold unit rows and inline copies),
-//!   and from [`HNSW_MIN_VECTORS`] on an HNSW graph, unless a bulk load deferred it (see
+//!   and from `Options::vector_graph_min` on (default [`HNSW_MIN_VECTORS`], 100,000) an
+//!   HNSW graph, unless a bulk load deferred it (see
 //!   `vector_index`), written by the segment builder ([`BuiltVectors`]). A row counts only
 //!   from the node's newest version: it is skipped when the node is deleted, has a record
-//!   in the delta or in a newer segment.
+//!   in the delta or in a newer segment. A segment with fewer rows than the searching
+//!   handle's bound is scanned exactly even when it has a graph (one written under a lower
+//!   bound), so a store below the bound always answers exactly.
 //! - **Delta**: recent writes are scanned exactly from `Delta::nodes` (the delta is bounded
 //!   by automatic checkpoints), so a write is searchable once acknowledged.
 //! - **Filters** are applied during the search: a row the filter rejects is traversed by
@@ -37,9 +40,11 @@ use crate::graph::{NodeId, limits};
 use crate::vector::hnsw::{self, Flat, FlatView, Visited};
 use crate::vector::{Scored, TopK, Vectors, dot, exact, normalize, row_scale};
 
-/// A segment with at least this many vectors gets an HNSW graph; smaller ones are scanned
-/// exactly (at dimension 128 a scan of 20,000 rows takes about a millisecond).
-pub const HNSW_MIN_VECTORS: usize = 20_000;
+/// By default a segment with at least this many vectors gets an HNSW graph and is searched
+/// approximately; smaller ones are scanned exactly, so that a store below it answers
+/// exactly ([`Options::vector_graph_min`](super::Options::vector_graph_min) sets another
+/// bound; a scan of 100,000 rows reads 51 MB at dimension 128, 154 MB at 384: a few ms).
+pub const HNSW_MIN_VECTORS: usize = 100_000;
 /// A segment with more vectors than this gets no graph (its link offsets are `u32`).
 pub const HNSW_VECTORS_MAX: usize = 1 << 26;
 /// Most hits one query may ask for.
@@ -224,7 +229,11 @@ impl State {
 
     /// The nodes whose embeddings are most similar to the query's, best first (ties: lower
     /// node id first).
-    pub(crate) fn search_vector(&self, q: &VectorQuery) -> Result<Vec<VectorHit>> {
+    pub(crate) fn search_vector(
+        &self,
+        q: &VectorQuery,
+        graph_min: usize,
+    ) -> Result<Vec<VectorHit>> {
         let len = q.embedding.len();
         if len == 0 || len > limits::EMBEDDING_DIMS_MAX {
             return Err(Error::invalid_arg(
@@ -268,7 +277,7 @@ impl State {
         let mut top = TopK::new(q.limit);
         let mut error = None;
         for (i, s) in self.segs.segments.iter().enumerate() {
-            for hit in self.search_segment(i, s, &query, dim, q, ef, &mut error) {
+            for hit in self.search_segment(i, s, &query, dim, (q, ef, graph_min), &mut error) {
                 top.offer(hit);
             }
             if let Some(e) = error {
@@ -301,21 +310,22 @@ impl State {
     /// The best hits of segment `i` (indexed by node id), newest versions only. A record
     /// that fails to decode while filtering is stored in `error`.
     #[allow(clippy::too_many_arguments)]
+    /// A segment with fewer rows than `graph_min` is scanned exactly, graph or not.
     fn search_segment(
         &self,
         i: usize,
         s: &Segment,
         query: &[f32],
         dim: usize,
-        q: &VectorQuery,
-        ef: usize,
+        (q, ef, graph_min): (&VectorQuery, usize, usize),
         error: &mut Option<Error>,
     ) -> Vec<Scored> {
         let b = s.file.bytes();
         let (ids, vectors, graph) = match &s.vector_meta {
             Some(meta) => {
                 let a = s.file.layout.vector_arrays(b);
-                let graph = (!meta.layer_sizes.is_empty()).then(|| {
+                let use_graph = !meta.layer_sizes.is_empty() && meta.count as usize >= graph_min;
+                let graph = use_graph.then(|| {
                     FlatView::new(
                         meta.entry,
                         &meta.layer_sizes,
@@ -501,7 +511,7 @@ impl VectorRows {
 impl BuiltVectors {
     /// Sections for the node records' embeddings `rows` of segment `segment_id`, in a
     /// store of dimension `dim` (taken from the first embedding when `None`). With
-    /// `graph`, when [`wants_graph`], builds the HNSW graph with levels seeded from the
+    /// `graph_min`, when [`wants_graph`], builds the HNSW graph with levels seeded from the
     /// segment id.
     ///
     /// # Errors
@@ -510,7 +520,7 @@ impl BuiltVectors {
         segment_id: u64,
         dim: Option<u32>,
         rows: VectorRows,
-        graph: bool,
+        graph_min: Option<usize>,
     ) -> Result<BuiltVectors> {
         let VectorRows {
             mut ids,
@@ -545,7 +555,8 @@ impl BuiltVectors {
         }
         let count = u32::try_from(ids.len())
             .map_err(|_| Error::invalid("too many vectors for one segment"))?;
-        let graph = (graph && wants_graph(ids.len()))
+        let graph = graph_min
+            .is_some_and(|min| wants_graph(ids.len(), min))
             .then(|| build_graph(Vectors::scaled(&data, d, &scales), segment_id));
         let meta = graph_meta(dim.unwrap_or(0), count, graph.as_ref());
         Ok(BuiltVectors {
@@ -575,10 +586,11 @@ impl BuiltVectors {
     }
 }
 
-/// Whether a segment of `rows` vectors gets an HNSW graph (smaller ones are scanned
-/// exactly; larger ones than [`HNSW_VECTORS_MAX`] cannot have one).
-pub(crate) fn wants_graph(rows: usize) -> bool {
-    (HNSW_MIN_VECTORS..=HNSW_VECTORS_MAX).contains(&rows)
+/// Whether a segment of `rows` vectors gets an HNSW graph when the bound is `min`
+/// (smaller ones are scanned exactly; larger ones than [`HNSW_VECTORS_MAX`] cannot have
+/// one).
+pub(crate) fn wants_graph(rows: usize, min: usize) -> bool {
+    (min.max(1)..=HNSW_VECTORS_MAX).contains(&rows)
 }
 
 /// The HNSW graph of the rows `vectors` of segment `segment_id` (its levels
@@ -638,7 +650,7 @@ mod tests {
         rows.push(9, &[3.0, 4.0]);
         rows.push(2, &[0.0, 0.0]);
         rows.push(5, &[0.0, 2.0]);
-        let built = BuiltVectors::new(1, None, rows, false).unwrap();
+        let built = BuiltVectors::new(1, None, rows, None).unwrap();
         assert_eq!(built.ids, vec![2, 5, 9]);
         assert_eq!(built.data, vec![0.0, 0.0, 0.0, 2.0, 3.0, 4.0]);
         assert_eq!(built.scales, vec![0.0, 0.5, 0.2]);
@@ -647,14 +659,14 @@ mod tests {
         let mut rows = VectorRows::default();
         rows.push(1, &[1.0, 0.0]);
         rows.push(4, &[1.0, 0.0, 0.0]);
-        let e = BuiltVectors::new(1, None, rows, false)
+        let e = BuiltVectors::new(1, None, rows, None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("node 4") && e.contains("3 dimensions"), "{e}");
 
         let mut rows = VectorRows::default();
         rows.push(1, &[1.0, 0.0]);
-        let e = BuiltVectors::new(1, Some(3), rows, false)
+        let e = BuiltVectors::new(1, Some(3), rows, None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("node 1") && e.contains("have 3"), "{e}");

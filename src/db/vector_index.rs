@@ -45,11 +45,11 @@ pub struct VectorIndexReport {
     pub pending: u64,
 }
 
-/// Whether `s` holds vectors that should have a graph and have none.
-fn awaits_graph(s: &Segment) -> bool {
-    s.vector_meta
-        .as_ref()
-        .is_some_and(|m| m.dim > 0 && m.layer_sizes.is_empty() && wants_graph(m.count as usize))
+/// Whether `s` holds vectors that should have a graph (at least `min`) and have none.
+fn awaits_graph(s: &Segment, min: usize) -> bool {
+    s.vector_meta.as_ref().is_some_and(|m| {
+        m.dim > 0 && m.layer_sizes.is_empty() && wants_graph(m.count as usize, min)
+    })
 }
 
 impl Database {
@@ -62,7 +62,7 @@ impl Database {
             .segs
             .segments
             .iter()
-            .filter(|s| awaits_graph(s))
+            .filter(|s| awaits_graph(s, self.shared.options.vector_graph_min))
             .filter_map(|s| s.vector_meta.as_ref())
             .map(|m| u64::from(m.count))
             .sum()
@@ -118,7 +118,10 @@ impl Database {
                         .segs
                         .segments
                         .iter()
-                        .find(|s| awaits_graph(s) && !tried.contains(&s.file.id))
+                        .find(|s| {
+                            awaits_graph(s, self.shared.options.vector_graph_min)
+                                && !tried.contains(&s.file.id)
+                        })
                         .cloned();
                     seg.map(|seg| {
                         let new_id = w.manifest.next_segment_id;

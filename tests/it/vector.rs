@@ -515,6 +515,15 @@ fn section_bytes(
         .collect()
 }
 
+/// The graph bound of the tests below that need graphs (the default, 100,000, would make
+/// each build five times longer in a debug build).
+const GRAPH_MIN: usize = 20_000;
+
+/// Opens `dir` with segments of [`GRAPH_MIN`] vectors or more getting a graph.
+fn open_graph_min(dir: &std::path::Path) -> hopgraph::Result<Database> {
+    Database::open_with(dir, Options::default().vector_graph_min(GRAPH_MIN))
+}
+
 /// A bulk load that defers the graph: searches are exact meanwhile (the same hits as a
 /// brute-force ranking), `index_vectors` then adds the very graph an immediate build makes
 /// (same sections, byte for byte), writes made meanwhile survive, and the store verifies
@@ -522,7 +531,7 @@ fn section_bytes(
 #[test]
 fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
     use hopgraph::format::segment::SectionKind as K;
-    let (dim, n) = (8, hopgraph::HNSW_MIN_VECTORS);
+    let (dim, n) = (8, GRAPH_MIN);
     let vecs = clustered(n, dim, 9);
     let load = |defer: bool| {
         let mut bl = BulkLoad::new();
@@ -535,10 +544,10 @@ fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
         bl
     };
     let (now_dir, later_dir) = (tempdir(), tempdir());
-    let now = Database::open(now_dir.path()).unwrap();
+    let now = open_graph_min(now_dir.path()).unwrap();
     now.bulk_load(load(false)).unwrap();
     assert_eq!(now.vectors_awaiting_index(), 0);
-    let later = Database::open(later_dir.path()).unwrap();
+    let later = open_graph_min(later_dir.path()).unwrap();
     later.bulk_load(load(true)).unwrap();
     assert_eq!(later.vectors_awaiting_index(), n as u64);
     let graph = [
@@ -581,7 +590,7 @@ fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
     later.verify().unwrap();
     later.checkpoint().unwrap();
     drop(later);
-    let later = Database::open(later_dir.path()).unwrap();
+    let later = open_graph_min(later_dir.path()).unwrap();
     later.verify().unwrap();
     let snap = later.snapshot();
     assert!(
@@ -625,10 +634,10 @@ fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
 #[test]
 fn index_vectors_waits_for_another_build() {
     use std::sync::atomic::{AtomicU64, Ordering};
-    let (dim, n) = (4, hopgraph::HNSW_MIN_VECTORS);
+    let (dim, n) = (4, GRAPH_MIN);
     let vecs = clustered(n, dim, 5);
     let dir = tempdir();
-    let db = Database::open(dir.path()).unwrap();
+    let db = open_graph_min(dir.path()).unwrap();
     let mut bl = BulkLoad::new();
     bl.defer_vector_graph(true);
     for (i, v) in vecs.iter().enumerate() {
@@ -647,7 +656,7 @@ fn index_vectors_waits_for_another_build() {
     other.lock().unwrap();
     assert!(db.vector_index_build_running());
     let linked = AtomicU64::new(0);
-    let second = Database::open(dir.path()).unwrap();
+    let second = open_graph_min(dir.path()).unwrap();
     let (first, second) = std::thread::scope(|s| {
         let first = s.spawn(|| {
             db.index_vectors_reporting(&mut |done, _| linked.store(done.max(1), Ordering::SeqCst))
@@ -686,11 +695,11 @@ fn index_vectors_waits_for_another_build() {
 #[test]
 fn index_vectors_refuses_a_damaged_segment_and_changes_nothing() {
     use hopgraph::format::segment::{SectionKind as K, SegmentLayout};
-    let (dim, n) = (4, hopgraph::HNSW_MIN_VECTORS);
+    let (dim, n) = (4, GRAPH_MIN);
     let vecs = clustered(n, dim, 3);
     let dir = tempdir();
     {
-        let db = Database::open(dir.path()).unwrap();
+        let db = open_graph_min(dir.path()).unwrap();
         let mut bl = BulkLoad::new();
         bl.defer_vector_graph(true);
         for (i, v) in vecs.iter().enumerate() {
@@ -723,7 +732,7 @@ fn index_vectors_refuses_a_damaged_segment_and_changes_nothing() {
     };
     let before = names(dir.path());
     let manifest = std::fs::read(dir.path().join("MANIFEST")).unwrap();
-    let db = Database::open(dir.path()).unwrap();
+    let db = open_graph_min(dir.path()).unwrap();
     let err = db.index_vectors().unwrap_err();
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     assert_eq!(db.vectors_awaiting_index(), n as u64);
@@ -737,5 +746,90 @@ fn index_vectors_refuses_a_damaged_segment_and_changes_nothing() {
     assert_eq!(
         std::fs::read(dir.path().join("MANIFEST")).unwrap(),
         manifest
+    );
+}
+
+/// Below the graph bound (default 100,000) vector search is exact: a load of 20,000
+/// uniformly random 40-d vectors (hard for an approximate index) under the default bound
+/// gets no graph, and every query's top 10 is the brute-force top 10. The same rows
+/// written under a bound of 20,000 get a graph; a handle opened with the default bound
+/// still scans that segment exactly (same answers), where one opened with the lower bound
+/// searches the graph and misses some of the true top 10 (so the test can tell).
+#[test]
+fn search_below_the_graph_bound_is_exact() {
+    use hopgraph::format::segment::SectionKind as K;
+    let (dim, n) = (40, GRAPH_MIN);
+    let mut rng = hopgraph::vector::SplitMix64::new(17);
+    #[allow(clippy::cast_possible_truncation, reason = "values in (-1, 1]")]
+    let mut uniform = move || rng.next_unit() as f32 * 2.0 - 1.0;
+    let vecs: Vec<Vec<f32>> = (0..n)
+        .map(|_| (0..dim).map(|_| uniform()).collect())
+        .collect();
+    let queries: Vec<Vec<f32>> = (0..60)
+        .map(|_| (0..dim).map(|_| uniform()).collect())
+        .collect();
+    let load = |db: &Database| {
+        let mut bl = BulkLoad::new();
+        for (i, v) in vecs.iter().enumerate() {
+            bl.node(&format!("n{i}"), props("a", Some(v.clone())))
+                .unwrap();
+        }
+        db.bulk_load(bl).unwrap();
+    };
+    // Top 10 by brute force, as (node key number, similarity) pairs.
+    let want: Vec<Vec<usize>> = queries
+        .iter()
+        .map(|q| {
+            let qn = normalize(q).unwrap();
+            let mut all: Vec<(f32, usize)> = (0..n).map(|i| (sim(&vecs[i], &qn), i)).collect();
+            all.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+            all[..10].iter().map(|x| x.1).collect()
+        })
+        .collect();
+    let top10 = |db: &Database| -> Vec<Vec<usize>> {
+        let snap = db.snapshot();
+        queries
+            .iter()
+            .map(|q| {
+                snap.search_vector(&VectorQuery::new(q.clone()).limit(10))
+                    .unwrap()
+                    .iter()
+                    .map(|h| {
+                        let key = snap.node(h.node).unwrap().unwrap().key.clone();
+                        key[1..].parse::<usize>().unwrap()
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let graph = [K::HnswNeighbors];
+
+    let default_dir = tempdir();
+    let db = Database::open(default_dir.path()).unwrap();
+    load(&db);
+    assert_eq!(db.vectors_awaiting_index(), 0);
+    assert!(section_bytes(default_dir.path(), &graph)[0].is_empty());
+    assert_eq!(top10(&db), want, "default bound: exact");
+
+    let low_dir = tempdir();
+    let low = open_graph_min(low_dir.path()).unwrap();
+    load(&low);
+    assert!(!section_bytes(low_dir.path(), &graph)[0].is_empty());
+    let approximate = top10(&low);
+    let missed: usize = approximate
+        .iter()
+        .zip(&want)
+        .map(|(got, want)| want.iter().filter(|i| !got.contains(i)).count())
+        .sum();
+    assert!(
+        missed > 0,
+        "the graph found every true neighbour: the test cannot tell"
+    );
+    drop(low);
+    let reopened = Database::open(low_dir.path()).unwrap();
+    assert_eq!(
+        top10(&reopened),
+        want,
+        "a graph below the bound is not used"
     );
 }

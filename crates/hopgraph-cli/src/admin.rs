@@ -245,7 +245,8 @@ pub(crate) fn checkpoint(args: CheckpointArgs) -> CliResult {
 #[command(
     long_about = "Builds the HNSW graph (the approximate nearest-neighbour index) of every \
                   segment whose embeddings an import stored without it (`hopgraph import` \
-                  does so for 20,000 or more embeddings unless given --vector-index now). \
+                  does so for 100,000 or more embeddings, or $HOPGRAPH_VECTOR_GRAPH_MIN, \
+                  unless given --vector-index now). \
                   Until then vector searches scan those embeddings exactly: the same answers, \
                   slower (tens of ms per query at a million). The build takes minutes at a \
                   million embeddings, uses every core, and does not stop readers or writers \

@@ -56,8 +56,10 @@ node that has text and no embedding is embedded with that local sentence-transfo
 model, in batches on all cores with its own progress line, as `hopgraph reembed --missing`
 does; a store holding vectors of another model or dimension is refused before the import.
 
-Vector index: imported embeddings are stored, and searchable, at once. For 20,000 or more
-embeddings in one import the approximate-search (HNSW) graph is by default left for later
+Vector index: imported embeddings are stored, and searchable, at once. Below 100,000
+embeddings in a segment searches scan them exactly (exact answers; a few ms per query);
+from 100,000 on ($HOPGRAPH_VECTOR_GRAPH_MIN sets another bound) a segment gets an
+approximate-search (HNSW) graph, which an import by default leaves for later
 (--vector-index later), as vector stores without an index load: searches scan those
 embeddings exactly (the same answers, slower: tens of ms per query at a million) until
 `hopgraph index --db DIR` builds the graph (minutes at a million; readers and writers go on
@@ -104,7 +106,7 @@ pub(crate) struct ImportArgs {
     /// sentence-transformers model (as `hopgraph reembed --missing`), for semantic search.
     #[arg(long, value_name = "DIR", env = "HOPGRAPH_EMBED_MODEL")]
     embed_model: Option<PathBuf>,
-    /// When to build the HNSW graph of 20,000 or more imported embeddings: `later`
+    /// When to build the HNSW graph of 100,000 or more imported embeddings: `later`
     /// (default; `hopgraph index` or hopgraph-mcp builds it, searches are exact meanwhile)
     /// or `now` (within the import).
     #[arg(long, value_enum, default_value_t = VectorIndex::Later)]
@@ -217,7 +219,7 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         load.set_timestamp(ms);
     }
     load.defer_vector_graph(args.vector_index == VectorIndex::Later);
-    let db = Database::open(&args.db.db)?;
+    let db = Database::open_with(&args.db.db, super::base_options()?)?;
     if let Some(e) = &embedder {
         // A store of another dimension or model is refused before anything is written.
         super::reembed::check_store(&db, e, true)?;

@@ -293,13 +293,19 @@ pub(crate) fn json_line(out: &mut impl Write, value: &impl serde::Serialize) -> 
 
 /// Opens an existing database for reading only (no lock, no recovery writes).
 pub(crate) fn open_read_only(dir: &Path) -> CliResult<Database> {
-    let options = Options::default().read_only(true).create_if_missing(false);
+    let options = base_options()?.read_only(true).create_if_missing(false);
     open_or_not_found(dir, options)
+}
+
+/// The options every command opens a database with: the defaults and
+/// `$HOPGRAPH_VECTOR_GRAPH_MIN`.
+pub(crate) fn base_options() -> CliResult<Options> {
+    hopgraph_memory::options_from_env(Options::default()).map_err(CliError::usage)
 }
 
 /// Opens an existing database for writing.
 pub(crate) fn open_existing(dir: &Path) -> CliResult<Database> {
-    let options = Options::default().create_if_missing(false);
+    let options = base_options()?.create_if_missing(false);
     open_or_not_found(dir, options)
 }
 

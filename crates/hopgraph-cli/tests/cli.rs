@@ -23,22 +23,32 @@ fn fixture(name: &str) -> PathBuf {
 
 /// Runs the binary; returns (exit code, stdout, stderr).
 fn hopgraph<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
-    run_hopgraph(args, None)
+    run_hopgraph(args, None, &[])
+}
+
+/// Runs the binary with the environment variables `env` set.
+fn hopgraph_env<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
+    run_hopgraph(args, None, env)
 }
 
 /// Runs the binary with `input` on its standard input.
 fn hopgraph_stdin(args: &[&str], input: &str) -> (i32, String, String) {
-    run_hopgraph(args, Some(input))
+    run_hopgraph(args, Some(input), &[])
 }
 
 /// Runs the binary with `input`, or nothing, on its standard input.
 fn run_hopgraph<S: AsRef<std::ffi::OsStr>>(
     args: &[S],
     input: Option<&str>,
+    env: &[(&str, &str)],
 ) -> (i32, String, String) {
     use std::io::Write as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(if input.is_some() {
             Stdio::piped()
         } else {
@@ -1877,14 +1887,23 @@ fn a_server_memory_file_answers_its_tools_the_same() {
     assert_eq!(g["entities"], json!([entity(&lines[2])]));
 }
 
-/// An import of 20,000 embeddings stores them without the HNSW graph by default: `stats`
-/// and the import's summary say so, searches by embedding work meanwhile, `index` builds
-/// the graph (and then has nothing to do), `--vector-index now` builds it in the import.
+/// With `HOPGRAPH_VECTOR_GRAPH_MIN=20000`, an import of 20,000 embeddings stores them
+/// without the HNSW graph by default: `stats` and the import's summary say so, searches by
+/// embedding work meanwhile, `index` builds the graph (and then has nothing to do),
+/// `--vector-index now` builds it in the import. Under the default bound (100,000) the
+/// same import needs no graph at all; a bound that is not a positive integer is a usage
+/// error.
 #[test]
 fn import_defers_the_vector_graph_and_index_builds_it() {
     use std::fmt::Write as _;
     let tmp = tempdir();
-    let n = hopgraph::HNSW_MIN_VECTORS;
+    let n = 20_000;
+    let env = [("HOPGRAPH_VECTOR_GRAPH_MIN", "20000")];
+    let okb = |args: &[&str]| {
+        let (code, out, err) = hopgraph_env(args, &env);
+        assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+        out
+    };
     let mut lines = String::new();
     for i in 0..n {
         #[allow(clippy::cast_precision_loss, reason = "small test values")]
@@ -1899,12 +1918,12 @@ fn import_defers_the_vector_graph_and_index_builds_it() {
     let file = tmp.path().join("vectors.jsonl");
     std::fs::write(&file, lines).unwrap();
     let db = tmp.path().join("db");
-    let out = ok(&["import", "--db", &db_arg(&db), "-q", file.to_str().unwrap()]);
+    let out = okb(&["import", "--db", &db_arg(&db), "-q", file.to_str().unwrap()]);
     assert!(
         out.contains(&format!("vector index: {n} embeddings stored without")),
         "{out}"
     );
-    let stats = ok(&["stats", "--db", &db_arg(&db), "--json"]);
+    let stats = okb(&["stats", "--db", &db_arg(&db), "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(v["vectors_awaiting_index"], n);
     {
@@ -1922,7 +1941,7 @@ fn import_defers_the_vector_graph_and_index_builds_it() {
         );
     }
     // Progress on stderr (lines, not a terminal here) ends with the summary line.
-    let (code, out, err) = hopgraph(&["index", "--db", &db_arg(&db)]);
+    let (code, out, err) = hopgraph_env(&["index", "--db", &db_arg(&db)], &env);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains(&format!("indexed {n} embeddings")), "{out}");
     assert!(
@@ -1931,16 +1950,16 @@ fn import_defers_the_vector_graph_and_index_builds_it() {
             .is_some_and(|l| l.starts_with("index: done in") && l.contains("graph")),
         "{err}"
     );
-    let (code, out, err) = hopgraph(&["index", "--db", &db_arg(&db), "-q"]);
+    let (code, out, err) = hopgraph_env(&["index", "--db", &db_arg(&db), "-q"], &env);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("nothing to index"), "{out}");
     assert!(err.is_empty(), "{err}");
-    let stats = ok(&["stats", "--db", &db_arg(&db), "--json"]);
+    let stats = okb(&["stats", "--db", &db_arg(&db), "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(v["vectors_awaiting_index"], 0);
-    ok(&["check", "--db", &db_arg(&db)]);
+    okb(&["check", "--db", &db_arg(&db)]);
     let now = tmp.path().join("now");
-    let out = ok(&[
+    let out = okb(&[
         "import",
         "--db",
         &db_arg(&now),
@@ -1950,9 +1969,31 @@ fn import_defers_the_vector_graph_and_index_builds_it() {
         file.to_str().unwrap(),
     ]);
     assert!(!out.contains("vector index:"), "{out}");
-    let stats = ok(&["stats", "--db", &db_arg(&now), "--json"]);
+    let stats = okb(&["stats", "--db", &db_arg(&now), "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(v["vectors_awaiting_index"], 0);
+    // The default bound: no graph is wanted, so none waits and searches are exact.
+    let exact = tmp.path().join("exact");
+    let out = ok(&[
+        "import",
+        "--db",
+        &db_arg(&exact),
+        "-q",
+        file.to_str().unwrap(),
+    ]);
+    assert!(!out.contains("vector index:"), "{out}");
+    let stats = ok(&["stats", "--db", &db_arg(&exact), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(v["vectors_awaiting_index"], 0);
+    let (code, _, err) = hopgraph_env(
+        &["stats", "--db", &db_arg(&exact)],
+        &[("HOPGRAPH_VECTOR_GRAPH_MIN", "none")],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("error: HOPGRAPH_VECTOR_GRAPH_MIN=none is not a positive integer"),
+        "{err}"
+    );
 }
 
 /// A store written by an older format: `stats` names the segment's format and says what

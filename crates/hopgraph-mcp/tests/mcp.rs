@@ -2290,9 +2290,12 @@ fn memory_search_near_over_stdio() {
 #[test]
 fn server_builds_a_deferred_vector_graph_in_the_background() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let n = hopgraph::HNSW_MIN_VECTORS;
+    // A graph from 20,000 vectors (the default bound, 100,000, would make the debug
+    // build of the graph five times longer): the load and the server use the same bound.
+    let n = 20_000;
+    let options = hopgraph::Options::default().vector_graph_min(n);
     {
-        let db = Database::open(dir.path().join("default")).unwrap();
+        let db = Database::open_with(dir.path().join("default"), options.clone()).unwrap();
         let mut load = hopgraph::BulkLoad::new();
         load.defer_vector_graph(true);
         for i in 0..n {
@@ -2307,7 +2310,9 @@ fn server_builds_a_deferred_vector_graph_in_the_background() {
         }
         db.bulk_load(load).unwrap();
     }
-    let stores = Stores::new(StoreConfig::new(dir.path()));
+    let mut config = StoreConfig::new(dir.path());
+    config.options = config.options.vector_graph_min(n);
+    let stores = Stores::new(config);
     let call = |name: &str, args: Value| tools::call(&stores, name, args.as_object()).unwrap();
     let waiting = |stats: &Value| stats["storage"]["vectors_awaiting_index"].as_u64().unwrap();
     let search = json!({"embedding": [88.0, 1.0, 2.0], "limit": 3});

@@ -249,6 +249,34 @@ pub fn f32_to_f64(x: f32) -> f64 {
     x.to_string().parse::<f64>().unwrap_or(f64::from(x))
 }
 
+/// The environment variable both front ends read for
+/// [`Options::vector_graph_min`](hopgraph::Options::vector_graph_min).
+pub const VECTOR_GRAPH_MIN_ENV: &str = "HOPGRAPH_VECTOR_GRAPH_MIN";
+
+/// `options` with `$HOPGRAPH_VECTOR_GRAPH_MIN` applied when it is set (the fewest
+/// embeddings a segment needs for an HNSW graph; below it vector searches are exact).
+///
+/// # Errors
+/// A one-line message when the variable is set but not a positive integer.
+pub fn options_from_env(options: hopgraph::Options) -> Result<hopgraph::Options, String> {
+    let Some(value) = std::env::var_os(VECTOR_GRAPH_MIN_ENV).filter(|v| !v.is_empty()) else {
+        return Ok(options);
+    };
+    let n = value
+        .to_str()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!(
+                "{VECTOR_GRAPH_MIN_ENV}={} is not a positive integer (the fewest embeddings \
+                 a segment needs for an HNSW graph; default {})",
+                value.to_string_lossy(),
+                hopgraph::HNSW_MIN_VECTORS
+            )
+        })?;
+    Ok(options.vector_graph_min(n))
+}
+
 /// An RFC 3339 UTC timestamp (millisecond precision) from milliseconds since the epoch.
 pub fn rfc3339(ms: u64) -> String {
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);

@@ -626,6 +626,19 @@ fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
     );
 }
 
+/// A store in `dir` (graph bound [`GRAPH_MIN`]) holding [`GRAPH_MIN`] clustered 4-d
+/// embeddings (seed `seed`) bulk loaded without their graph.
+fn deferred_store(dir: &std::path::Path, seed: u64) -> Database {
+    let db = open_graph_min(dir).unwrap();
+    let mut bl = BulkLoad::new();
+    bl.defer_vector_graph(true);
+    for (i, v) in clustered(GRAPH_MIN, 4, seed).into_iter().enumerate() {
+        bl.node(&format!("n{i}"), props("a", Some(v))).unwrap();
+    }
+    db.bulk_load(bl).unwrap();
+    db
+}
+
 /// One vector-graph build at a time: while another holder has the index lock (here the
 /// test, as another process would, by `flock` on `INDEX.LOCK`), `index_vectors` waits
 /// before linking a single row, and `vector_index_build_running` says so; once the lock
@@ -634,17 +647,9 @@ fn deferred_graph_is_exact_meanwhile_and_index_vectors_builds_the_same_graph() {
 #[test]
 fn index_vectors_waits_for_another_build() {
     use std::sync::atomic::{AtomicU64, Ordering};
-    let (dim, n) = (4, GRAPH_MIN);
-    let vecs = clustered(n, dim, 5);
+    let n = GRAPH_MIN;
     let dir = tempdir();
-    let db = open_graph_min(dir.path()).unwrap();
-    let mut bl = BulkLoad::new();
-    bl.defer_vector_graph(true);
-    for (i, v) in vecs.iter().enumerate() {
-        bl.node(&format!("n{i}"), props("a", Some(v.clone())))
-            .unwrap();
-    }
-    db.bulk_load(bl).unwrap();
+    let db = deferred_store(dir.path(), 5);
     assert!(!db.vector_index_build_running());
 
     let other = std::fs::OpenOptions::new()
@@ -695,19 +700,9 @@ fn index_vectors_waits_for_another_build() {
 #[test]
 fn index_vectors_refuses_a_damaged_segment_and_changes_nothing() {
     use hopgraph::format::segment::{SectionKind as K, SegmentLayout};
-    let (dim, n) = (4, GRAPH_MIN);
-    let vecs = clustered(n, dim, 3);
+    let n = GRAPH_MIN;
     let dir = tempdir();
-    {
-        let db = open_graph_min(dir.path()).unwrap();
-        let mut bl = BulkLoad::new();
-        bl.defer_vector_graph(true);
-        for (i, v) in vecs.iter().enumerate() {
-            bl.node(&format!("n{i}"), props("a", Some(v.clone())))
-                .unwrap();
-        }
-        db.bulk_load(bl).unwrap();
-    }
+    drop(deferred_store(dir.path(), 3));
     let seg = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())

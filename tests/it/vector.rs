@@ -288,13 +288,13 @@ fn one_dimension_per_store() {
     db.verify().unwrap();
 }
 
-/// A segment large enough for an HNSW graph: recall@10 against exact ranking is high,
-/// filters hold, deleted and updated nodes are never found from their old rows, and the
-/// acknowledged writes are found after a reopen.
+/// A segment large enough for an HNSW graph (under a bound of [`GRAPH_MIN`]): recall@10
+/// against exact ranking is high, filters hold, deleted and updated nodes are never found
+/// from their old rows, and the acknowledged writes are found after a reopen.
 #[test]
 fn large_segment_uses_hnsw_and_respects_supersession() {
     let dim = 8;
-    let n = 20_000usize;
+    let n = GRAPH_MIN;
     let mut rng = hopgraph::vector::SplitMix64::new(5);
     #[allow(clippy::cast_possible_truncation, reason = "values in (-1, 1]")]
     let mut uniform = move || rng.next_unit() as f32 * 2.0 - 1.0;
@@ -310,7 +310,7 @@ fn large_segment_uses_hnsw_and_respects_supersession() {
         })
         .collect();
     let dir = tempdir();
-    let db = Database::open(dir.path()).unwrap();
+    let db = open_graph_min(dir.path()).unwrap();
     let mut bl = BulkLoad::new();
     for (i, v) in vecs.iter().enumerate() {
         let kind = if i.is_multiple_of(4) {
@@ -347,7 +347,7 @@ fn large_segment_uses_hnsw_and_respects_supersession() {
             }
             2 => {
                 drop(db);
-                db = Database::open(dir.path()).unwrap();
+                db = open_graph_min(dir.path()).unwrap();
             }
             _ => {}
         }

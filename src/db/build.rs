@@ -61,13 +61,11 @@ pub(crate) struct SegmentContent<'p> {
     /// The store's embedding dimension as of this segment (`None`: none yet, or take the
     /// first of `vectors`).
     pub embedding_dim: Option<u32>,
-    /// Leave the vectors without an HNSW graph even when there are enough of them for one
-    /// (a bulk load's choice; [`Database::index_vectors`](super::Database::index_vectors)
-    /// adds the graph later).
-    pub defer_vector_graph: bool,
-    /// The fewest vectors that get a graph (the handle's
-    /// [`Options::vector_graph_min`](super::Options::vector_graph_min)).
-    pub vector_graph_min: usize,
+    /// The fewest vectors that get an HNSW graph (the handle's
+    /// [`Options::vector_graph_min`](super::Options::vector_graph_min)); `None`: no graph
+    /// however many (the default, and a bulk load's choice to defer it:
+    /// [`Database::index_vectors`](super::Database::index_vectors) adds it later).
+    pub vector_graph_min: Option<usize>,
     /// Analyzes the texts of pushed nodes (one per build, so its stem memo carries over).
     pub analyzer: Analyzer,
 }
@@ -301,7 +299,7 @@ pub(crate) fn write_segment_staged(
                 id,
                 content.embedding_dim,
                 std::mem::take(&mut content.vectors),
-                (!content.defer_vector_graph).then_some(content.vector_graph_min),
+                content.vector_graph_min,
             )?;
             let weights_default = rows.weights_default();
             // Write progress counts sections (of at most WRITE_STEPS), the waits for the

@@ -344,8 +344,7 @@ impl Database {
         progress(BulkPhase::Nodes, 0, nkeys);
         let mut content = SegmentContent {
             embedding_dim: st.embedding_dim(),
-            defer_vector_graph,
-            vector_graph_min: self.shared.options.vector_graph_min,
+            vector_graph_min: (!defer_vector_graph).then_some(self.shared.options.vector_graph_min),
             ..SegmentContent::default()
         };
         let mut embedding_dim = content.embedding_dim;

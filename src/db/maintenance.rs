@@ -631,7 +631,7 @@ fn delta_content(st: &State, vector_graph_min: usize) -> SegmentContent<'static>
     let mut content = SegmentContent {
         summary: summary_of(st),
         embedding_dim: st.embedding_dim(),
-        vector_graph_min,
+        vector_graph_min: Some(vector_graph_min),
         ..SegmentContent::default()
     };
     for node in st.delta.nodes.values() {
@@ -682,7 +682,7 @@ fn merge_content(st: &State, vector_graph_min: usize) -> Result<Option<Merged<'s
     let mut content = SegmentContent {
         summary: last.summary().clone(),
         embedding_dim: st.embedding_dim(),
-        vector_graph_min,
+        vector_graph_min: Some(vector_graph_min),
         ..SegmentContent::default()
     };
     let mut dropped = 0u64;

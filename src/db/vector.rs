@@ -277,7 +277,7 @@ impl State {
         let mut top = TopK::new(q.limit);
         let mut error = None;
         for (i, s) in self.segs.segments.iter().enumerate() {
-            for hit in self.search_segment(i, s, &query, dim, (q, ef, graph_min), &mut error) {
+            for hit in self.search_segment(i, s, &query, dim, q, ef, graph_min, &mut error) {
                 top.offer(hit);
             }
             if let Some(e) = error {
@@ -317,7 +317,9 @@ impl State {
         s: &Segment,
         query: &[f32],
         dim: usize,
-        (q, ef, graph_min): (&VectorQuery, usize, usize),
+        q: &VectorQuery,
+        ef: usize,
+        graph_min: usize,
         error: &mut Option<Error>,
     ) -> Vec<Scored> {
         let b = s.file.bytes();

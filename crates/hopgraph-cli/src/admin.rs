@@ -253,9 +253,9 @@ pub(crate) fn checkpoint(args: CheckpointArgs) -> CliResult {
                   of the database meanwhile; each segment's new file replaces the old one \
                   atomically. hopgraph-mcp runs the same build in the background when it \
                   starts; one build runs at a time per database, so while another process \
-                  builds, this one waits for it (and says so) and then builds what is left, \
-                  usually nothing. Nothing to do is not an error. Progress goes to stderr: a bar on a \
-                  terminal, otherwise a line every 5 s (`index: graph 45% 7.1k vectors/s eta \
+                  builds, this one waits for it (and says so) and then builds what is \
+                  left, usually nothing. Nothing to do is not an error. Progress goes to \
+                  stderr: a bar on a terminal, otherwise a line every 5 s (`index: graph 45% 7.1k vectors/s eta \
                   1:10`), then one summary line; --quiet prints none.",
     after_long_help = "Examples:\n  hopgraph index --db ./mem\n  hopgraph stats --db ./mem   # the \
                        `vector index` line shows embeddings still waiting"

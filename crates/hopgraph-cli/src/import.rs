@@ -47,9 +47,9 @@ its line and column; --lenient drops unknown fields instead and counts them in t
 A FILE of - reads standard input (once, and only with an explicit --format).
 
 Progress goes to stderr over every phase (read, ids, nodes, build out-CSR, build in-CSR,
-write, fsync) with rate and time left: a bar redrawn in place on a terminal, else a plain line
-every 5 s (`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the time
-each phase took. --quiet turns it off.
+write, fsync) with rate and time left: a bar redrawn in place on a terminal, else a plain
+line every 5 s (`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the
+time each phase took. --quiet turns it off.
 
 Semantic search: with --embed-model DIR (or $HOPGRAPH_EMBED_MODEL), after the import every
 node that has text and no embedding is embedded with that local sentence-transformers
@@ -58,14 +58,13 @@ does; a store holding vectors of another model or dimension is refused before th
 
 Vector index: imported embeddings are stored, and searchable, at once. Below 100,000
 embeddings in a segment searches scan them exactly (exact answers; 1.5 ms per query at
-dimension 128, 5 ms at 384);
-from 100,000 on ($HOPGRAPH_VECTOR_GRAPH_MIN sets another bound) a segment gets an
-approximate-search (HNSW) graph, which an import by default leaves for later
-(--vector-index later), as vector stores without an index load: searches scan those
-embeddings exactly (the same answers, slower: tens of ms per query at a million) until
-`hopgraph index --db DIR` builds the graph (minutes at a million; readers and writers go on
-meanwhile) or hopgraph-mcp builds it in the background when it starts. --vector-index now
-builds it within the import.
+dimension 128, 5 ms at 384); from 100,000 on ($HOPGRAPH_VECTOR_GRAPH_MIN sets another
+bound) a segment gets an approximate-search (HNSW) graph, which an import by default
+leaves for later (--vector-index later), as vector stores without an index load: searches
+scan those embeddings exactly (the same answers, slower: tens of ms per query at a
+million) until `hopgraph index --db DIR` builds the graph (minutes at a million; readers
+and writers go on meanwhile) or hopgraph-mcp builds it in the background when it starts.
+--vector-index now builds it within the import.
 
 Reproducible imports: with --timestamp MS (or $SOURCE_DATE_EPOCH set), importing the same
 files into a new database gives the same bytes in every file except the database id, which

@@ -34,6 +34,21 @@ pub struct Neighbor {
 }
 
 impl Snapshot {
+    /// A snapshot of an empty store that has no directory: no nodes, no edges, LSN 0.
+    ///
+    /// For hosts that answer reads on a database that does not exist yet as on an empty
+    /// one without creating anything (the MCP server's contexts do).
+    pub fn empty() -> Snapshot {
+        Snapshot {
+            state: Arc::new(State::from_segments(
+                super::state::SegmentSet::default(),
+                0,
+                0,
+            )),
+            vector_graph_min: super::HNSW_MIN_VECTORS,
+        }
+    }
+
     /// LSN of the last commit visible in this snapshot.
     pub fn lsn(&self) -> Lsn {
         self.state.lsn

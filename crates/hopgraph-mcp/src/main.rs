@@ -86,8 +86,10 @@ Contexts: each context is the database <data>/<name>/. A name is 1-64 characters
   a-z 0-9 _ - . (lowercase), starts with a letter or digit, does not end with \".\",
   has no \"..\", and is not a Windows device name (con, prn, aux, nul, com1-com9,
   lpt1-lpt9, also with an extension such as nul.txt), so it is one directory on every
-  file system. Only create_memory and aim_memory_store create a context; every other
-  call on a context without a database answers \"No such context\" and creates nothing.
+  file system. Only create_memory and aim_memory_store create a context. On a context
+  without a database the read-only tools answer as on an empty store (no results,
+  zero counts, \"Memory not found.\") and the other writes \"No such context\"; none
+  creates anything.
 
 Limits (checked before the request's values are built; each is answered with an error
   that carries the request's id):

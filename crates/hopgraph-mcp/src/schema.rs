@@ -115,7 +115,7 @@ fn context() -> Value {
         "minLength": 1,
         "maxLength": 64,
         "pattern": CONTEXT_PATTERN,
-        "description": "Optional name of a separate memory database under the server's data directory (default \"default\"): 1-64 characters of a-z 0-9 _ - . (lowercase), starting with a letter or digit, not ending with \".\", no \"..\", not a Windows device name (con, prn, aux, nul, com1-9, lpt1-9, also with an extension). Only create_memory and aim_memory_store create a context; every other tool answers \"No such context\" for a context without a database and creates nothing. list_contexts lists them."
+        "description": "Optional name of a separate memory database under the server's data directory (default \"default\"): 1-64 characters of a-z 0-9 _ - . (lowercase), starting with a letter or digit, not ending with \".\", no \"..\", not a Windows device name (con, prn, aux, nul, com1-9, lpt1-9, also with an extension). Only create_memory and aim_memory_store create one; reads of a missing one answer as an empty store."
     })
 }
 

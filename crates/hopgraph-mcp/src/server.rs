@@ -91,9 +91,9 @@ impl ServerHandler for HopgraphServer {
                  (aim_memory_store), connect them with typed edges (link, aim_memory_link), \
                  find them (memory_search, get_memory) and follow their edges. Every tool \
                  takes an optional `context` naming a separate database (lowercase \
-                 a-z 0-9 _ - .); create_memory and aim_memory_store create it, other tools \
-                 answer \"No such context\" for one that does not exist yet, and \
-                 list_contexts lists them.",
+                 a-z 0-9 _ - .); create_memory and aim_memory_store create it, reads of one \
+                 that does not exist yet answer as an empty store (so a first \
+                 memory_search is simply empty), and list_contexts lists them.",
             )
     }
 

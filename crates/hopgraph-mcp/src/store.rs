@@ -13,8 +13,9 @@
 //! hands out `Arc`s and only drops entries nobody else holds); while every open context is
 //! busy the cache may exceed its bound by the number of calls in flight.
 //!
-//! Only writes that create data ([`Access::Create`]) create a database; every other call
-//! on a context that has no database answers "no such context" and touches nothing on disk.
+//! Only writes that create data ([`Access::Create`]) create a database. A read on a
+//! context that has no database answers as an empty store ([`Stores::snapshot`]); any other
+//! write there answers "no such context". Neither touches anything on disk.
 //!
 //! Maintenance ([`Stores::maintain`], run by a background thread, see
 //! [`start_maintenance`]): a context's WAL is checkpointed once it exceeds
@@ -330,6 +331,39 @@ impl Stores {
         cache.open.insert(dir, handle.clone());
         evict(&mut cache, self.config.open_max.max(1));
         Ok(handle)
+    }
+
+    /// The database of `context` at `location` for a call that only reads: `None` when
+    /// the context has no database, which the caller answers as an empty store
+    /// ([`Snapshot::empty`](hopgraph::Snapshot::empty)); nothing is created.
+    ///
+    /// # Errors
+    /// See [`Stores::database`].
+    pub fn for_read(
+        &self,
+        context: Option<&str>,
+        location: Option<Location>,
+    ) -> Result<Option<DbHandle>, ToolError> {
+        match self.database(context, location, Access::Existing) {
+            Ok(h) => Ok(Some(h)),
+            Err(e) if e.kind() == ToolErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A snapshot of `context` at `location` for a call that only reads: an empty one
+    /// when the context has no database (nothing is created).
+    ///
+    /// # Errors
+    /// See [`Stores::database`].
+    pub fn snapshot(
+        &self,
+        context: Option<&str>,
+        location: Option<Location>,
+    ) -> Result<hopgraph::Snapshot, ToolError> {
+        Ok(self
+            .for_read(context, location)?
+            .map_or_else(hopgraph::Snapshot::empty, |h| h.snapshot()))
     }
 
     /// Opens the default context's database at start when it exists, so the first call

@@ -153,9 +153,9 @@ impl std::io::Write for ByteCount {
     }
 }
 
-/// The tools that create their context's database when it is missing; every other tool
-/// answers "No such context" there and creates nothing (a delete, unlink or link on an
-/// empty context could only fail anyway).
+/// The tools that create their context's database when it is missing. The read-only
+/// tools answer as an empty store there, the other writes "No such context" (a delete,
+/// unlink or link on an empty context could only fail anyway); none creates anything.
 pub const CREATING_TOOLS: [&str; 2] = ["create_memory", "aim_memory_store"];
 
 /// Runs tool `name` with `arguments` against `stores`.
@@ -182,6 +182,8 @@ pub fn call(
         Access::Existing
     };
     let db = |location: Option<Location>| stores.database(ctx, location, access);
+    // A read on a context without a database sees an empty store; nothing is created.
+    let read = |location: Option<Location>| stores.snapshot(ctx, location);
     let embedder = stores.config().embedder.as_deref();
     // A write call: noted for maintenance (even when it fails: cheap and harmless).
     let written = |location: Option<Location>| -> Result<DbHandle, ToolError> {
@@ -249,7 +251,7 @@ pub fn call(
         }
         "get_memory" => {
             let id = args.req_id("memory_id")?;
-            ToolOutput::json(&nodes::get_memory(&db(None)?.snapshot(), &id)?)
+            ToolOutput::json(&nodes::get_memory(&read(None)?, &id)?)
         }
         "delete_memory" => {
             let id = args.req_id("memory_id")?;
@@ -275,15 +277,20 @@ pub fn call(
                     .map(|x| u64::try_from(x).unwrap_or(1)),
                 edge_types: args.opt_str_list("edge_types")?,
             };
-            let handle = db(None)?;
-            let snap = handle.snapshot();
+            let handle = stores.for_read(ctx, None)?;
+            let snap = handle
+                .as_ref()
+                .map_or_else(hopgraph::Snapshot::empty, |h| h.snapshot());
             // A query without an embedding gets the model's embedding of the query, so the
-            // memory layer fuses text and vector ranking.
+            // memory layer fuses text and vector ranking (a context without a database has
+            // no model record to check against).
             if let Some(e) = embedder
                 && req.embedding.is_none()
                 && !req.query.trim().is_empty()
             {
-                embed::check_model(&handle, e, false)?;
+                if let Some(handle) = &handle {
+                    embed::check_model(handle, e, false)?;
+                }
                 req.embedding = Some(embed::embed_one(e, req.query.clone())?);
             }
             ToolOutput::json(&search::memory_search_in(
@@ -313,7 +320,7 @@ pub fn call(
                 direction: husk_direction(&args)?,
                 limit: usize_of(args.opt_int("limit", 1, 100)?.unwrap_or(20)),
             };
-            wrapped(&walk::related(&db(None)?.snapshot(), &req)?)
+            wrapped(&walk::related(&read(None)?, &req)?)
         }
         "traverse" => {
             let req = TraverseRequest {
@@ -324,7 +331,7 @@ pub fn call(
                 direction: husk_direction(&args)?,
                 budget: budget(),
             };
-            let snap = db(None)?.snapshot();
+            let snap = read(None)?;
             wrapped(&walk::traverse(&snap, &mut stores.scratch(), &req)?)
         }
         "memory_path" => {
@@ -344,7 +351,7 @@ pub fn call(
                 all_shortest: args.opt_bool("all_shortest")?.unwrap_or(false),
                 budget: budget(),
             };
-            let snap = db(None)?.snapshot();
+            let snap = read(None)?;
             let result = path::memory_path(&snap, &mut stores.scratch(), &req)?;
             let mut out = ToolOutput::json(&result)?;
             out.text = result.text();
@@ -383,11 +390,15 @@ pub fn call(
                 limit: usize_of(args.opt_int("limit", 1, 1000)?.unwrap_or(100)),
                 budget: budget(),
             };
-            let snap = db(None)?.snapshot();
+            let snap = read(None)?;
             ToolOutput::json(&walk::expand(&snap, &mut stores.scratch(), &req)?)
         }
         "graph_stats" => {
-            let mut out = ToolOutput::json(&stats::graph_stats(&*db(None)?)?)?;
+            let s = match stores.for_read(ctx, None)? {
+                Some(h) => stats::graph_stats(&h)?,
+                None => stats::graph_stats_missing(&stores.dir(ctx, None)?),
+            };
+            let mut out = ToolOutput::json(&s)?;
             let (mode, model) = embed::stats_fields(embedder);
             if let Value::Object(m) = &mut out.structured {
                 m.insert("search_mode".into(), mode);

@@ -516,8 +516,40 @@ fn dispatch_validates_arguments() {
     )
     .unwrap();
     assert_eq!(made.structured["id"], "k");
-    // The default context has no database yet: reads say so and create nothing.
-    assert!(e("get_memory", json!({"memory_id": "k"})).starts_with("No such context: \"default\""),);
+    // The default context has no database yet: reads answer as an empty store, writes
+    // that could only fail say so, and neither creates anything.
+    assert_eq!(
+        e("get_memory", json!({"memory_id": "k"})),
+        "Memory not found."
+    );
+    let found = call("memory_search", json!({"query": "x"})).unwrap();
+    assert_eq!(found.structured["results"], json!([]));
+    let stats = call("graph_stats", json!({})).unwrap();
+    assert_eq!(stats.structured["nodes"], 0);
+    assert_eq!(stats.structured["edges"], 0);
+    let path = call("memory_path", json!({"from_id": "k", "to_id": "j"})).unwrap();
+    assert_eq!(path.text, "Unknown memory id: k");
+    assert_eq!(path.structured["found"], false);
+    for (tool, args) in [
+        ("related", json!({"memory_id": "k"})),
+        ("traverse", json!({"memory_id": "k"})),
+        ("expand", json!({"seed_doc_ids": ["k"], "hops": 1})),
+    ] {
+        // As on an empty store: whatever that answers, never "No such context".
+        if let Err(msg) = call(tool, args) {
+            assert!(
+                !msg.message().starts_with("No such context"),
+                "{tool}: {msg:?}"
+            );
+        }
+    }
+    assert!(
+        e(
+            "link",
+            json!({"source_id": "k", "target_id": "j", "edge_type": "t"})
+        )
+        .starts_with("No such context: \"default\"")
+    );
     assert!(!dir.path().join("default").exists());
     call("create_memory", json!({"type": "episodic", "content": "y"})).unwrap();
     assert_eq!(

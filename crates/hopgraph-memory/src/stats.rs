@@ -125,3 +125,34 @@ pub fn graph_stats(db: &Database) -> Result<GraphStats, ToolError> {
         },
     })
 }
+
+/// `graph_stats` of a store that does not exist yet (at `path`): everything zero, nothing
+/// created, as an empty store answers.
+pub fn graph_stats_missing(path: &std::path::Path) -> GraphStats {
+    GraphStats {
+        nodes: 0,
+        edges: 0,
+        edge_types: BTreeMap::new(),
+        storage: StorageStats {
+            path: path.display().to_string(),
+            segments: Vec::new(),
+            wal_bytes: 0,
+            disk_bytes: 0,
+            lsn: 0,
+            checkpoint_lsn: 0,
+            last_checkpoint_at: None,
+            generation: 0,
+            maintenance_error: None,
+            vectors_awaiting_index: 0,
+        },
+        recovery: RecoveryStats {
+            created: false,
+            segments: 0,
+            wal_records_replayed: 0,
+            wal_bytes_replayed: 0,
+            torn_tail_bytes: 0,
+            torn_tail_reason: None,
+            files_removed: Vec::new(),
+        },
+    }
+}

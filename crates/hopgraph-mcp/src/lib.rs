@@ -1,6 +1,7 @@
 //! The MCP adapter: serves the memory tools of [`hopgraph_memory`] to MCP clients over stdio
 //! or MCP's streamable HTTP transport.
 //!
+//! - `command`: the `hopgraph-mcp` command line (flags, environment, start and shutdown);
 //! - `limits`: request limits checked on the raw line before any value is built;
 //! - `args`: reading tool arguments from raw JSON with messages that name the argument;
 //! - `schema`: the tool list (names, descriptions, input and output schemas, annotations);
@@ -16,6 +17,7 @@
 //! `memory`, storage in `db`.
 
 pub mod args;
+pub mod command;
 pub mod embed;
 pub mod http;
 pub mod kg_tools;

@@ -126,7 +126,10 @@ pub mod limits {
 }
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};
 pub use model::{Edge, EdgeProps, Node, NodeProps, Props};
-pub use query::{FoundPath, NeighborOf, PathSpec, PathStep};
+pub use query::{
+    Expanded, Expansion, FoundPath, NeighborOf, PathSpec, PathStep, ShortestPaths, Traversal,
+    Visited,
+};
 pub use text::{TextField, TextHit, TextQuery};
 
 #[doc = include_str!("../README.md")]

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use crate::db::{Database, Snapshot};
 use crate::error::{Error, Result};
 use crate::graph::{Direction, EdgeDir, EdgeId, EdgeRef, NodeId, RunEntry, TypeFilter, TypeId};
-use crate::traverse::{self, Adjacency, Budget, PathOutcome, PathQuery, Scratch};
+use crate::traverse::{self, Adjacency, Budget, Completion, PathOutcome, PathQuery, Scratch};
 
 thread_local! {
     /// One traversal scratch per thread for the key-level calls.
@@ -168,6 +168,70 @@ impl FoundPath {
     }
 }
 
+/// What [`Snapshot::all_shortest_paths`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShortestPaths {
+    /// The paths, all of the same (shortest) length; empty when there is none.
+    pub paths: Vec<FoundPath>,
+    /// More shortest paths exist than were returned.
+    pub truncated: bool,
+}
+
+/// One node reached by [`Snapshot::expand_from`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Expanded {
+    /// The node.
+    pub node: NodeId,
+    /// Its key.
+    pub key: String,
+    /// The seed it was reached from (the nearest; ties: the earlier seed).
+    pub seed: String,
+    /// Hops from that seed (at least 1).
+    pub hops: u32,
+    /// The last edge walked.
+    pub edge: EdgeId,
+    /// Its type name.
+    pub edge_type: String,
+    /// Whether the last edge was walked from its source to its target.
+    pub forward: bool,
+}
+
+/// What [`Snapshot::expand_from`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Expansion {
+    /// Reached nodes in (hops, seed, node id) order.
+    pub nodes: Vec<Expanded>,
+    /// More nodes were within reach than the limit.
+    pub truncated: bool,
+}
+
+/// One node reached by [`Snapshot::traverse_from`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Visited {
+    /// The node.
+    pub node: NodeId,
+    /// Its key.
+    pub key: String,
+    /// Hops from the start.
+    pub depth: u32,
+    /// The hops from the start to the node.
+    pub steps: Vec<PathStep>,
+}
+
+/// What [`Snapshot::traverse_from`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Traversal {
+    /// Reached nodes (the start excluded) in (depth, node id) order.
+    pub visits: Vec<Visited>,
+    /// More nodes were within reach than the limit.
+    pub truncated: bool,
+}
+
 /// A node one hop away, as [`Snapshot::neighbors_of`] reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -231,11 +295,156 @@ impl Snapshot {
             budget: spec.budget(),
         };
         let outcome = with_scratch(|s| traverse::shortest_path(self, s, a, b, &query));
-        let path = match outcome {
-            PathOutcome::Found(p) => p,
-            PathOutcome::NotFound => return Ok(None),
-            PathOutcome::LimitReached { visited } => return Err(Error::LimitReached { visited }),
+        match outcome {
+            PathOutcome::Found(p) => Ok(Some(self.found_path(&p)?)),
+            PathOutcome::NotFound => Ok(None),
+            PathOutcome::LimitReached { visited } => Err(Error::LimitReached { visited }),
+        }
+    }
+
+    /// Every shortest path from `from` to `to` within `spec`, at most `max_paths` of them
+    /// in a deterministic order (hop by hop: next node id, type, edge; see
+    /// [`kernel::all_shortest_paths`](crate::kernel::all_shortest_paths)); parallel edges
+    /// make distinct paths. Empty when no path of at most `spec.max_hops` hops exists.
+    ///
+    /// # Errors
+    /// As [`Snapshot::shortest_path`].
+    pub fn all_shortest_paths(
+        &self,
+        from: &str,
+        to: &str,
+        spec: &PathSpec,
+        max_paths: usize,
+    ) -> Result<ShortestPaths> {
+        let [a, b] = self.node_id_pair(from, to);
+        let a = a.ok_or_else(|| Error::NodeNotFound {
+            key: from.to_owned(),
+        })?;
+        let b = b.ok_or_else(|| Error::NodeNotFound { key: to.to_owned() })?;
+        let query = PathQuery {
+            direction: spec.direction,
+            types: spec.type_filter(self),
+            max_hops: spec.max_hops,
+            budget: spec.budget(),
         };
+        let outcome =
+            with_scratch(|s| traverse::all_shortest_paths(self, s, a, b, &query, max_paths));
+        if let Completion::LimitReached { visited } = outcome.completion {
+            return Err(Error::LimitReached { visited });
+        }
+        Ok(ShortestPaths {
+            paths: outcome
+                .paths
+                .iter()
+                .map(|p| self.found_path(p))
+                .collect::<Result<_>>()?,
+            truncated: outcome.truncated,
+        })
+    }
+
+    /// The nodes within `spec.max_hops` hops of any of `seeds` (by key) over `spec`'s
+    /// types and direction, each reported once, from the nearest seed (ties: the earlier
+    /// seed), in (hops, seed, node id) order; the seeds themselves are not reported. At
+    /// most `limit` results.
+    ///
+    /// # Errors
+    /// `NodeNotFound` for an unknown seed; `LimitReached` when the visit or time budget
+    /// ran out; corruption of a record read.
+    pub fn expand_from<S: AsRef<str>>(
+        &self,
+        seeds: &[S],
+        spec: &PathSpec,
+        limit: usize,
+    ) -> Result<Expansion> {
+        let ids = seeds
+            .iter()
+            .map(|k| self.require(k.as_ref()))
+            .collect::<Result<Vec<_>>>()?;
+        let types = spec.type_filter(self);
+        let mut query = traverse::ExpandQuery::new(&ids, spec.max_hops, spec.direction);
+        query.types = &types;
+        query.limit = limit;
+        query.budget = spec.budget();
+        let outcome = with_scratch(|s| traverse::expand(self, s, &query));
+        if let Completion::LimitReached { visited } = outcome.completion {
+            return Err(Error::LimitReached { visited });
+        }
+        let nodes = outcome
+            .results
+            .iter()
+            .map(|r| {
+                Ok(Expanded {
+                    node: r.node,
+                    key: self.key_of(r.node)?,
+                    seed: seeds
+                        .get(r.seed)
+                        .map(|k| k.as_ref().to_owned())
+                        .unwrap_or_default(),
+                    hops: r.hop,
+                    edge: r.edge,
+                    edge_type: self.type_name(r.edge_type).unwrap_or_default().to_owned(),
+                    forward: r.forward,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Expansion {
+            nodes,
+            truncated: outcome.truncated,
+        })
+    }
+
+    /// Breadth-first traversal from `start` (by key) up to `spec.max_hops` hops over
+    /// `spec`'s types and direction: the first `limit` nodes reached (the start excluded)
+    /// in (depth, node id) order, each with the path taken.
+    ///
+    /// # Errors
+    /// As [`Snapshot::expand_from`].
+    pub fn traverse_from(&self, start: &str, spec: &PathSpec, limit: usize) -> Result<Traversal> {
+        let id = self.require(start)?;
+        let types = spec.type_filter(self);
+        let outcome = with_scratch(|s| {
+            traverse::traverse(
+                self,
+                s,
+                id,
+                spec.direction,
+                &types,
+                spec.max_hops,
+                limit,
+                &spec.budget(),
+            )
+        });
+        if let Completion::LimitReached { visited } = outcome.completion {
+            return Err(Error::LimitReached { visited });
+        }
+        let visits = outcome
+            .visits
+            .iter()
+            .map(|v| {
+                Ok(Visited {
+                    node: v.node,
+                    key: self.key_of(v.node)?,
+                    depth: v.depth,
+                    steps: v
+                        .path
+                        .iter()
+                        .map(|&(edge, t, forward)| PathStep {
+                            edge,
+                            edge_type: self.type_name(t).unwrap_or_default().to_owned(),
+                            forward,
+                        })
+                        .collect(),
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Traversal {
+            visits,
+            truncated: outcome.truncated,
+        })
+    }
+
+    /// A kernel path with its node keys and type names.
+    fn found_path(&self, path: &traverse::Path) -> Result<FoundPath> {
         let nodes = path
             .nodes
             .iter()
@@ -250,7 +459,7 @@ impl Snapshot {
                 forward: h.forward,
             })
             .collect();
-        Ok(Some(FoundPath { nodes, steps }))
+        Ok(FoundPath { nodes, steps })
     }
 
     /// The neighbors of `key` over edges of `types` (by name; empty: all) in `direction`,

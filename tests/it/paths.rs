@@ -170,3 +170,81 @@ proptest! {
         prop_assert_eq!(snap.edge_count(), model.len() as u64);
     }
 }
+
+/// The key-level all-shortest-paths, expansion and traversal agree with hand-computed
+/// answers on a diamond with a tail, and name unknown keys.
+#[test]
+fn key_level_all_paths_expand_and_traverse() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    for (s, t, ty) in [
+        ("a", "b", "x"),
+        ("a", "d", "y"),
+        ("b", "c", "x"),
+        ("d", "c", "x"),
+        ("c", "e", "x"),
+    ] {
+        b.link_creating_missing(s, ty, t, EdgeProps::default());
+    }
+    db.commit(b).unwrap();
+    let snap = db.snapshot();
+    let spec = hopgraph::PathSpec::new()
+        .direction(Direction::Out)
+        .max_hops(5);
+
+    let all = snap.all_shortest_paths("a", "e", &spec, 10).unwrap();
+    let keys: Vec<Vec<&str>> = all.paths.iter().map(|p| p.keys()).collect();
+    assert_eq!(
+        keys,
+        vec![vec!["a", "b", "c", "e"], vec!["a", "d", "c", "e"]]
+    );
+    assert!(!all.truncated);
+    let one = snap.all_shortest_paths("a", "e", &spec, 1).unwrap();
+    assert_eq!(one.paths.len(), 1);
+    assert!(one.truncated);
+    // Only type x: the path through d (a -y-> d) is gone.
+    let x_only = spec.clone().types(["x"]);
+    let via_x = snap.all_shortest_paths("a", "e", &x_only, 10).unwrap();
+    assert_eq!(via_x.paths.len(), 1);
+    assert_eq!(via_x.paths[0].keys(), ["a", "b", "c", "e"]);
+    assert!(
+        snap.all_shortest_paths("e", "a", &spec, 10)
+            .unwrap()
+            .paths
+            .is_empty()
+    );
+
+    let near = snap
+        .expand_from(&["a"], &spec.clone().max_hops(2), 100)
+        .unwrap();
+    let reached: Vec<(&str, u32)> = near
+        .nodes
+        .iter()
+        .map(|n| (n.key.as_str(), n.hops))
+        .collect();
+    assert_eq!(reached, [("b", 1), ("d", 1), ("c", 2)]);
+    assert!(near.nodes.iter().all(|n| n.seed == "a"));
+    let capped = snap.expand_from(&["a"], &spec, 2).unwrap();
+    assert_eq!(capped.nodes.len(), 2);
+    assert!(capped.truncated);
+
+    let walk = snap.traverse_from("a", &spec, 100).unwrap();
+    let visited: Vec<(&str, u32)> = walk
+        .visits
+        .iter()
+        .map(|v| (v.key.as_str(), v.depth))
+        .collect();
+    assert_eq!(visited, [("b", 1), ("d", 1), ("c", 2), ("e", 3)]);
+    let to_e = &walk.visits[3];
+    assert_eq!(to_e.steps.len(), 3);
+    assert!(to_e.steps.iter().all(|s| s.forward));
+
+    for e in [
+        snap.all_shortest_paths("a", "nope", &spec, 1).unwrap_err(),
+        snap.expand_from(&["nope"], &spec, 1).unwrap_err(),
+        snap.traverse_from("nope", &spec, 1).unwrap_err(),
+    ] {
+        assert!(matches!(e, hopgraph::Error::NodeNotFound { .. }), "{e}");
+    }
+}

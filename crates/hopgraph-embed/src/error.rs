@@ -20,6 +20,60 @@ pub enum EmbedError {
         file: PathBuf,
     },
 
+    /// A model directory named by the caller does not exist.
+    #[error("model directory {dir} does not exist")]
+    NoDirectory {
+        /// The directory.
+        dir: PathBuf,
+    },
+
+    /// A model id is not (wholly) in the Hugging Face cache and cannot be downloaded: the
+    /// endpoint cannot be reached, or `HF_HUB_OFFLINE` is set.
+    #[error(
+        "model {model} is not in the Hugging Face cache ({cache}) and cannot be downloaded \
+         from {endpoint}: {reason}. Provide it one of three ways: (1) a local model \
+         directory instead of the id; (2) a pre-populated Hugging Face cache: run \
+         `huggingface-cli download {model}` (or `hf download {model}`) where there is \
+         network and copy the cache here, or point HF_HOME or HF_HUB_CACHE at one; (3) \
+         network access to the Hub, or HF_ENDPOINT set to a reachable mirror"
+    )]
+    ModelUnavailable {
+        /// The model id.
+        model: String,
+        /// The cache directory searched.
+        cache: PathBuf,
+        /// The endpoint tried.
+        endpoint: String,
+        /// Why it could not be used (the connection error, or offline mode).
+        reason: String,
+    },
+
+    /// The endpoint answered, but not with the file: an HTTP error, a required file it does
+    /// not have, or a download that ended early.
+    #[error("downloading {file} of model {model}: {reason}")]
+    Download {
+        /// The model id.
+        model: String,
+        /// The file, relative to the model repository.
+        file: String,
+        /// What went wrong.
+        reason: String,
+    },
+
+    /// A file of a pinned model (downloaded, or found in the cache) is not the pinned
+    /// file: tampered with, truncated, or of another revision.
+    #[error("model {model}: {file} ({location}) is not the pinned file: {reason}")]
+    Checksum {
+        /// The model id.
+        model: String,
+        /// The file, relative to the model repository.
+        file: String,
+        /// Where it is: its path in the cache, or the URL it came from.
+        location: String,
+        /// Which size or hash it has and which it should have.
+        reason: String,
+    },
+
     /// A file exists but could not be read.
     #[error("cannot read {path}: {source}")]
     Io {

@@ -95,6 +95,7 @@ mod bert;
 )]
 mod bf16;
 mod error;
+pub mod hub;
 mod pool;
 pub mod record;
 mod spec;
@@ -114,6 +115,7 @@ use rayon::prelude::*;
 use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 pub use error::{EmbedError, Result};
+pub use hub::{Progress, ResolvedModel, resolve_model};
 pub use record::{MODEL_RECORD_FILE, ModelRecord};
 pub use spec::Pooling;
 
@@ -222,7 +224,51 @@ impl Embedder {
     ///
     /// As [`Embedder::load`].
     pub fn load_with_precision(dir: impl AsRef<Path>, precision: Precision) -> Result<Embedder> {
-        let dir = dir.as_ref();
+        Embedder::load_dir(dir.as_ref(), precision, None)
+    }
+
+    /// Loads a model named by a directory or a Hugging Face model id such as
+    /// `sentence-transformers/all-MiniLM-L6-v2`, found in the Hugging Face cache or
+    /// downloaded into it (see [`hub`]), calling `progress` while downloading (e.g.
+    /// [`hub::ProgressLine::update`]). The precision is `HOPGRAPH_EMBED_PRECISION`'s.
+    /// Returns the model and where it came from.
+    ///
+    /// # Errors
+    ///
+    /// As [`hub::Hub::resolve`], then as [`Embedder::load`].
+    pub fn load_named(
+        spec: impl AsRef<std::ffi::OsStr>,
+        progress: impl FnMut(&Progress<'_>),
+    ) -> Result<(Embedder, ResolvedModel)> {
+        let precision = Precision::from_env()?;
+        let model = resolve_model(spec, progress)?;
+        let embedder = Embedder::load_resolved(&model, precision)?;
+        Ok((embedder, model))
+    }
+
+    /// Loads a model [`hub::Hub::resolve`] found. For a model id, [`Embedder::model_id`]
+    /// starts with the id's last part (`all-MiniLM-L6-v2:<fingerprint>`, as for a directory
+    /// of that name), not with the snapshot folder's commit hash.
+    ///
+    /// # Errors
+    ///
+    /// As [`Embedder::load`].
+    pub fn load_resolved(model: &ResolvedModel, precision: Precision) -> Result<Embedder> {
+        Embedder::load_dir(&model.dir, precision, model.name())
+    }
+
+    fn load_dir(dir: &Path, precision: Precision, name: Option<&str>) -> Result<Embedder> {
+        if !dir.exists() {
+            return Err(EmbedError::NoDirectory {
+                dir: dir.to_path_buf(),
+            });
+        }
+        if !dir.is_dir() {
+            return Err(EmbedError::InvalidFile {
+                path: dir.to_path_buf(),
+                reason: "a model is a directory, and this is a file".into(),
+            });
+        }
         let spec = spec::ModelSpec::read(dir)?;
         let tokenizer_path = spec::required(dir, spec::TOKENIZER)?;
         let weights_path = spec::required(dir, spec::WEIGHTS)?;
@@ -290,7 +336,7 @@ impl Embedder {
         rest.update(&spec.config_bytes);
         rest.update(&tokenizer_bytes);
         let fingerprint = format!("{weights_crc:08x}{:08x}", rest.finalize());
-        let name = model_name(dir);
+        let name = model_name(dir, name);
         let pad_id =
             u32::try_from(spec.config.pad_token_id).map_err(|_| EmbedError::InvalidFile {
                 path: dir.join(spec::CONFIG),
@@ -538,13 +584,16 @@ fn cut(text: &str, window: usize) -> &str {
     &text[..end]
 }
 
-/// The model directory's last component, with anything but `[A-Za-z0-9._-]` replaced by
-/// `_`, or `model` when the path has none.
-fn model_name(dir: &Path) -> String {
-    let name = dir
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+/// `name`, else the model directory's last component, with anything but `[A-Za-z0-9._-]`
+/// replaced by `_`, or `model` when the path has none.
+fn model_name(dir: &Path, name: Option<&str>) -> String {
+    let name = name
+        .map(str::to_owned)
+        .or_else(|| {
+            dir.canonicalize()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        })
         .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
     let name: String = name
@@ -588,10 +637,17 @@ mod tests {
     #[test]
     fn model_name_sanitised() {
         assert_eq!(
-            model_name(Path::new("/no/such/all-MiniLM-L6-v2")),
+            model_name(Path::new("/no/such/all-MiniLM-L6-v2"), None),
             "all-MiniLM-L6-v2"
         );
-        assert_eq!(model_name(Path::new("/no/such/a b:c")), "a_b_c");
-        assert_eq!(model_name(Path::new("/")), "model");
+        assert_eq!(model_name(Path::new("/no/such/a b:c"), None), "a_b_c");
+        assert_eq!(model_name(Path::new("/"), None), "model");
+        assert_eq!(
+            model_name(
+                Path::new("/cache/snapshots/0123abcd"),
+                Some("all-MiniLM-L6-v2")
+            ),
+            "all-MiniLM-L6-v2"
+        );
     }
 }

@@ -42,8 +42,11 @@ fn each_missing_file_is_named() {
 #[test]
 fn a_directory_that_is_not_there() {
     let err = load_err(Path::new("/no/such/model/dir"));
-    assert!(matches!(err, EmbedError::MissingFile { .. }), "{err:?}");
-    assert!(err.to_string().contains("config.json"));
+    assert!(matches!(err, EmbedError::NoDirectory { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "model directory /no/such/model/dir does not exist"
+    );
 }
 
 #[test]

@@ -10,4 +10,5 @@
 
 mod code_path;
 mod directory;
+mod hub;
 mod reference;

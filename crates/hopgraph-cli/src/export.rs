@@ -26,8 +26,9 @@ Formats:
                  {\"node\":{key,kind,title,content,importance,status,props,embedding,created_at,
                  updated_at}} line per node, one {\"edge\":{source,target,type,weight,props,id,
                  created_at}} line per edge, and a closing {\"hopgraph\":\"end\",\"nodes\":N,
-                 \"edges\":M} line by which import detects a truncated file. Import gives the same
-                 graph (ids and timestamps are assigned anew).
+                 \"edges\":M} line by which import detects a truncated file. Times are RFC 3339
+                 (\"2024-05-01T12:00:00.000Z\"). Import gives the same graph (ids and
+                 timestamps are assigned anew).
   tsv            edges only: source<TAB>target<TAB>type, plus <TAB>weight when it is not 1.
                  Keys containing a tab, CR or LF, or a source starting with #, cannot be
                  written: use jsonl.
@@ -63,12 +64,14 @@ every format.
 Nodes come in id order, and each node's outgoing edges by (type, target).";
 
 const EXAMPLES: &str = "\
-Examples:
+Examples:  (on the sample that `hopgraph --help` imports)
   hopgraph export --db ./mem --out backup.jsonl
   hopgraph export --db ./mem --format tsv | sort > edges.tsv
   hopgraph export --db ./mem --format server-memory --out memory.json
-  hopgraph export --db ./mem --format dot --seed m-17 --max-hops 2 | dot -Tsvg > m-17.svg
-  hopgraph export --db ./mem --format graphml --seed m-17 --max-hops 3 --out m-17.graphml
+  hopgraph export --db ./mem --format dot --seed deploy-billing-api-2-3 \\
+      --max-hops 2 | dot -Tsvg > billing.svg
+  hopgraph export --db ./mem --format graphml --seed deploy-billing-api-2-3 \\
+      --max-hops 3 --out billing.graphml
   hopgraph export --db ./mem --format csv-tables --out ./tables";
 
 /// Export the database as JSONL, TSV/CSV or the memory server's format.

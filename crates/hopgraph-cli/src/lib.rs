@@ -51,23 +51,30 @@ hopgraph: an embedded graph database for typed, directed edges (agent memory).
 
 A database is a directory. Every command takes it as --db DIR; only `import` creates a
 database that does not exist yet. The same options mean the same everywhere: --type T
-(repeat it or comma-separate: --type a,b) filters edge types, --max-hops N bounds a walk,
---direction out|in|both, --json prints JSON, --limit N caps a list.
+(repeat it or comma-separate: --type a,b) filters edge types (in `search`, where the walk
+of --near takes them, it is --edge-type), --kind K is a node's kind (`add node`, `search`),
+--max-hops N bounds a walk, --direction out|in|both, --json prints JSON, --limit N caps a
+list. Times are printed as RFC 3339 (UTC), in text and JSON alike.
 
-A first session:
-  hopgraph import --db ./mem edges.tsv              load an edge list (or .csv, .jsonl)
-  hopgraph stats --db ./mem                         what is in it
-  hopgraph get --db ./mem m-17                      one node, its properties and edge counts
-  hopgraph neighbors --db ./mem m-17 --type caused_by
-  hopgraph path --db ./mem m-17 m-42 --max-hops 6   a shortest path
-  hopgraph traverse --db ./mem m-17 --max-hops 2    everything within two hops
-  hopgraph expand --db ./mem m-17 m-42 --max-hops 2 --json
-  hopgraph add --db ./mem node m-99 --title \"Cache misses\" --kind decision
-  hopgraph add --db ./mem edge m-99 caused_by m-17
-  hopgraph export --db ./mem --out backup.jsonl     everything, losslessly
-  hopgraph export --db ./mem --format dot --seed m-17 --max-hops 2 | dot -Tsvg > m17.svg
-  hopgraph reembed --db ./mem --model ./all-MiniLM-L6-v2   embeddings for semantic search
-  hopgraph index --db ./mem                         the ANN graph of imported embeddings
+A first session, from the repository's root, on its sample of 2,000 agent memories
+(examples/memory-2k-text.*, made by benches/workload/gen_graph.py --text):
+  hopgraph import --db ./mem examples/memory-2k-text.nodes.jsonl \\
+      examples/memory-2k-text.edges.tsv
+  hopgraph stats --db ./mem                         # what is in it
+  hopgraph search --db ./mem \"pooled connections\"   # ranked full-text search
+  hopgraph get --db ./mem deploy-billing-api-2-3    # one node, its edge counts
+  hopgraph neighbors --db ./mem deploy-billing-api-2-3 --type caused_by
+  hopgraph path --db ./mem deploy-auth-3-0 deploy-ledger-2-1 --max-hops 6
+  hopgraph traverse --db ./mem deploy-billing-api-2-3 --max-hops 2
+  hopgraph expand --db ./mem deploy-auth-3-0 deploy-ledger-2-1 --max-hops 2
+  hopgraph add --db ./mem node note-cache-misses --kind decision \\
+      --title \"Cache misses\"
+  hopgraph add --db ./mem edge note-cache-misses caused_by deploy-auth-3-0
+  hopgraph export --db ./mem --out backup.jsonl     # everything, losslessly
+  hopgraph export --db ./mem --format dot --seed deploy-billing-api-2-3 \\
+      --max-hops 2 | dot -Tsvg > billing.svg
+  hopgraph reembed --db ./mem --model ./all-MiniLM-L6-v2  # a model directory
+  hopgraph index --db ./mem                         # their ANN graph
   hopgraph check --db ./mem && hopgraph compact --db ./mem
 
 `hopgraph help COMMAND` (or COMMAND --help) explains each command with examples.";

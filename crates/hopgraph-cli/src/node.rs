@@ -12,9 +12,9 @@ use super::{CliError, CliResult, DbArg, json_line, open_existing, open_read_only
 use hopgraph::{Direction, EdgeProps, NodeProps, OpResult, Props, TypeFilter, WriteBatch};
 
 const GET_EXAMPLES: &str = "\
-Examples:
-  hopgraph get --db ./mem m-17
-  hopgraph get --db ./mem m-17 --json | jq .edges";
+Examples:  (on the sample that `hopgraph --help` imports)
+  hopgraph get --db ./mem deploy-billing-api-2-3
+  hopgraph get --db ./mem deploy-billing-api-2-3 --json | jq .edges";
 
 /// Show one node: its properties and how many edges it has, per type.
 #[derive(Debug, Args)]
@@ -24,7 +24,7 @@ Examples:
                   the key does not exist. With --json: one object {key, kind, title, content, \
                   importance, status, props, embedding, created_at, updated_at, edges{out, in, \
                   by_type[{type, out, in}]}} (the node fields are those of an exported \
-                  {\"node\":...} line).",
+                  {\"node\":...} line; times in RFC 3339, UTC).",
     after_long_help = GET_EXAMPLES
 )]
 pub(crate) struct GetArgs {
@@ -128,7 +128,7 @@ pub(crate) fn get(args: GetArgs) -> CliResult {
     }
     for (label, ms) in [("created", n.created_at), ("updated", n.updated_at)] {
         if let Some(ms) = ms {
-            writeln!(out, "{label:<12}{}", hopgraph_memory::rfc3339(ms))?;
+            writeln!(out, "{label:<12}{}", hopgraph_memory::rfc3339(ms.0))?;
         }
     }
     let c = &answer.edges;
@@ -144,11 +144,14 @@ pub(crate) fn get(args: GetArgs) -> CliResult {
 }
 
 const ADD_EXAMPLES: &str = "\
-Examples:
-  hopgraph add --db ./mem node m-99 --title \"Cache misses\" --kind decision --content \"...\"
-  hopgraph add --db ./mem node m-99 --title \"Cache misses, revised\" --replace
-  hopgraph add --db ./mem edge m-99 caused_by m-17
-  hopgraph add --db ./mem edge new-a relates_to new-b --create-missing --weight 0.5";
+Examples:  (on the sample that `hopgraph --help` imports)
+  hopgraph add --db ./mem node note-cache-misses --kind decision \\
+      --title \"Cache misses\" --content \"Raise cache_ttl on checkout to 300 s.\"
+  hopgraph add --db ./mem node note-cache-misses \\
+      --title \"Cache misses, revised\" --replace
+  hopgraph add --db ./mem edge note-cache-misses caused_by deploy-auth-3-0
+  hopgraph add --db ./mem edge outage-friday caused_by deploy-friday \\
+      --create-missing --weight 0.5";
 
 /// Add one node or one edge (one atomic commit).
 #[derive(Debug, Args)]

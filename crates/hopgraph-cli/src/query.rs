@@ -103,12 +103,15 @@ server does this on a background thread when it opens a database) and reports ho
 that took.";
 
 const PATH_EXAMPLES: &str = "\
-Examples:
-  hopgraph path --db ./mem m-17 m-42
-  hopgraph path --db ./mem m-17 m-42 --type caused_by,supersedes --direction out --json
-  hopgraph path --db ./mem m-17 m-42 --all
-  hopgraph path --db ./mem --pairs data/mem1m.pairs.tsv --max-hops 6 > answers.jsonl
-  hopgraph path --db ./mem --pairs data/mem1m.pairs.tsv --warm > answers.jsonl";
+Examples:  (on the sample that `hopgraph --help` imports)
+  hopgraph path --db ./mem deploy-auth-3-0 deploy-ledger-2-1
+  hopgraph path --db ./mem incident-feature-flags-disk-4 \\
+      incident-notifier-pool-4 --type caused_by,supersedes --direction out --json
+  hopgraph path --db ./mem deploy-billing-api-2-3 incident-checkout-pool --all
+  hopgraph path --db ./mem --pairs examples/memory-2k-text.pairs.tsv \\
+      --max-hops 6 > answers.jsonl
+  hopgraph path --db ./mem --type caused_by --warm \\
+      --pairs examples/memory-2k-text.pairs-walk-caused_by.tsv > answers.jsonl";
 
 /// Shortest path between two nodes, or for every pair of a file.
 #[derive(Debug, Args)]
@@ -295,9 +298,10 @@ fn read_pairs(path: &Path) -> CliResult<Vec<(String, String)>> {
 }
 
 const NEIGHBORS_EXAMPLES: &str = "\
-Examples:
-  hopgraph neighbors --db ./mem m-17
-  hopgraph neighbors --db ./mem m-17 --type caused_by --direction in --json";
+Examples:  (on the sample that `hopgraph --help` imports)
+  hopgraph neighbors --db ./mem deploy-billing-api-2-3
+  hopgraph neighbors --db ./mem incident-feature-flags-lag-3 \\
+      --type caused_by --direction in --json";
 
 /// The edges at one node and the nodes at their other ends.
 #[derive(Debug, Args)]
@@ -405,10 +409,12 @@ impl ExpandDir {
 }
 
 const EXPAND_EXAMPLES: &str = "\
-Examples:
-  hopgraph expand --db ./mem m-17 --max-hops 2
-  hopgraph expand --db ./mem m-17 m-42 --max-hops 3 --direction any --type caused_by --route --json
-  hopgraph expand --db ./mem m-17 --filter '{\"type\":\"decision\"}' --include-superseded";
+Examples:  (on the sample that `hopgraph --help` imports)
+  hopgraph expand --db ./mem deploy-billing-api-2-3 --max-hops 2
+  hopgraph expand --db ./mem deploy-billing-api-2-3 deploy-auth-3-0 \\
+      --max-hops 3 --direction any --type caused_by --route --json
+  hopgraph expand --db ./mem deploy-billing-api-2-3 --max-hops 2 \\
+      --filter '{\"type\":\"decision\"}' --include-superseded";
 
 /// The nodes within a few hops of one or more seeds.
 #[derive(Debug, Args)]
@@ -535,9 +541,10 @@ pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
 }
 
 const TRAVERSE_EXAMPLES: &str = "\
-Examples:
-  hopgraph traverse --db ./mem m-17
-  hopgraph traverse --db ./mem m-17 --max-hops 5 --type caused_by --type supersedes --direction out --json";
+Examples:  (on the sample that `hopgraph --help` imports)
+  hopgraph traverse --db ./mem deploy-billing-api-2-3
+  hopgraph traverse --db ./mem deploy-billing-api-2-3 --max-hops 5 \\
+      --type caused_by --type supersedes --direction out --json";
 
 /// A breadth-first walk from one node.
 #[derive(Debug, Args)]

@@ -4,15 +4,20 @@
 //! hopgraph JSONL, version 1, one JSON object per line:
 //!
 //! ```text
-//! {"hopgraph":"export","version":1,"nodes":2,"edges":1}
-//! {"node":{"key":"a","kind":"","title":"A","content":"","importance":0.0,"status":"","props":{},"embedding":null,"created_at":1,"updated_at":1}}
-//! {"edge":{"source":"a","target":"b","type":"caused_by","weight":1.0,"props":{},"id":0,"created_at":1}}
+//! {"hopgraph":"export","version":1}
+//! {"node":{"key":"a","kind":"","title":"A","content":"","importance":0.0,"status":"","props":{},"embedding":null,"created_at":"2024-05-01T12:00:00.000Z","updated_at":"2024-05-01T12:00:00.000Z"}}
+//! {"edge":{"source":"a","target":"b","type":"caused_by","weight":1.0,"props":{},"id":0,"created_at":"2024-05-01T12:00:00.000Z"}}
+//! {"hopgraph":"end","nodes":1,"edges":1}
 //! ```
 //!
-//! The header is optional on import; when it carries `nodes`/`edges` counts, the file must
-//! hold exactly that many lines of each kind (a truncated export is an error). In node and
+//! The header is optional on import; a header promises the closing `end` line, whose
+//! `nodes`/`edges` counts the file must match (a truncated export is an error). In node and
 //! edge lines only `key`, resp. `source`/`target`/`type` are required. Ids and timestamps
-//! are written for reference and assigned anew on import.
+//! are written for reference and assigned anew on import. Timestamps are written in
+//! RFC 3339 (UTC, milliseconds), as the MCP tools print them ([`Timestamp`]); import also
+//! reads the milliseconds since the Unix epoch that hopgraph 0.1 wrote.
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
@@ -61,9 +66,9 @@ pub(crate) struct NodeRecord {
     #[serde(default)]
     pub embedding: Option<Vec<f32>>,
     #[serde(default)]
-    pub created_at: Option<u64>,
+    pub created_at: Option<Timestamp>,
     #[serde(default)]
-    pub updated_at: Option<u64>,
+    pub updated_at: Option<Timestamp>,
 }
 
 impl NodeRecord {
@@ -78,8 +83,8 @@ impl NodeRecord {
             status: p.status.clone(),
             props: p.props.clone(),
             embedding: p.embedding.clone(),
-            created_at: Some(n.created_at),
-            updated_at: Some(n.updated_at),
+            created_at: Some(Timestamp(n.created_at)),
+            updated_at: Some(Timestamp(n.updated_at)),
         }
     }
 
@@ -116,7 +121,7 @@ pub(crate) struct EdgeRecord {
     #[serde(default)]
     pub id: Option<u64>,
     #[serde(default)]
-    pub created_at: Option<u64>,
+    pub created_at: Option<Timestamp>,
 }
 
 impl EdgeRecord {
@@ -128,7 +133,7 @@ impl EdgeRecord {
             weight: e.weight,
             props: e.props.clone(),
             id: Some(e.id.0),
-            created_at: Some(e.created_at),
+            created_at: Some(Timestamp(e.created_at)),
         }
     }
 }
@@ -234,5 +239,192 @@ pub(crate) fn observations(props: &Props) -> Vec<&str> {
     match props.get("observations") {
         Some(serde_json::Value::Array(v)) => v.iter().filter_map(|o| o.as_str()).collect(),
         _ => Vec::new(),
+    }
+}
+
+/// A point in time, milliseconds since the Unix epoch. Written as an RFC 3339 UTC string
+/// with milliseconds (`2024-05-01T12:00:00.000Z`, [`hopgraph_memory::rfc3339`], the form
+/// the MCP tools print); read from such a string (any offset, any number of fraction
+/// digits, `T`, `t` or a space between date and time) or from a number of milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Timestamp(pub u64);
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hopgraph_memory::rfc3339(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Timestamp;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "an RFC 3339 time such as \"2024-05-01T12:00:00.000Z\" or milliseconds \
+                     since 1970",
+                )
+            }
+            fn visit_u64<E: serde::de::Error>(self, ms: u64) -> Result<Timestamp, E> {
+                Ok(Timestamp(ms))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Timestamp, E> {
+                parse_rfc3339(s)
+                    .map(Timestamp)
+                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(s), &self))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// Milliseconds since the Unix epoch of an RFC 3339 date-time
+/// (`YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)`), None when `s` is not one or lies
+/// before 1970. Fractions beyond milliseconds are cut off; a leap second (`:60`) counts as
+/// the second after `:59`.
+pub(crate) fn parse_rfc3339(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    // Fixed-width decimal field b[at..at + len].
+    let num = |at: usize, len: usize| -> Option<i64> {
+        let digits = b.get(at..at + len)?;
+        digits.iter().try_fold(0i64, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
+    };
+    let sep = |at: usize, c: u8| b.get(at) == Some(&c);
+    if b.len() < 20 || !sep(4, b'-') || !sep(7, b'-') || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if !sep(13, b':') || !sep(16, b':') {
+        return None;
+    }
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let days_in_month = *month_days.get(usize::try_from(month - 1).ok()?)?;
+    if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    // Fraction: digits after a dot, the first three are milliseconds.
+    let mut at = 19;
+    let mut millis = 0i64;
+    if sep(at, b'.') {
+        at += 1;
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            if at - start < 3 {
+                millis = millis * 10 + i64::from(b[at] - b'0');
+            }
+            at += 1;
+        }
+        let digits = at - start;
+        if digits == 0 {
+            return None;
+        }
+        for _ in digits..3 {
+            millis *= 10;
+        }
+    }
+    // The offset from UTC: Z, or +HH:MM / -HH:MM and nothing after it.
+    let offset_minutes = match b.get(at..)? {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (h, m) = (num(at + 1, 2)?, num(at + 4, 2)?);
+            if h > 23 || m > 59 {
+                return None;
+            }
+            if *sign == b'+' {
+                h * 60 + m
+            } else {
+                -(h * 60 + m)
+            }
+        }
+        _ => return None,
+    };
+    // Days from 1970-01-01: whole years (with their leap days), then whole months.
+    let leap_days_before = |y: i64| (y - 1) / 4 - (y - 1) / 100 + (y - 1) / 400;
+    let mut days = (year - 1970) * 365 + leap_days_before(year) - leap_days_before(1970);
+    days += month_days[..usize::try_from(month - 1).ok()?]
+        .iter()
+        .sum::<i64>();
+    days += day - 1;
+    let seconds = ((days * 24 + hour) * 60 + minute - offset_minutes) * 60 + second;
+    u64::try_from(seconds * 1000 + millis).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Timestamp, parse_rfc3339};
+
+    #[test]
+    fn rfc3339_parses_what_it_prints() {
+        for ms in [
+            0,
+            1,
+            951_782_400_123,
+            1_700_000_000_000,
+            1_735_689_599_999,
+            4_102_444_800_000,
+        ] {
+            let s = hopgraph_memory::rfc3339(ms);
+            assert_eq!(parse_rfc3339(&s), Some(ms), "{s}");
+            let json = serde_json::to_string(&Timestamp(ms)).unwrap_or_default();
+            assert_eq!(json, format!("\"{s}\""));
+            let back: Option<Timestamp> = serde_json::from_str(&json).ok();
+            assert_eq!(back, Some(Timestamp(ms)));
+        }
+        let ms: Option<Timestamp> = serde_json::from_str("1700000000000").ok();
+        assert_eq!(ms, Some(Timestamp(1_700_000_000_000)), "the old form");
+    }
+
+    #[test]
+    fn rfc3339_offsets_fractions_and_bad_input() {
+        let base = parse_rfc3339("2024-02-29T12:00:00Z");
+        assert_eq!(base, Some(1_709_208_000_000));
+        assert_eq!(parse_rfc3339("2024-02-29t13:30:00+01:30"), base);
+        assert_eq!(parse_rfc3339("2024-02-29 10:00:00-02:00"), base);
+        assert_eq!(
+            parse_rfc3339("2024-02-29T12:00:00.5Z"),
+            base.map(|b| b + 500)
+        );
+        assert_eq!(
+            parse_rfc3339("2024-02-29T12:00:00.123456789Z"),
+            base.map(|b| b + 123)
+        );
+        for bad in [
+            "",
+            "2024-02-30T12:00:00Z",
+            "2023-02-29T12:00:00Z",
+            "2024-13-01T00:00:00Z",
+            "2024-01-01T24:00:00Z",
+            "2024-01-01T00:00:00",
+            "2024-01-01T00:00:00.Z",
+            "2024-01-01T00:00:00+0100",
+            "2024-01-01T00:00:00Zjunk",
+            "1969-12-31T23:59:59Z",
+            "yesterday",
+            "2024-01-01T00:00:00+99:00",
+            "２０２４-01-01T00:00:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+        let bad: Result<Timestamp, _> = serde_json::from_str("\"soon\"");
+        let msg = bad.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("RFC 3339"), "{msg}");
     }
 }

@@ -7,11 +7,14 @@ use clap::Args;
 use super::{CliResult, DbArg, json_line, open_read_only};
 use hopgraph_memory::search::{SearchRequest, memory_search};
 
-const SEARCH_EXAMPLES: &str = "Examples:
-  hopgraph search --db mem.hg \"connection pooling\"
-  hopgraph search --db mem.hg \"deploy failures\" --type event --limit 5 --json
-  hopgraph search --db mem.hg \"rollback\" --near m-17 --near m-42 --max-hops 3
-  hopgraph search --db mem.hg \"cause\" --near m-17 --edge-type caused_by,follows";
+const SEARCH_EXAMPLES: &str = "\
+Examples:  (on the sample that `hopgraph --help` imports)
+  hopgraph search --db ./mem \"pooled connections\"
+  hopgraph search --db ./mem \"p99 latency\" --kind incident --limit 5 --json
+  hopgraph search --db ./mem \"rolled back\" --near deploy-auth-3-0 \\
+      --near deploy-ledger-2-1 --max-hops 3
+  hopgraph search --db ./mem \"disk\" --near deploy-auth-3-0 \\
+      --edge-type caused_by,related_to";
 
 /// Ranked full-text search over titles, contents and metadata text.
 #[derive(Debug, Args)]
@@ -21,11 +24,14 @@ const SEARCH_EXAMPLES: &str = "Examples:
                   inflections do not matter; any word may match, nodes matching every word \
                   or the phrase rank higher. One line per hit: score, key, the field that \
                   matched and a snippet of it. With --json: {results[{id, title, score, type, \
-                  field, snippet}], truncated}, as the MCP tool `memory_search`. With --near ID \
+                  field, snippet}], truncated}, as the MCP tool `memory_search` (its `type` \
+                  is the node's kind). --kind K keeps nodes of kind K (what `add node \
+                  --kind` and the kind field of an import set). With --near ID \
                   (repeatable): only nodes within --max-hops (1-6, default 2) of one of \
-                  those nodes, edges walked both ways (only --edge-type types when given); \
-                  closer nodes rank higher (score × (1 + 2^-hops)) and each hit shows its \
-                  hop count.",
+                  those nodes, edges walked both ways (only --edge-type types when given: \
+                  here --type is not the edge-type filter it is in other commands); closer \
+                  nodes rank higher (score × (1 + 2^-hops)) and each hit shows its hop \
+                  count.",
     after_long_help = SEARCH_EXAMPLES
 )]
 pub(crate) struct SearchArgs {
@@ -33,9 +39,18 @@ pub(crate) struct SearchArgs {
     db: DbArg,
     /// The words to find.
     query: String,
-    /// Only nodes of this type (kind).
-    #[arg(long = "type", value_name = "TYPE")]
-    node_type: Option<String>,
+    /// Only nodes of this kind (e.g. decision, incident).
+    #[arg(long, value_name = "KIND")]
+    kind: Option<String>,
+    /// The old spelling of --kind: a node kind here, unlike --type elsewhere (deprecated,
+    /// hidden; says so on stderr).
+    #[arg(
+        long = "type",
+        value_name = "KIND",
+        hide = true,
+        conflicts_with = "kind"
+    )]
+    deprecated_type: Option<String>,
     /// Most hits listed (1-50).
     #[arg(long, value_name = "N", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=50))]
@@ -56,11 +71,24 @@ pub(crate) struct SearchArgs {
 }
 
 pub(crate) fn run(args: SearchArgs) -> CliResult {
+    let kind = match args.deprecated_type {
+        Some(kind) => {
+            let mut err = io::stderr().lock();
+            writeln!(
+                err,
+                "warning: `search --type {kind}` is deprecated: the node-kind filter is \
+                 --kind (--type filters edge types in the other commands; search's is \
+                 --edge-type)"
+            )?;
+            Some(kind)
+        }
+        None => args.kind,
+    };
     let db = open_read_only(&args.db.db)?;
     let request = SearchRequest {
         query: args.query,
         limit: Some(args.limit),
-        memory_type: args.node_type,
+        memory_type: kind,
         near: (!args.near.is_empty()).then_some(args.near),
         max_hops: args.max_hops,
         edge_types: (!args.edge_types.is_empty()).then_some(args.edge_types),

@@ -510,7 +510,11 @@ fn stats_checkpoint_compact() {
     assert_eq!(json["nodes"], 4);
     assert_eq!(json["edges"], 3);
     assert_eq!(json["segments"].as_array().unwrap().len(), 1);
-    assert!(json["last_checkpoint_ms"].as_u64().unwrap() > 0);
+    let at = json["last_checkpoint_at"].as_str().unwrap();
+    assert!(at.len() == 24 && at.ends_with('Z'), "RFC 3339: {at}");
+    assert_eq!(json["verified"], true);
+    assert!(json["damage"].is_null());
+    assert!(out.contains("integrity        ok"), "{out}");
     assert_eq!(json["recovery"]["wal_records_replayed"], 1);
 
     assert!(ok(&["checkpoint", "--db", &db]).contains("checkpointed through LSN 2"));
@@ -997,7 +1001,7 @@ fn search_finds_imported_observations() {
         &db_arg(&db),
         "manages",
         "--json",
-        "--type",
+        "--kind",
         "person",
     ]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -1008,7 +1012,7 @@ fn search_finds_imported_observations() {
         "--db",
         &db_arg(&db),
         "manages",
-        "--type",
+        "--kind",
         "project",
     ]);
     assert!(none.trim().is_empty(), "{none}");
@@ -1651,7 +1655,10 @@ fn same_input_same_bytes_but_the_database_id() {
     // Timestamps are the given time, so exports agree to the byte.
     let ea = ok(&["export", "--db", &db_arg(&a)]);
     assert_eq!(ea, ok(&["export", "--db", &db_arg(&b)]));
-    assert!(ea.contains("\"created_at\":1700000000000"), "{ea}");
+    assert!(
+        ea.contains("\"created_at\":\"2023-11-14T22:13:20.000Z\""),
+        "{ea}"
+    );
     // SOURCE_DATE_EPOCH (seconds) does the same.
     let c = tmp.path().join("c");
     let out = Command::new(env!("CARGO_BIN_EXE_hopgraph"))
@@ -2031,4 +2038,454 @@ fn stats_names_an_old_format_and_compact_upgrades_it() {
     assert_eq!(v["nodes"], 3);
     let out = ok(&["compact", "--db", &db_arg(&db)]);
     assert!(out.contains("nothing to compact"), "{out}");
+}
+
+/// The sample in examples/ (benches/workload/gen_graph.py --text): its files, by suffix.
+fn sample(suffix: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(format!("memory-2k-text.{suffix}"))
+}
+
+/// A fresh database holding the sample, at `dir`.
+fn import_sample(dir: &Path) {
+    ok(&[
+        "import",
+        "-q",
+        "--db",
+        &db_arg(dir),
+        sample("nodes.jsonl").to_str().unwrap(),
+        sample("edges.tsv").to_str().unwrap(),
+    ]);
+}
+
+/// The sample answers a newcomer's first commands: a text search finds the phrase the
+/// generator guarantees, `get` shows a title, the first pair has a path, and a seed's
+/// neighbourhood exports as a graph. The files stay small and every key they name exists.
+#[test]
+fn the_sample_answers_search_get_path_and_export() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    import_sample(&a);
+    let db = db_arg(&a);
+    let total: u64 = [
+        "nodes.jsonl",
+        "edges.tsv",
+        "pairs.tsv",
+        "pairs-walk-caused_by.tsv",
+        "meta.json",
+    ]
+    .iter()
+    .map(|s| std::fs::metadata(sample(s)).unwrap().len())
+    .sum();
+    assert!(total < 1_000_000, "the sample is {total} bytes");
+    let stats = json(&ok(&["stats", "--db", &db, "--json"]));
+    assert_eq!(stats["nodes"], 2000);
+    assert_eq!(stats["edges"], 7914);
+
+    let hits = ok(&["search", "--db", &db, "pooled connections"]);
+    assert!(!hits.trim().is_empty(), "no hit");
+    let hits = json(&ok(&[
+        "search",
+        "--db",
+        &db,
+        "pooled connections",
+        "--kind",
+        "decision",
+        "--json",
+    ]));
+    let hits = hits["results"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h["type"] == "decision"), "{hits:?}");
+
+    for key in ["decision-billing-api-pooling", "deploy-billing-api-2-3"] {
+        let out = ok(&["get", "--db", &db, key]);
+        let title = out.lines().find(|l| l.starts_with("title ")).unwrap_or("");
+        assert!(title.len() > "title ".len() + 5, "{key}: {out}");
+        let g = json(&ok(&["get", "--db", &db, key, "--json"]));
+        assert!(!g["title"].as_str().unwrap().is_empty(), "{g}");
+        assert!(!g["content"].as_str().unwrap().is_empty(), "{g}");
+    }
+
+    let pairs = std::fs::read_to_string(sample("pairs.tsv")).unwrap();
+    let (from, to) = pairs.lines().next().unwrap().split_once('\t').unwrap();
+    let path = ok(&["path", "--db", &db, from, to]);
+    assert!(
+        path.starts_with(from) && path.contains(to) && path.contains(" → "),
+        "{path}"
+    );
+    // Every pair of both pair files names keys of the sample, and the walk pairs are
+    // joined through caused_by edges alone.
+    let answers = ok(&[
+        "path",
+        "--db",
+        &db,
+        "--pairs",
+        sample("pairs-walk-caused_by.tsv").to_str().unwrap(),
+        "--type",
+        "caused_by",
+    ]);
+    assert_eq!(answers.lines().count(), 20);
+    assert!(
+        answers.lines().all(|l| json(l)["found"] == true),
+        "{answers}"
+    );
+    let answers = ok(&[
+        "path",
+        "--db",
+        &db,
+        "--pairs",
+        sample("pairs.tsv").to_str().unwrap(),
+    ]);
+    assert!(
+        answers.lines().all(|l| !json(l)["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Unknown")),
+        "{answers}"
+    );
+
+    let dot = ok(&[
+        "export",
+        "--db",
+        &db,
+        "--format",
+        "dot",
+        "--seed",
+        "deploy-billing-api-2-3",
+        "--max-hops",
+        "2",
+    ]);
+    assert!(dot.starts_with("digraph hopgraph {"), "{dot}");
+    assert!(dot.contains("\"deploy-billing-api-2-3\" ->"), "{dot}");
+    assert!(dot.contains("Deploy of billing-api 2.3"), "{dot}");
+    assert!(dot.lines().filter(|l| l.contains(" -> ")).count() > 10);
+}
+
+/// `search --kind` filters node kinds; `--type`, which means edge types everywhere else,
+/// still works in search as a hidden, deprecated spelling that says so on stderr.
+#[test]
+fn search_filters_kinds_with_kind_and_type_is_deprecated() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let input = tmp.path().join("g.jsonl");
+    std::fs::write(
+        &input,
+        [
+            r#"{"node":{"key":"d","kind":"decision","title":"Use pooled connections"}}"#,
+            r#"{"node":{"key":"i","kind":"incident","title":"Pooled connections ran out"}}"#,
+            r#"{"edge":{"source":"i","target":"d","type":"caused_by"}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    ok(&["import", "--db", &db_arg(&a), input.to_str().unwrap()]);
+    let db = db_arg(&a);
+    let ids = |out: &str| -> Vec<String> {
+        json(out)["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let both = ok(&["search", "--db", &db, "pooled connections", "--json"]);
+    assert_eq!(ids(&both).len(), 2, "{both}");
+    let kind = ok(&[
+        "search",
+        "--db",
+        &db,
+        "pooled connections",
+        "--kind",
+        "incident",
+        "--json",
+    ]);
+    assert_eq!(ids(&kind), ["i"]);
+    let (code, old, err) = hopgraph(&[
+        "search",
+        "--db",
+        &db,
+        "pooled connections",
+        "--type",
+        "incident",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(old, kind);
+    assert!(
+        err.starts_with("warning: `search --type incident` is deprecated")
+            && err.contains("--kind"),
+        "{err}"
+    );
+    // Not both at once; the help names --kind only, and the edge filter of --near.
+    let (code, _, _) = hopgraph(&["search", "--db", &db, "x", "--kind", "a", "--type", "b"]);
+    assert_eq!(code, 2);
+    let help = ok(&["search", "--help"]);
+    assert!(help.contains("--kind <KIND>"), "{help}");
+    assert!(!help.contains("--type <"), "{help}");
+    assert!(help.contains("--edge-type <TYPE>"), "{help}");
+    let top = ok(&["--help"]);
+    assert!(top.contains("--kind K is a node's kind"), "{top}");
+}
+
+/// Times are RFC 3339 in `get` (text and JSON), `stats --json` and the JSONL export; the
+/// export imports again (an import also reads the milliseconds older exports wrote), and
+/// a time that is neither is an invalid line.
+#[test]
+fn times_are_rfc3339_and_the_export_imports_again() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let input = tmp.path().join("g.tsv");
+    std::fs::write(&input, "x\ty\tcauses\n").unwrap();
+    ok(&[
+        "import",
+        "--db",
+        &db_arg(&a),
+        "--timestamp",
+        "1700000000000",
+        input.to_str().unwrap(),
+    ]);
+    const AT: &str = "2023-11-14T22:13:20.000Z";
+    let g = json(&ok(&["get", "--db", &db_arg(&a), "x", "--json"]));
+    assert_eq!(g["created_at"], AT, "{g}");
+    assert_eq!(g["updated_at"], AT, "{g}");
+    let text = ok(&["get", "--db", &db_arg(&a), "x"]);
+    assert!(text.contains(&format!("created     {AT}")), "{text}");
+    let stats = json(&ok(&["stats", "--db", &db_arg(&a), "--json"]));
+    assert!(stats.get("last_checkpoint_ms").is_none(), "{stats}");
+
+    let export = ok(&["export", "--db", &db_arg(&a)]);
+    let lines: Vec<serde_json::Value> = export.lines().map(json).collect();
+    assert_eq!(lines[1]["node"]["created_at"], AT, "{export}");
+    assert_eq!(lines[1]["node"]["updated_at"], AT, "{export}");
+    assert_eq!(lines[3]["edge"]["created_at"], AT, "{export}");
+    assert!(!export.contains("1700000000000"), "{export}");
+    let file = tmp.path().join("backup.jsonl");
+    std::fs::write(&file, &export).unwrap();
+    ok(&[
+        "import",
+        "--db",
+        &db_arg(&b),
+        "--timestamp",
+        "1700000000000",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(ok(&["export", "--db", &db_arg(&b)]), export);
+
+    // The milliseconds of hopgraph 0.1's exports, and other offsets, still import.
+    let old = tmp.path().join("old.jsonl");
+    std::fs::write(
+        &old,
+        concat!(
+            r#"{"node":{"key":"p","title":"P","created_at":1700000000000,"updated_at":1700000000000}}"#,
+            "\n",
+            r#"{"node":{"key":"q","created_at":"2023-11-14T23:13:20+01:00"}}"#,
+            "\n",
+            r#"{"edge":{"source":"p","target":"q","type":"t","id":7,"created_at":1}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let c = tmp.path().join("c");
+    ok(&["import", "--db", &db_arg(&c), old.to_str().unwrap()]);
+    assert_eq!(edges_of(&c), [triple("p", "t", "q")]);
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        r#"{"node":{"key":"p","created_at":"yesterday"}}"#.to_owned() + "\n",
+    )
+    .unwrap();
+    let err = fails(
+        5,
+        &[
+            "import",
+            "--db",
+            &db_arg(&tmp.path().join("d")),
+            bad.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        err.contains("bad.jsonl:1") && err.contains("RFC 3339"),
+        "{err}"
+    );
+}
+
+/// `stats` on a damaged store exits 3 as `check` does, saying that the database is damaged
+/// and naming the file: a damaged manifest when opening, a damaged segment when verifying
+/// (after printing what it could read, with an `integrity` line saying so).
+#[test]
+fn stats_exits_3_on_a_damaged_segment_or_manifest() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    rich_database(&a);
+    ok(&["checkpoint", "--db", &db_arg(&a)]);
+    assert!(ok(&["stats", "--db", &db_arg(&a)]).contains("integrity        ok"));
+    let pristine = tmp.path().join("pristine");
+    std::fs::create_dir(&pristine).unwrap();
+    copy_files(&a, &pristine);
+
+    let seg = files_named(&a, "seg-").pop().unwrap();
+    let len = std::fs::read(&seg).unwrap().len();
+    let mut offsets: Vec<usize> = (0..len).step_by(len / 16 + 1).collect();
+    offsets.extend([8, 20, len / 2, len - 1]);
+    let mut detected = 0;
+    for &offset in &offsets {
+        copy_files(&pristine, &a);
+        flip_byte(&seg, offset);
+        let (check, _, _) = hopgraph(&["check", "--db", &db_arg(&a)]);
+        let (code, out, err) = hopgraph(&["stats", "--db", &db_arg(&a)]);
+        if check == 0 {
+            // Bytes nothing reads (alignment padding): sound for both.
+            assert_eq!(code, 0, "offset {offset}: {err}");
+            continue;
+        }
+        detected += 1;
+        assert_eq!(code, 3, "offset {offset}: stdout {out} stderr {err}");
+        assert!(
+            err.starts_with("error: stats failed: the database is damaged: "),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(seg.to_str().unwrap()),
+            "offset {offset}: {err}"
+        );
+        // Found by the check after opening: the counts come first, then the verdict.
+        if !out.is_empty() {
+            assert!(out.contains("integrity        DAMAGED"), "{out}");
+        }
+        let (code, out, _) = hopgraph(&["stats", "--db", &db_arg(&a), "--json"]);
+        assert_eq!(code, 3);
+        if !out.is_empty() {
+            let v = json(&out);
+            assert!(v["damage"].as_str().unwrap().contains("damaged"), "{v}");
+        }
+    }
+    assert!(detected >= offsets.len() - 2, "{detected} of {offsets:?}");
+
+    let manifest = a.join("MANIFEST");
+    let len = std::fs::read(&manifest).unwrap().len();
+    for offset in [0, 9, 20, len / 2, len - 1] {
+        copy_files(&pristine, &a);
+        flip_byte(&manifest, offset);
+        let err = fails(3, &["stats", "--db", &db_arg(&a)]);
+        assert!(
+            err.contains("the database is damaged") && err.contains("MANIFEST"),
+            "offset {offset}: {err}"
+        );
+    }
+    copy_files(&pristine, &a);
+    ok(&["stats", "--db", &db_arg(&a)]);
+}
+
+/// The examples of a help text: lines starting with `hopgraph `, joined with the lines a
+/// trailing backslash continues.
+fn help_examples(help: &str) -> Vec<String> {
+    let mut examples = Vec::new();
+    let mut lines = help.lines();
+    while let Some(line) = lines.next() {
+        let line = line.trim();
+        if !line.starts_with("hopgraph ") {
+            continue;
+        }
+        let mut example = line.to_owned();
+        while let Some(head) = example.strip_suffix('\\') {
+            example = format!("{head}{}", lines.next().unwrap_or("").trim());
+        }
+        examples.push(example);
+    }
+    examples
+}
+
+/// Every example of the help texts of the commands below (all but `import` and `reembed`)
+/// runs as written, in order, from a directory holding the repository's examples/ and
+/// the sample imported as ./mem, and exits 0: concrete keys of the sample, no
+/// placeholders. Lines stay within 80 columns (with `\` continuations), so that help
+/// wrapped to a terminal's width still pastes. An example needing a tool that is not
+/// installed (jq, dot) or a model (reembed) is skipped.
+#[test]
+fn help_examples_run_on_the_sample() {
+    let tmp = tempdir();
+    let pristine = tmp.path().join("pristine");
+    import_sample(&pristine);
+    let bin = Path::new(env!("CARGO_BIN_EXE_hopgraph")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let installed = |tool: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let examples_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut ran = 0;
+    for command in [
+        "",
+        "search",
+        "get",
+        "add",
+        "path",
+        "neighbors",
+        "expand",
+        "traverse",
+        "export",
+        "stats",
+        "check",
+        "checkpoint",
+        "compact",
+        "unlink",
+        "index",
+    ] {
+        let help = if command.is_empty() {
+            ok(&["--help"])
+        } else {
+            ok(&[command, "--help"])
+        };
+        for line in help
+            .lines()
+            .filter(|l| l.trim_start().starts_with("hopgraph "))
+        {
+            assert!(line.len() <= 80, "{command}: over 80 columns: {line}");
+        }
+        let examples = help_examples(&help);
+        assert!(!examples.is_empty(), "{command}: no examples");
+        let work = tmp.path().join(format!("work-{command}"));
+        std::fs::create_dir_all(work.join("mem")).unwrap();
+        copy_files(&pristine, &work.join("mem"));
+        std::os::unix::fs::symlink(&examples_dir, work.join("examples")).unwrap();
+        for example in examples {
+            let needs = |word: &str| example.contains(word);
+            if needs("--model")
+                || (needs("| jq") && !installed("jq"))
+                || (needs("| dot") && !installed("dot"))
+            {
+                continue;
+            }
+            if example.starts_with("hopgraph import ") {
+                // The first line of the session: the database is there already.
+                assert!(example.contains("examples/memory-2k-text."), "{example}");
+                continue;
+            }
+            let out = Command::new("bash")
+                .args(["-c", &format!("set -eo pipefail; {example}")])
+                .current_dir(&work)
+                .env("PATH", &path)
+                .output()
+                .unwrap();
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert!(
+                out.status.success(),
+                "{command}: `{example}` failed: {stdout}\n{stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            ran += 1;
+        }
+    }
+    assert!(ran >= 30, "ran {ran} examples");
 }

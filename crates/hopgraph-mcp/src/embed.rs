@@ -24,6 +24,21 @@ use hopgraph_memory::aim::Entity;
 use hopgraph_memory::{ToolError, ToolErrorKind};
 use serde_json::{Value, json};
 
+/// Loads the model `spec` names (`--embed-model` or `HOPGRAPH_EMBED_MODEL`): a directory or a
+/// Hugging Face model id, from the Hugging Face cache or downloaded into it with a progress
+/// line on stderr (stdout carries the protocol). Returns the model and where it came from,
+/// for the log.
+///
+/// # Errors
+/// The loader's error (see [`hopgraph_embed::hub`]).
+pub fn load_model(
+    spec: &std::ffi::OsStr,
+) -> Result<(Embedder, String), hopgraph_embed::EmbedError> {
+    let mut line = hopgraph_embed::hub::ProgressLine::stderr("hopgraph-mcp");
+    let (embedder, model) = Embedder::load_named(spec, |p| line.update(p))?;
+    Ok((embedder, model.describe()))
+}
+
 /// The text embedded for a memory (see [`hopgraph_memory::embed_text`]).
 pub fn memory_text(title: Option<&str>, content: &str) -> String {
     hopgraph_memory::embed_text::memory_text(title, content)

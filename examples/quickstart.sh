@@ -1,23 +1,55 @@
 #!/usr/bin/env bash
-# The main job in one command: build hopgraph, import the sample agent-memory graph
-# (2,000 memories, ~7,900 typed edges, made by shared/workloads/gen_graph.py), answer
-# shortest-path queries, and show the database statistics.
+# The main job in one command: build the hopgraph Python package (the library plus the
+# `hopgraph` and `hopgraph-mcp` commands) into a virtual environment (.venv), import the
+# sample agent-memory graph, and answer a path query, a search and a lookup from the
+# command line and from Python. Then it prints what to try next.
+#
+# Needs: the Rust toolchain and Python >= 3.9 with venv. A first build compiles the
+# workspace in release mode (several minutes on 2 cores; cargo shows its progress).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin hopgraph
-bin=target/release/hopgraph
+venv=${HOPGRAPH_VENV:-.venv}
 db=${HOPGRAPH_DEMO_DB:-target/demo-memory.hg}
+sample=examples/memory-2k.edges.tsv
+step() { printf '\n== %s\n' "$*"; }
+
+step "1/5 build the package (wheel) and install it into $venv"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin
+rm -rf target/wheels
+"$venv/bin/maturin" build --manifest-path crates/hopgraph-py/Cargo.toml --out target/wheels
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall target/wheels/hopgraph-*.whl
+export PATH="$PWD/$venv/bin:$PATH"
+echo "installed: $(command -v hopgraph) and $(command -v hopgraph-mcp)"
+
+step "2/5 import the sample ($sample)"
 rm -rf "$db"
+hopgraph import --db "$db" "$sample"
 
-echo "# import"
-"$bin" import --db "$db" examples/memory-2k.edges.tsv
-
-echo; echo "# one path, all edge types, undirected, at most 10 hops"
+step "3/5 a shortest path (all edge types, either direction, at most 10 hops)"
 read -r from to < examples/memory-2k.pairs.tsv
-"$bin" path --db "$db" "$from" "$to"
+hopgraph path --db "$db" "$from" "$to"
 
-echo; echo "# a batch of pairs connected through caused_by edges only (JSON lines)"
-"$bin" path --db "$db" --pairs examples/memory-2k.pairs-walk-caused_by.tsv --type caused_by --max-hops 4 | head -n 3
+step "4/5 pairs joined by caused_by edges only, as JSON lines (first 3)"
+hopgraph path --db "$db" --pairs examples/memory-2k.pairs-walk-caused_by.tsv --type caused_by --max-hops 4 | head -n 3
 
-echo; echo "# statistics"
-"$bin" stats --db "$db"
+step "5/5 the same database from Python"
+python - "$db" "$from" "$to" <<'PY'
+import sys, hopgraph
+db_dir, a, b = sys.argv[1:]
+with hopgraph.open(db_dir, read_only=True) as db:
+    print(db.snapshot())
+    print(db.shortest_path(a, b))
+    print(db.neighbors(a)[:3])
+PY
+
+cat <<EOF
+
+Next:
+  source $venv/bin/activate                     # puts hopgraph and hopgraph-mcp on PATH
+  hopgraph --help                               # every command; hopgraph <command> --help
+  hopgraph stats --db $db
+  hopgraph export --db $db --format dot --seed $from --max-hops 2
+  hopgraph-mcp --help                           # the MCP memory server for agents
+  python -c 'import hopgraph; help(hopgraph)'   # the Python API
+EOF

@@ -1,0 +1,216 @@
+//! `WriteBatch`: writes collected in Python, committed atomically by the engine.
+
+use pyo3::prelude::*;
+
+use hopgraph::{EdgeId, EdgeProps, NodePatch, NodeProps};
+
+use crate::convert::{invalid, object};
+use crate::database::Database;
+
+/// Writes applied atomically and durably by one `Database.commit` (all or none).
+///
+/// ```python
+/// with db.batch() as b:                      # commits when the block ends without error
+///     b.put_node("outage", type="incident", title="API outage")
+///     b.link("outage", "caused_by", "deploy-42", create_missing=True)
+/// ```
+/// Or build one with `hopgraph.WriteBatch()` and pass it to `db.commit(batch)`.
+#[pyclass(module = "hopgraph")]
+pub struct WriteBatch {
+    pub(crate) inner: hopgraph::WriteBatch,
+    /// The database `with db.batch()` commits to.
+    pub(crate) target: Option<Py<Database>>,
+}
+
+#[pymethods]
+impl WriteBatch {
+    #[new]
+    fn new() -> WriteBatch {
+        WriteBatch {
+            inner: hopgraph::WriteBatch::new(),
+            target: None,
+        }
+    }
+
+    /// Writes node `key` with these properties, replacing any earlier ones (upsert); with
+    /// `create_only=True` a node that exists already makes the commit fail instead.
+    #[pyo3(signature = (key, *, r#type = "", title = "", content = "", importance = 0.0, status = "", metadata = None, embedding = None, create_only = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn put_node<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        key: String,
+        r#type: &str,
+        title: &str,
+        content: &str,
+        importance: f32,
+        status: &str,
+        metadata: Option<&Bound<'py, PyAny>>,
+        embedding: Option<&Bound<'py, PyAny>>,
+        create_only: bool,
+    ) -> PyResult<PyRefMut<'py, Self>> {
+        let props = NodeProps {
+            kind: r#type.to_owned(),
+            title: title.to_owned(),
+            content: content.to_owned(),
+            importance,
+            status: status.to_owned(),
+            props: object("metadata", metadata)?,
+            embedding: embedding
+                .filter(|e| !e.is_none())
+                .map(crate::convert::embedding)
+                .transpose()?,
+        };
+        if create_only {
+            slf.inner.create_node(key, props);
+        } else {
+            slf.inner.upsert_node(key, props);
+        }
+        Ok(slf)
+    }
+
+    /// Changes only the given properties of existing node `key` (`metadata` replaces the
+    /// whole dict, `merge_metadata` sets some of its keys; `embedding=None` keeps it,
+    /// `clear_embedding=True` removes it). An unknown key fails the commit.
+    #[pyo3(signature = (key, *, r#type = None, title = None, content = None, importance = None, status = None, metadata = None, merge_metadata = None, embedding = None, clear_embedding = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn update_node<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        key: String,
+        r#type: Option<String>,
+        title: Option<String>,
+        content: Option<String>,
+        importance: Option<f32>,
+        status: Option<String>,
+        metadata: Option<&Bound<'py, PyAny>>,
+        merge_metadata: Option<&Bound<'py, PyAny>>,
+        embedding: Option<&Bound<'py, PyAny>>,
+        clear_embedding: bool,
+    ) -> PyResult<PyRefMut<'py, Self>> {
+        let embedding = match (embedding.filter(|e| !e.is_none()), clear_embedding) {
+            (Some(_), true) => {
+                return Err(invalid(
+                    "embedding",
+                    "give an embedding or clear_embedding=True, not both",
+                ));
+            }
+            (Some(e), false) => Some(Some(crate::convert::embedding(e)?)),
+            (None, true) => Some(None),
+            (None, false) => None,
+        };
+        let patch = NodePatch {
+            kind: r#type,
+            title,
+            content,
+            importance,
+            status,
+            props: metadata
+                .filter(|m| !m.is_none())
+                .map(|m| object("metadata", Some(m)))
+                .transpose()?,
+            merge_props: merge_metadata
+                .filter(|m| !m.is_none())
+                .map(|m| object("merge_metadata", Some(m)))
+                .transpose()?,
+            embedding,
+        };
+        slf.inner.update_node(key, patch);
+        Ok(slf)
+    }
+
+    /// Deletes node `key` and its edges (a key that does not exist is no error).
+    fn delete_node(mut slf: PyRefMut<'_, Self>, key: String) -> PyRefMut<'_, Self> {
+        slf.inner.delete_node(key);
+        slf
+    }
+
+    /// Adds the edge `source -type-> target` (an existing identical triple is kept, not
+    /// duplicated). Unknown endpoints fail the commit unless `create_missing=True`, which
+    /// creates them as empty nodes.
+    #[pyo3(signature = (source, r#type, target, *, weight = 1.0, metadata = None, create_missing = false))]
+    fn link<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        source: String,
+        r#type: String,
+        target: String,
+        weight: f32,
+        metadata: Option<&Bound<'py, PyAny>>,
+        create_missing: bool,
+    ) -> PyResult<PyRefMut<'py, Self>> {
+        let props = EdgeProps {
+            weight,
+            props: object("metadata", metadata)?,
+        };
+        if create_missing {
+            slf.inner
+                .link_creating_missing(source, r#type, target, props);
+        } else {
+            slf.inner.link(source, r#type, target, props);
+        }
+        Ok(slf)
+    }
+
+    /// Removes an edge: by id (`unlink(edge_id)`) or by triple
+    /// (`unlink(source, type, target)`). A missing edge is no error.
+    #[pyo3(signature = (edge_or_source, r#type = None, target = None))]
+    fn unlink<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        edge_or_source: &Bound<'py, PyAny>,
+        r#type: Option<String>,
+        target: Option<String>,
+    ) -> PyResult<PyRefMut<'py, Self>> {
+        match (r#type, target) {
+            (None, None) => {
+                let id: u64 = edge_or_source
+                    .extract()
+                    .map_err(|_| invalid("edge", "unlink(edge_id) takes an integer edge id"))?;
+                slf.inner.unlink(EdgeId(id));
+            }
+            (Some(t), Some(target)) => {
+                let source: String = edge_or_source.extract()?;
+                slf.inner.unlink_triple(source, t, target);
+            }
+            _ => {
+                return Err(invalid(
+                    "unlink",
+                    "give an edge id, or source, type and target",
+                ));
+            }
+        }
+        Ok(slf)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("WriteBatch({} operations)", self.inner.len())
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// Commits to the database of `db.batch()` when the block raised nothing; discards
+    /// the batch otherwise.
+    fn __exit__(
+        &mut self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let batch = std::mem::take(&mut self.inner);
+        if exc_type.is_some_and(|t| !t.is_none()) {
+            return Ok(false);
+        }
+        let Some(db) = self.target.take() else {
+            return Err(invalid(
+                "batch",
+                "a WriteBatch() made directly is committed with db.commit(batch); use db.batch() for a with-block",
+            ));
+        };
+        db.borrow(py).commit_inner(py, batch)?;
+        Ok(false)
+    }
+}

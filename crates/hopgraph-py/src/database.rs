@@ -1,0 +1,648 @@
+//! `Database` and `Snapshot`: engine handles. Every engine call runs with the GIL
+//! released, so other Python threads run meanwhile.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use hopgraph::{Durability, NodeFilter, Options, PathSpec, TextQuery, VectorQuery};
+
+use crate::batch::WriteBatch;
+use crate::convert::{self, error, invalid};
+use crate::results::{Edge, Hit, Neighbor, Node, Path, Reached, Visit};
+
+/// A hopgraph database: a directory of memory-mapped segments and a write-ahead log.
+///
+/// ```python
+/// import hopgraph
+/// with hopgraph.open("memory.hg") as db:
+///     with db.batch() as b:
+///         b.link("outage", "caused_by", "deploy-42", create_missing=True)
+///     print(db.shortest_path("outage", "deploy-42"))
+/// ```
+/// Reads on the handle see the latest commit; `db.snapshot()` pins one consistent view.
+/// A handle is safe to share between threads. Several processes may open one directory.
+#[pyclass(frozen, module = "hopgraph")]
+pub struct Database {
+    inner: RwLock<Option<Arc<hopgraph::Database>>>,
+    path: PathBuf,
+}
+
+impl Database {
+    fn db(&self) -> PyResult<Arc<hopgraph::Database>> {
+        self.inner.read().clone().ok_or_else(|| {
+            convert::HopgraphError::new_err(format!(
+                "the database {} is closed",
+                self.path.display()
+            ))
+        })
+    }
+
+    pub(crate) fn commit_inner(
+        &self,
+        py: Python<'_>,
+        batch: hopgraph::WriteBatch,
+    ) -> PyResult<Py<PyAny>> {
+        let db = self.db()?;
+        let info = py.detach(|| db.commit(batch)).map_err(error)?;
+        let d = PyDict::new(py);
+        d.set_item("lsn", info.lsn)?;
+        d.set_item("operations", info.results.len())?;
+        Ok(d.into_any().unbind())
+    }
+}
+
+/// Opens (by default creating) the database in directory `path`.
+///
+/// `read_only=True` opens an existing database without taking the writer lock (writes
+/// raise `ReadOnlyError`); `create=False` raises `NotFoundError` where there is none;
+/// `durability="buffered"` skips the fsync per commit (a crash of the machine may lose
+/// the last commits, never corrupts).
+#[pyfunction]
+#[pyo3(signature = (path, *, read_only = false, create = true, durability = "sync"))]
+pub fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    read_only: bool,
+    create: bool,
+    durability: &str,
+) -> PyResult<Database> {
+    let durability = match durability {
+        "sync" => Durability::Sync,
+        "buffered" => Durability::Buffered,
+        other => {
+            return Err(invalid(
+                "durability",
+                format!("must be \"sync\" or \"buffered\", got {other:?}"),
+            ));
+        }
+    };
+    let options = Options::default()
+        .read_only(read_only)
+        .create_if_missing(create && !read_only)
+        .durability(durability);
+    let dir = path.clone();
+    let db = py
+        .detach(|| hopgraph::Database::open_with(&dir, options))
+        .map_err(error)?;
+    Ok(Database {
+        inner: RwLock::new(Some(Arc::new(db))),
+        path,
+    })
+}
+
+fn report(py: Python<'_>, pairs: &[(&str, Py<PyAny>)]) -> PyResult<Py<PyAny>> {
+    let d = PyDict::new(py);
+    for (k, v) in pairs {
+        d.set_item(k, v)?;
+    }
+    Ok(d.into_any().unbind())
+}
+
+#[pymethods]
+impl Database {
+    /// The database directory.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// A consistent read view of the latest commit; it stays valid while writes go on.
+    fn snapshot(&self) -> PyResult<Snapshot> {
+        Ok(Snapshot {
+            inner: self.db()?.snapshot(),
+        })
+    }
+
+    /// A new `WriteBatch` that commits to this database when its `with` block ends.
+    fn batch(slf: Py<Self>) -> WriteBatch {
+        WriteBatch {
+            inner: hopgraph::WriteBatch::new(),
+            target: Some(slf),
+        }
+    }
+
+    /// Applies `batch` atomically and durably (fsynced before this returns); returns
+    /// `{"lsn": ..., "operations": ...}`. On error nothing of the batch is applied.
+    fn commit(&self, py: Python<'_>, batch: &Bound<'_, WriteBatch>) -> PyResult<Py<PyAny>> {
+        let inner = std::mem::take(&mut batch.borrow_mut().inner);
+        self.commit_inner(py, inner)
+    }
+
+    /// Counts and storage state: nodes, edges, edge types, segments, WAL bytes, ...
+    fn stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let db = self.db()?;
+        let s = py.detach(|| db.stats()).map_err(error)?;
+        let types = PyDict::new(py);
+        for (name, count) in &s.edge_types {
+            types.set_item(name, count)?;
+        }
+        report(
+            py,
+            &[
+                ("nodes", s.nodes.into_pyobject(py)?.into_any().unbind()),
+                ("edges", s.edges.into_pyobject(py)?.into_any().unbind()),
+                ("edge_types", types.into_any().unbind()),
+                (
+                    "segments",
+                    s.segments.len().into_pyobject(py)?.into_any().unbind(),
+                ),
+                (
+                    "wal_bytes",
+                    s.wal_bytes.into_pyobject(py)?.into_any().unbind(),
+                ),
+                (
+                    "disk_bytes",
+                    s.disk_bytes.into_pyobject(py)?.into_any().unbind(),
+                ),
+                ("lsn", s.lsn.into_pyobject(py)?.into_any().unbind()),
+                (
+                    "checkpoint_lsn",
+                    s.checkpoint_lsn.into_pyobject(py)?.into_any().unbind(),
+                ),
+            ],
+        )
+    }
+
+    /// Reads and checksums every file; raises `CorruptError` naming the first damage.
+    /// Returns `{"segments", "wal_records", "bytes"}`.
+    fn check(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let db = self.db()?;
+        let r = py.detach(|| db.verify()).map_err(error)?;
+        report(
+            py,
+            &[
+                (
+                    "segments",
+                    r.segments.into_pyobject(py)?.into_any().unbind(),
+                ),
+                (
+                    "wal_records",
+                    r.wal_records.into_pyobject(py)?.into_any().unbind(),
+                ),
+                ("bytes", r.bytes.into_pyobject(py)?.into_any().unbind()),
+            ],
+        )
+    }
+
+    /// Writes the WAL's changes into a new segment and truncates the log.
+    fn checkpoint(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let db = self.db()?;
+        let r = py.detach(|| db.checkpoint()).map_err(error)?;
+        report(
+            py,
+            &[
+                ("segment", r.segment.into_pyobject(py)?.into_any().unbind()),
+                ("lsn", r.lsn.into_pyobject(py)?.into_any().unbind()),
+                ("bytes", r.bytes.into_pyobject(py)?.into_any().unbind()),
+            ],
+        )
+    }
+
+    /// Merges all segments into one (dropping deleted data) in the current format.
+    fn compact(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let db = self.db()?;
+        let r = py.detach(|| db.compact()).map_err(error)?;
+        report(
+            py,
+            &[
+                (
+                    "segments_merged",
+                    r.segments_merged.into_pyobject(py)?.into_any().unbind(),
+                ),
+                ("segment", r.segment.into_pyobject(py)?.into_any().unbind()),
+                ("edges", r.edges.into_pyobject(py)?.into_any().unbind()),
+                ("bytes", r.bytes.into_pyobject(py)?.into_any().unbind()),
+            ],
+        )
+    }
+
+    /// Closes the handle (also at the end of a `with` block). Snapshots taken before stay
+    /// readable; calls on the handle raise `hopgraph.Error` afterwards.
+    fn close(&self, py: Python<'_>) {
+        let db = self.inner.write().take();
+        py.detach(|| drop(db));
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.inner.read().is_some() {
+            "open"
+        } else {
+            "closed"
+        };
+        format!("Database({:?}, {state})", self.path.display().to_string())
+    }
+
+    // Reads on the latest commit: each is the `Snapshot` method of the same name.
+
+    /// See `Snapshot.get`.
+    fn get(&self, py: Python<'_>, key: &str) -> PyResult<Option<Node>> {
+        self.snapshot()?.get(py, key)
+    }
+
+    /// See `Snapshot.shortest_path`.
+    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, visited_max = None, timeout = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn shortest_path(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        target: &str,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+        max_hops: u32,
+        visited_max: Option<u64>,
+        timeout: Option<f64>,
+    ) -> PyResult<Option<Path>> {
+        self.snapshot()?.shortest_path(
+            py,
+            source,
+            target,
+            types,
+            direction,
+            max_hops,
+            visited_max,
+            timeout,
+        )
+    }
+
+    /// See `Snapshot.all_shortest_paths`.
+    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, max_paths = 100))]
+    #[allow(clippy::too_many_arguments)]
+    fn all_shortest_paths(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        target: &str,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+        max_hops: u32,
+        max_paths: usize,
+    ) -> PyResult<Vec<Path>> {
+        self.snapshot()?
+            .all_shortest_paths(py, source, target, types, direction, max_hops, max_paths)
+    }
+
+    /// See `Snapshot.neighbors`.
+    #[pyo3(signature = (key, *, types = None, direction = "both"))]
+    fn neighbors(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+    ) -> PyResult<Vec<Neighbor>> {
+        self.snapshot()?.neighbors(py, key, types, direction)
+    }
+
+    /// See `Snapshot.expand`.
+    #[pyo3(signature = (seeds, *, hops = 2, types = None, direction = "both", limit = 1000))]
+    fn expand(
+        &self,
+        py: Python<'_>,
+        seeds: Vec<String>,
+        hops: u32,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+        limit: usize,
+    ) -> PyResult<Vec<Reached>> {
+        self.snapshot()?
+            .expand(py, seeds, hops, types, direction, limit)
+    }
+
+    /// See `Snapshot.traverse`.
+    #[pyo3(signature = (start, *, max_depth = 3, types = None, direction = "out", limit = 1000))]
+    fn traverse(
+        &self,
+        py: Python<'_>,
+        start: &str,
+        max_depth: u32,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+        limit: usize,
+    ) -> PyResult<Vec<Visit>> {
+        self.snapshot()?
+            .traverse(py, start, max_depth, types, direction, limit)
+    }
+
+    /// See `Snapshot.search`.
+    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None))]
+    fn search(
+        &self,
+        py: Python<'_>,
+        query: String,
+        limit: usize,
+        offset: usize,
+        kinds: Option<&Bound<'_, PyAny>>,
+        min_importance: Option<f32>,
+    ) -> PyResult<Vec<Hit>> {
+        self.snapshot()?
+            .search(py, query, limit, offset, kinds, min_importance)
+    }
+
+    /// See `Snapshot.search_vector`.
+    #[pyo3(signature = (embedding, *, limit = 10, kinds = None, ef = None))]
+    fn search_vector(
+        &self,
+        py: Python<'_>,
+        embedding: &Bound<'_, PyAny>,
+        limit: usize,
+        kinds: Option<&Bound<'_, PyAny>>,
+        ef: Option<usize>,
+    ) -> PyResult<Vec<Hit>> {
+        self.snapshot()?
+            .search_vector(py, embedding, limit, kinds, ef)
+    }
+}
+
+/// A consistent, immutable view of a database at one commit; reads on it never see later
+/// writes. Cheap to take, safe to share between threads.
+#[pyclass(frozen, module = "hopgraph")]
+pub struct Snapshot {
+    inner: hopgraph::Snapshot,
+}
+
+fn spec(types: Option<&Bound<'_, PyAny>>, direction: &str, max_hops: u32) -> PyResult<PathSpec> {
+    Ok(PathSpec::new()
+        .types(convert::types(types)?)
+        .direction(convert::direction(direction)?)
+        .max_hops(max_hops))
+}
+
+fn kind_filter(kinds: Option<&Bound<'_, PyAny>>) -> PyResult<NodeFilter> {
+    let kinds = convert::types(kinds)?;
+    Ok(if kinds.is_empty() {
+        NodeFilter::any()
+    } else {
+        NodeFilter::any().kinds(kinds)
+    })
+}
+
+#[pymethods]
+impl Snapshot {
+    /// The log sequence number of the last commit this view sees.
+    #[getter]
+    fn lsn(&self) -> u64 {
+        self.inner.lsn()
+    }
+
+    /// Live nodes.
+    #[getter]
+    fn node_count(&self) -> u64 {
+        self.inner.node_count()
+    }
+
+    /// Live edges.
+    #[getter]
+    fn edge_count(&self) -> u64 {
+        self.inner.edge_count()
+    }
+
+    fn __contains__(&self, key: &str) -> bool {
+        self.inner.node_id(key).is_some()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Snapshot(lsn={}, nodes={}, edges={})",
+            self.inner.lsn(),
+            self.inner.node_count(),
+            self.inner.edge_count()
+        )
+    }
+
+    /// The node with `key`, or None.
+    fn get(&self, py: Python<'_>, key: &str) -> PyResult<Option<Node>> {
+        let snap = &self.inner;
+        let node = py.detach(|| snap.node_by_key(key)).map_err(error)?;
+        node.map(|n| Node::new(py, &n)).transpose()
+    }
+
+    /// The edge with id `edge_id`, or None.
+    fn edge(&self, py: Python<'_>, edge_id: u64) -> PyResult<Option<Edge>> {
+        let snap = &self.inner;
+        let Some(e) = py
+            .detach(|| snap.edge(hopgraph::EdgeId(edge_id)))
+            .map_err(error)?
+        else {
+            return Ok(None);
+        };
+        let key = |id| -> PyResult<String> {
+            Ok(snap
+                .node_label(id)
+                .map_err(error)?
+                .map(|(k, _)| k.to_owned())
+                .unwrap_or_default())
+        };
+        let t = snap.type_name(e.edge_type).unwrap_or_default().to_owned();
+        Edge::new(py, &e, key(e.source)?, t, key(e.target)?).map(Some)
+    }
+
+    /// A shortest path from `source` to `target` (keys), or None when there is none within
+    /// `max_hops`. `types`: an edge type or a list of them (None: all); `direction`:
+    /// "out" (follow edges forward), "in" (backward) or "both". `visited_max` and
+    /// `timeout` (seconds) bound the work: past them `LimitReachedError`. Unknown keys:
+    /// `NotFoundError`.
+    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, visited_max = None, timeout = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn shortest_path(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        target: &str,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+        max_hops: u32,
+        visited_max: Option<u64>,
+        timeout: Option<f64>,
+    ) -> PyResult<Option<Path>> {
+        let mut spec = spec(types, direction, max_hops)?;
+        if let Some(v) = visited_max {
+            spec = spec.visited_max(v);
+        }
+        if let Some(t) = timeout {
+            let t = Duration::try_from_secs_f64(t)
+                .map_err(|_| invalid("timeout", "must be a non-negative number of seconds"))?;
+            spec = spec.timeout(t);
+        }
+        let snap = &self.inner;
+        let path = py
+            .detach(|| snap.shortest_path(source, target, &spec))
+            .map_err(error)?;
+        Ok(path.as_ref().map(Path::new))
+    }
+
+    /// Every shortest path from `source` to `target` (at most `max_paths`, in a fixed
+    /// order); empty when there is none. Arguments as `shortest_path`.
+    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, max_paths = 100))]
+    #[allow(clippy::too_many_arguments)]
+    fn all_shortest_paths(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        target: &str,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+        max_hops: u32,
+        max_paths: usize,
+    ) -> PyResult<Vec<Path>> {
+        let spec = spec(types, direction, max_hops)?;
+        let snap = &self.inner;
+        let found = py
+            .detach(|| snap.all_shortest_paths(source, target, &spec, max_paths))
+            .map_err(error)?;
+        Ok(found.paths.iter().map(Path::new).collect())
+    }
+
+    /// The nodes one edge away from `key`, by (type, neighbor, edge).
+    #[pyo3(signature = (key, *, types = None, direction = "both"))]
+    fn neighbors(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+    ) -> PyResult<Vec<Neighbor>> {
+        let types = convert::types(types)?;
+        let direction = convert::direction(direction)?;
+        let snap = &self.inner;
+        let found = py
+            .detach(|| snap.neighbors_of(key, direction, &types))
+            .map_err(error)?;
+        Ok(found.iter().map(Neighbor::new).collect())
+    }
+
+    /// The nodes within `hops` of any of `seeds`, each once, from its nearest seed, in
+    /// (hops, seed, key id) order, at most `limit`; the seeds are not reported.
+    #[pyo3(signature = (seeds, *, hops = 2, types = None, direction = "both", limit = 1000))]
+    fn expand(
+        &self,
+        py: Python<'_>,
+        seeds: Vec<String>,
+        hops: u32,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+        limit: usize,
+    ) -> PyResult<Vec<Reached>> {
+        let spec = spec(types, direction, hops)?;
+        let snap = &self.inner;
+        let found = py
+            .detach(|| snap.expand_from(&seeds, &spec, limit))
+            .map_err(error)?;
+        Ok(found.nodes.iter().map(Reached::new).collect())
+    }
+
+    /// Breadth-first walk from `start` up to `max_depth` hops: the first `limit` nodes in
+    /// (depth, id) order, each with the steps taken.
+    #[pyo3(signature = (start, *, max_depth = 3, types = None, direction = "out", limit = 1000))]
+    fn traverse(
+        &self,
+        py: Python<'_>,
+        start: &str,
+        max_depth: u32,
+        types: Option<&Bound<'_, PyAny>>,
+        direction: &str,
+        limit: usize,
+    ) -> PyResult<Vec<Visit>> {
+        let spec = spec(types, direction, max_depth)?;
+        let snap = &self.inner;
+        let found = py
+            .detach(|| snap.traverse_from(start, &spec, limit))
+            .map_err(error)?;
+        Ok(found.visits.iter().map(Visit::new).collect())
+    }
+
+    /// Full-text search over titles, contents and metadata strings (BM25F; words, stems,
+    /// identifiers, phrases in quotes). `kinds`: only nodes of these types.
+    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None))]
+    fn search(
+        &self,
+        py: Python<'_>,
+        query: String,
+        limit: usize,
+        offset: usize,
+        kinds: Option<&Bound<'_, PyAny>>,
+        min_importance: Option<f32>,
+    ) -> PyResult<Vec<Hit>> {
+        let mut filter = kind_filter(kinds)?;
+        if let Some(m) = min_importance {
+            filter = filter.min_importance(m);
+        }
+        let q = TextQuery::new(query)
+            .limit(limit)
+            .offset(offset)
+            .filter(filter);
+        let snap = &self.inner;
+        let hits = py.detach(|| snap.search_text(&q)).map_err(error)?;
+        hits.iter()
+            .map(|h| {
+                Ok(Hit {
+                    key: label(snap, h.node)?,
+                    score: h.score,
+                    field: Some(h.field.name()),
+                    snippet: Some(h.snippet.clone()),
+                })
+            })
+            .collect()
+    }
+
+    /// The nodes whose embeddings are most similar (cosine) to `embedding`: a numpy
+    /// float32 array (read in place) or a list of numbers. `ef`: search breadth (larger:
+    /// better recall, slower); exact below 100,000 embeddings per segment.
+    #[pyo3(signature = (embedding, *, limit = 10, kinds = None, ef = None))]
+    fn search_vector(
+        &self,
+        py: Python<'_>,
+        embedding: &Bound<'_, PyAny>,
+        limit: usize,
+        kinds: Option<&Bound<'_, PyAny>>,
+        ef: Option<usize>,
+    ) -> PyResult<Vec<Hit>> {
+        let mut q = VectorQuery::new(convert::embedding(embedding)?)
+            .limit(limit)
+            .filter(kind_filter(kinds)?);
+        if let Some(ef) = ef {
+            q = q.ef(ef);
+        }
+        let snap = &self.inner;
+        let hits = py.detach(|| snap.search_vector(&q)).map_err(error)?;
+        hits.iter()
+            .map(|h| {
+                Ok(Hit {
+                    key: label(snap, h.node)?,
+                    score: f64::from(h.similarity),
+                    field: None,
+                    snippet: None,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The key of a node a search just returned.
+fn label(snap: &hopgraph::Snapshot, id: hopgraph::NodeId) -> PyResult<String> {
+    Ok(snap
+        .node_label(id)
+        .map_err(error)?
+        .map(|(k, _)| k.to_owned())
+        .unwrap_or_default())
+}

@@ -12,8 +12,9 @@ use super::{CliError, CliResult, DbArg, Exit, open_existing, open_read_only};
 use hopgraph::{OpResult, WriteBatch};
 
 /// `stats` verifies every file of a store whose segments and WAL take at most this many
-/// bytes (checksums and ids, as `check`: well under a second); a larger store only when
-/// asked with `check`.
+/// bytes (checksums and ids, as `check`): about 1.5 ms per MiB from the page cache in a
+/// release build (0.16 s for the 110 MiB of a 4M-edge Kronecker graph), so under half a
+/// second; a larger store only when asked with `check`.
 const STATS_VERIFY_BYTES_MAX: u64 = 256 << 20;
 
 /// A corrupt-database error of `stats`, saying so first (other errors as they are).
@@ -32,10 +33,11 @@ fn damaged(e: CliError) -> CliError {
                   checkpoint and what recovery did when opening. Opens the database read-only \
                   (recovery replays the WAL in memory but changes no file). A store of up to \
                   256 MiB of segments and WAL is also verified completely, as `check` does \
-                  (milliseconds per MiB); a larger one is not (the `integrity` line says so: \
+                  (about 1.5 ms per MiB); a larger one is not (the `integrity` line says so: \
                   run `check`). A damaged store, found when opening, reading or verifying it, \
                   exits 3 with the damaged file and byte offset on stderr, after what could \
-                  be read.",
+                  be read. With --json: one object whose `verified` says whether the files \
+                  were checked and `damage` what was found (null when nothing).",
     after_long_help = "Examples:\n  hopgraph stats --db ./mem\n  hopgraph stats --db ./mem --json | jq .edge_types"
 )]
 pub(crate) struct StatsArgs {

@@ -73,7 +73,7 @@ A first session, from the repository's root, on its sample of 2,000 agent memori
   hopgraph export --db ./mem --out backup.jsonl     # everything, losslessly
   hopgraph export --db ./mem --format dot --seed deploy-billing-api-2-3 \\
       --max-hops 2 | dot -Tsvg > billing.svg
-  hopgraph reembed --db ./mem --model ./all-MiniLM-L6-v2  # a model directory
+  hopgraph reembed --db ./mem --model sentence-transformers/all-MiniLM-L6-v2
   hopgraph index --db ./mem                         # their ANN graph
   hopgraph check --db ./mem && hopgraph compact --db ./mem
 

@@ -434,7 +434,7 @@ fn tsv_export_import_round_trip() {
 fn sample_graph_round_trips_through_tsv() {
     let tmp = tempdir();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/memory-2k.edges.tsv");
+    let sample = sample("edges.tsv");
     ok(&["import", "--db", &db_arg(&a), sample.to_str().unwrap()]);
     let file = tmp.path().join("again.tsv");
     ok(&[

@@ -643,7 +643,8 @@ impl<P: FnMut(&Progress<'_>)> Session<'_, P> {
             Fetched::Absent => {
                 return Err(self.download_error(
                     "config.json",
-                    "the endpoint has no such file: is the model id right?",
+                    "the endpoint has no such file: is the model id right? (a relative \
+                     directory is written ./owner/name)",
                 ));
             }
         };
@@ -768,7 +769,8 @@ impl<P: FnMut(&Progress<'_>)> Session<'_, P> {
                     file,
                     &format!(
                         "{url}: HTTP {status}: access denied (a private or gated model needs \
-                         HF_TOKEN; a mistyped model id also answers this)"
+                         HF_TOKEN; a mistyped model id also answers this; a relative \
+                         directory is written ./owner/name)"
                     ),
                 ));
             }

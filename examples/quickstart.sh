@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${HOPGRAPH_VENV:-.venv}
 db=${HOPGRAPH_DEMO_DB:-target/demo-memory.hg}
-sample=examples/memory-2k.edges.tsv
+sample=examples/memory-2k-text
 step() { printf '\n== %s\n' "$*"; }
 
 step "1/5 build the package (wheel) and install it into $venv"
@@ -22,16 +22,18 @@ rm -rf target/wheels
 export PATH="$PWD/$venv/bin:$PATH"
 echo "installed: $(command -v hopgraph) and $(command -v hopgraph-mcp)"
 
-step "2/5 import the sample ($sample)"
+step "2/5 import the sample ($sample.*: 2,000 memories with titles and text, 7,914 typed edges)"
 rm -rf "$db"
-hopgraph import --db "$db" "$sample"
+hopgraph import --db "$db" "$sample.nodes.jsonl" "$sample.edges.tsv"
 
 step "3/5 a shortest path (all edge types, either direction, at most 10 hops)"
-read -r from to < examples/memory-2k.pairs.tsv
+read -r from to < "$sample.pairs.tsv"
 hopgraph path --db "$db" "$from" "$to"
 
-step "4/5 pairs joined by caused_by edges only, as JSON lines (first 3)"
-hopgraph path --db "$db" --pairs examples/memory-2k.pairs-walk-caused_by.tsv --type caused_by --max-hops 4 | head -n 3
+step "4/5 full-text search, one memory, and pairs joined by caused_by edges only"
+hopgraph search --db "$db" "pooled connections" --limit 3
+hopgraph get --db "$db" deploy-billing-api-2-3
+hopgraph path --db "$db" --pairs "$sample.pairs-walk-caused_by.tsv" --type caused_by --max-hops 4 | head -n 2
 
 step "5/5 the same database from Python"
 python - "$db" "$from" "$to" <<'PY'
@@ -41,6 +43,7 @@ with hopgraph.open(db_dir, read_only=True) as db:
     print(db.snapshot())
     print(db.shortest_path(a, b))
     print(db.neighbors(a)[:3])
+    print(db.search("pooled connections", limit=2))
 PY
 
 cat <<EOF
@@ -49,7 +52,7 @@ Next:
   source $venv/bin/activate                     # puts hopgraph and hopgraph-mcp on PATH
   hopgraph --help                               # every command; hopgraph <command> --help
   hopgraph stats --db $db
-  hopgraph export --db $db --format dot --seed $from --max-hops 2
+  hopgraph export --db $db --format dot --seed deploy-billing-api-2-3 --max-hops 2
   hopgraph-mcp --help                           # the MCP memory server for agents
   python -c 'import hopgraph; help(hopgraph)'   # the Python API
 EOF

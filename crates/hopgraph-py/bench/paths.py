@@ -6,10 +6,11 @@ networkx, in one run on one graph.
 
 Makes the database with `hopgraph import` (the package's command) unless --db exists,
 then, on the same pairs (undirected, all edge types, at most 10 hops):
-  rust      `hopgraph path --pairs` (its own per-query timing: the key-level engine
-            call, no process start or output in the figure),
-  python    `db.shortest_path(a, b)` from Python, timed per call around the call
-            (arguments in, a Path object out),
+  rust      the same key-level engine calls from Rust (`examples/path_latency.rs`:
+            `Database::shortest_path`, and `Snapshot::shortest_path` on one snapshot),
+            built with `cargo build --release --example path_latency` (--rust-bin),
+  python    `db.shortest_path(a, b)` and `snap.shortest_path(a, b)` from Python, timed
+            per call around the call (arguments in, a Path object out),
   networkx  `nx.shortest_path(G, a, b)` on an undirected nx.Graph of the same edges
             (optional: --no-networkx skips it; it needs the graph in memory).
 Prints p50/p90/p99 per system and the ratios of p50s; checks that every system finds
@@ -17,8 +18,7 @@ paths of the same length for the same pairs.
 """
 
 import argparse
-import re
-import statistics
+import json
 import subprocess
 import sys
 import time
@@ -44,6 +44,7 @@ def main():
     ap.add_argument("--max-hops", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3, help="passes over the pairs per system (best p50 kept)")
     ap.add_argument("--no-networkx", action="store_true")
+    ap.add_argument("--rust-bin", default=str(Path(__file__).resolve().parents[3] / "target/release/examples/path_latency"))
     a = ap.parse_args()
     db_dir = Path(a.db or (Path(a.edges).with_suffix("").with_suffix("").as_posix() + ".hg"))
     scripts = Path(sys.executable).parent
@@ -54,33 +55,33 @@ def main():
     pairs = [tuple(line.split("\t")[:2]) for line in Path(a.pairs).read_text().splitlines() if line]
 
     results = {}
-    # Rust, through the CLI's own per-query timer.
-    best = None
-    for _ in range(a.rounds):
-        r = subprocess.run([scripts / "hopgraph", "path", "--db", db_dir, "--pairs", a.pairs,
-                            "--max-hops", str(a.max_hops)], capture_output=True, text=True)
-        m = re.search(r"p50 ([0-9.]+) ?(µs|us|ms)", r.stderr.split("latency", 1)[-1].split("first", 1)[-1])
-        if not m:
-            sys.exit(f"cannot read the CLI's timing from: {r.stderr}")
-        v = float(m.group(1)) * (1000 if m.group(2) == "ms" else 1) * 1000
-        best = v if best is None else min(best, v)
-    results["rust"] = {"p50": best}
-
     db = hopgraph.open(db_dir, read_only=True)
+    snap = db.snapshot()
     hops_py = []
-    best = None
-    for _ in range(a.rounds):
-        lat = []
-        hops_py = []
+
+    def python_round(call):
+        lat, hops = [], []
         for s, t in pairs:
             t0 = time.perf_counter_ns()
-            p = db.shortest_path(s, t, max_hops=a.max_hops)
+            p = call(s, t, max_hops=a.max_hops)
             lat.append(time.perf_counter_ns() - t0)
-            hops_py.append(None if p is None else len(p))
-        cur = {"p50": pct(lat, 0.5), "p90": pct(lat, 0.9), "p99": pct(lat, 0.99)}
-        if best is None or cur["p50"] < best["p50"]:
-            best = cur
-    results["python"] = best
+            hops.append(None if p is None else len(p))
+        return {"p50": pct(lat, 0.5), "p90": pct(lat, 0.9), "p99": pct(lat, 0.99), "mean": sum(lat) / len(lat)}, hops
+
+    # Rust and Python rounds alternate, so both see the same machine.
+    for _ in range(a.rounds):
+        r = subprocess.run([a.rust_bin, db_dir, a.pairs, "1"], capture_output=True, text=True, check=True)
+        got = json.loads(r.stdout)
+        for form in ("database", "snapshot"):
+            cur = {q: got[form][f"{q}_us"] * 1000 for q in ("p50", "p90", "p99")}
+            key = f"rust {form}"
+            if key not in results or cur["p50"] < results[key]["p50"]:
+                results[key] = cur
+        for form, call in (("database", db.shortest_path), ("snapshot", snap.shortest_path)):
+            cur, hops_py = python_round(call)
+            key = f"python {form}"
+            if key not in results or cur["p50"] < results[key]["p50"]:
+                results[key] = cur
 
     if not a.no_networkx:
         import networkx as nx
@@ -104,7 +105,7 @@ def main():
                     h = None
                 lat.append(time.perf_counter_ns() - t0)
                 hops_nx.append(h if h is None or h <= a.max_hops else None)
-            cur = {"p50": pct(lat, 0.5), "p90": pct(lat, 0.9), "p99": pct(lat, 0.99)}
+            cur = {"p50": pct(lat, 0.5), "p90": pct(lat, 0.9), "p99": pct(lat, 0.99), "mean": sum(lat) / len(lat)}
             if best is None or cur["p50"] < best["p50"]:
                 best = cur
         results["networkx"] = best
@@ -114,11 +115,14 @@ def main():
             sys.exit("path lengths differ from networkx")
 
     for k, v in results.items():
-        print(f"{k:9} " + "  ".join(f"{q} {fmt(x)}" for q, x in v.items()))
-    py = results["python"]["p50"]
-    print(f"python / rust p50: {py / results['rust']['p50']:.2f}x")
+        print(f"{k:18} " + "  ".join(f"{q} {fmt(x)}" for q, x in v.items()))
+    for form in ("database", "snapshot"):
+        ratio = results[f"python {form}"]["p50"] / results[f"rust {form}"]["p50"]
+        print(f"python / rust p50 ({form}): {ratio:.2f}x")
     if "networkx" in results:
-        print(f"networkx / python p50: {results['networkx']['p50'] / py:.1f}x")
+        for q in ("p50", "mean"):
+            py = results["python database"][q]
+            print(f"networkx / python {q}: {results['networkx'][q] / py:.1f}x")
 
 
 if __name__ == "__main__":

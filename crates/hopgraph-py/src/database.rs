@@ -133,6 +133,94 @@ impl Database {
         self.commit_inner(py, inner)
     }
 
+    /// Loads many nodes and edges at once, atomically, straight into one new segment (far
+    /// faster than batches; no WAL traffic). `nodes`: dicts with `key` and any of `type`,
+    /// `title`, `content`, `importance`, `status`, `metadata`, `embedding` (an existing
+    /// key is updated). `edges`: `(source, type, target)` tuples; unknown endpoints are
+    /// created, duplicate triples dropped. Returns the counts. The GIL is released while
+    /// the segment is built.
+    #[pyo3(signature = (nodes = None, edges = None))]
+    fn bulk_load(
+        &self,
+        py: Python<'_>,
+        nodes: Option<&Bound<'_, PyAny>>,
+        edges: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let db = self.db()?;
+        let mut load = hopgraph::BulkLoad::new();
+        if let Some(nodes) = nodes {
+            for item in nodes.try_iter()? {
+                let item = item?;
+                let d = item
+                    .cast::<PyDict>()
+                    .map_err(|_| invalid("nodes", "each node is a dict with a `key`"))?;
+                let get = |k: &str| d.get_item(k);
+                let key: String = get("key")?
+                    .ok_or_else(|| invalid("nodes", "a node dict without `key`"))?
+                    .extract()?;
+                let text = |k: &str| -> PyResult<String> {
+                    Ok(get(k)?
+                        .filter(|v| !v.is_none())
+                        .map(|v| v.extract::<String>())
+                        .transpose()?
+                        .unwrap_or_default())
+                };
+                let props = hopgraph::NodeProps {
+                    kind: text("type")?,
+                    title: text("title")?,
+                    content: text("content")?,
+                    importance: get("importance")?
+                        .filter(|v| !v.is_none())
+                        .map(|v| v.extract::<f32>())
+                        .transpose()?
+                        .unwrap_or(0.0),
+                    status: text("status")?,
+                    props: convert::object("metadata", get("metadata")?.as_ref())?,
+                    embedding: get("embedding")?
+                        .filter(|v| !v.is_none())
+                        .map(|v| convert::embedding(&v))
+                        .transpose()?,
+                };
+                load.node(&key, props).map_err(error)?;
+            }
+        }
+        if let Some(edges) = edges {
+            for item in edges.try_iter()? {
+                let (source, edge_type, target): (String, String, String) =
+                    item?.extract().map_err(|_| {
+                        invalid(
+                            "edges",
+                            "each edge is a (source, type, target) tuple of strings",
+                        )
+                    })?;
+                load.edge(&source, &edge_type, &target, hopgraph::EdgeProps::default())
+                    .map_err(error)?;
+            }
+        }
+        let r = py.detach(|| db.bulk_load(load)).map_err(error)?;
+        report(
+            py,
+            &[
+                (
+                    "nodes_created",
+                    r.nodes_created.into_pyobject(py)?.into_any().unbind(),
+                ),
+                (
+                    "nodes_updated",
+                    r.nodes_updated.into_pyobject(py)?.into_any().unbind(),
+                ),
+                (
+                    "edges_created",
+                    r.edges_created.into_pyobject(py)?.into_any().unbind(),
+                ),
+                (
+                    "duplicates_skipped",
+                    r.duplicates_skipped.into_pyobject(py)?.into_any().unbind(),
+                ),
+            ],
+        )
+    }
+
     /// Counts and storage state: nodes, edges, edge types, segments, WAL bytes, ...
     fn stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let db = self.db()?;

@@ -224,3 +224,19 @@ def test_threads_share_a_database(incident):
         t.join()
     assert errors == []
     assert len(incident.shortest_path("w0", "w50", max_hops=60)) == 50
+
+
+def test_bulk_load(db):
+    np = pytest.importorskip("numpy")
+    nodes = [{"key": f"n{i}", "type": "memory", "title": f"memory {i}", "content": "pooled connections" if i == 3 else "",
+              "embedding": np.full(4, i + 1, dtype=np.float32)} for i in range(10)]
+    edges = [(f"n{i}", "next", f"n{i + 1}") for i in range(9)] + [("n0", "next", "n1"), ("n9", "loops", "n0")]
+    r = db.bulk_load(nodes=nodes, edges=edges)
+    assert r == {"nodes_created": 10, "nodes_updated": 0, "edges_created": 10, "duplicates_skipped": 1}
+    assert len(db.shortest_path("n0", "n9", direction="out")) == 9
+    assert db.search("pooled")[0].key == "n3"
+    assert db.get("n5").title == "memory 5"
+    with pytest.raises(hopgraph.InvalidArgumentError, match="edges"):
+        db.bulk_load(edges=[("a", "b")])
+    with pytest.raises(hopgraph.InvalidArgumentError, match="key"):
+        db.bulk_load(nodes=[{"title": "no key"}])

@@ -463,6 +463,10 @@ fn fuse(
             snap.search_vector(&query)
                 .map_err(|e| engine_error(&e))?
                 .into_iter()
+                // Cosine <= 0: no likeness at all (an unrelated memory, or a zero
+                // vector). Such a memory is not a result, so a search never pads its
+                // answer with negative-score filler.
+                .filter(|h| h.similarity > 0.0)
                 .map(|h| (h.node, f64::from(h.similarity)))
                 .collect()
         }

@@ -419,6 +419,45 @@ fn hybrid_search_lifts_the_neighbour_of_a_strong_hit() {
     assert!(ids.iter().position(|&i| i == "weak") > Some(1), "{ids:?}");
 }
 
+/// A memory with no likeness to the query (cosine <= 0) is not a result: neither in an
+/// embedding-only search nor as zero-score filler of a hybrid one.
+#[test]
+fn unrelated_memories_are_not_results() {
+    use hopgraph_memory::search::{SearchRequest, memory_search};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    for (k, text, e) in [
+        ("near", "hiking by the lake", [1.0f32, 0.1]),
+        ("orthogonal", "tax forms", [0.0, 1.0]),
+        ("opposite", "indoor chess", [-1.0, 0.0]),
+    ] {
+        b.upsert_node(
+            k,
+            NodeProps {
+                content: text.into(),
+                embedding: Some(e.to_vec()),
+                ..Default::default()
+            },
+        );
+    }
+    db.commit(b).unwrap();
+    for query in ["", "hiking"] {
+        let r = memory_search(
+            &db.snapshot(),
+            &SearchRequest {
+                query: query.into(),
+                embedding: Some(vec![1.0, 0.0]),
+                ..SearchRequest::default()
+            },
+        )
+        .unwrap();
+        let ids: Vec<&str> = r.results.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["near"], "query {query:?}");
+        assert!(r.results.iter().all(|h| h.score > 0.0));
+    }
+}
+
 /// `search_nodes` (word-index candidates, then the exact check) answers exactly what the
 /// full scan it replaced answered: random entities over a tricky alphabet in two segments,
 /// with deletes and updates, and in the delta; queries cut anywhere from their texts

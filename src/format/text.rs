@@ -2028,30 +2028,93 @@ mod tests {
         }
     }
 
-    #[test]
-    fn damaged_postings_are_errors() {
-        let mut buf = Vec::new();
-        encode_postings(
-            &mut buf,
-            &[
-                Posting {
-                    node: 5,
-                    tf: [1, 0, 3],
-                },
-                Posting {
-                    node: 9,
-                    tf: [0, 2, 0],
-                },
-            ],
+    /// Reads the whole list at `offset` of `bytes`: its postings, or the first error.
+    fn read_postings(bytes: &[u8], offset: u64) -> Result<Vec<Posting>, DecodeError> {
+        let mut r = PostingsReader::new(bytes, offset)?;
+        let mut out = Vec::new();
+        while let Some(p) = r.next_posting()? {
+            out.push(p);
+        }
+        assert_eq!(
+            out.len() as u64,
+            r.df(),
+            "a list read whole holds df postings"
         );
+        Ok(out)
+    }
+
+    /// Postings lists carry no checksum of their own (the section's covers them), so a bit
+    /// flip may still decode, e.g. to another term frequency. The reader's promise: every
+    /// damaged input is an `Err` or a list as well-formed as an encoder could write (node
+    /// ids increasing, every posting in at least one field with a tf > 0), never a panic;
+    /// and every truncation and each damage that breaks the format is an `Err` saying what.
+    #[test]
+    fn damaged_postings_are_errors_or_well_formed() {
+        let postings = [
+            Posting {
+                node: 5,
+                tf: [1, 0, 3],
+            },
+            Posting {
+                node: 9,
+                tf: [0, 2, 0],
+            },
+        ];
+        let mut buf = Vec::new();
+        encode_postings(&mut buf, &postings);
+        // df 2 | node 5, mask 0b101, tf 1, tf 3 | node +4, mask 0b010, tf 2
+        assert_eq!(buf, [2, 5, 5, 1, 3, 4, 2, 2]);
+        assert_eq!(read_postings(&buf, 0).unwrap(), postings);
+
+        // Every single-bit flip: an error or a well-formed list, never a panic.
+        let mut detected = 0;
         for i in 0..buf.len() {
             for bit in 0..8 {
                 let mut b = buf.clone();
                 b[i] ^= 1 << bit;
-                if let Ok(mut r) = PostingsReader::new(&b, 0) {
-                    while let Ok(Some(_)) = r.next_posting() {}
+                let r = std::panic::catch_unwind(|| read_postings(&b, 0))
+                    .unwrap_or_else(|_| panic!("byte {i} bit {bit}: the reader panicked"));
+                match r {
+                    Err(_) => detected += 1,
+                    Ok(list) => {
+                        assert!(
+                            list.windows(2).all(|w| w[0].node < w[1].node),
+                            "byte {i} bit {bit}: node ids not increasing in {list:?}"
+                        );
+                        assert!(
+                            list.iter().all(|p| p.tf.iter().any(|&t| t > 0)),
+                            "byte {i} bit {bit}: a posting in no field in {list:?}"
+                        );
+                    }
                 }
             }
         }
+        assert!(
+            detected >= buf.len(),
+            "only {detected} of 64 flips were errors"
+        );
+
+        // Every truncation is an error (the list runs past the end).
+        for len in 1..buf.len() {
+            assert!(
+                read_postings(&buf[..len], 0).is_err(),
+                "truncation to {len} bytes went unseen"
+            );
+        }
+        // Each damage that breaks the format, with what the error says.
+        let damaged = |at: usize, value: u8| {
+            let mut b = buf.clone();
+            b[at] = value;
+            read_postings(&b, 0).expect_err("damage went unseen").what
+        };
+        assert!(damaged(0, 0).contains("postings count 0 is impossible"));
+        assert!(damaged(0, 3).contains("postings count 3 is impossible"));
+        assert!(damaged(2, 0).contains("field mask 0x0 is invalid"));
+        assert!(damaged(2, 1 << TEXT_FIELDS).contains("is invalid"));
+        assert!(damaged(3, 0).contains("term frequency 0"));
+        assert!(damaged(5, 0).contains("node ids not increasing"));
+        assert!(damaged(7, 0x80).contains("truncated varint"));
+        let e = read_postings(&buf, buf.len() as u64).expect_err("offset past the end");
+        assert!(e.what.contains("out of bounds"), "{e:?}");
     }
 }

@@ -2,7 +2,7 @@
 //! moment, over and over, on the same directory.
 //!
 //! The child is this test binary re-executed with `HOPGRAPH_CRASH_CHILD=<dir>` and a filter
-//! that runs only [`crash_child`]; it commits batch after batch (occasionally checkpointing
+//! that runs only [`crash_child`] (ignored in a normal run); it commits batch after batch (occasionally checkpointing
 //! and compacting by hand, and often automatically through a tiny `checkpoint_wal_bytes`)
 //! and prints `acked N` after each commit returns. The parent kills it after a random number
 //! of acknowledgements plus a random delay, reopens the database and checks the laws:
@@ -228,13 +228,16 @@ fn run_child(dir: &Path) -> ! {
     unreachable!("the batch counter overflowed")
 }
 
-/// Entry point of the re-executed child. Run without `HOPGRAPH_CRASH_CHILD` (as part of the
-/// normal suite) it does nothing.
+/// Entry point of the re-executed child: ignored (not a test by itself), run with
+/// `--ignored` and `HOPGRAPH_CRASH_CHILD` set by [`crash_cycle`]; without the variable it
+/// fails.
 #[test]
+#[ignore = "not a test: the child process that crash_cycle runs with HOPGRAPH_CRASH_CHILD set"]
 fn crash_child() {
-    if let Some(dir) = std::env::var_os(CHILD_DIR_ENV) {
-        run_child(Path::new(&dir));
-    }
+    let dir = std::env::var_os(CHILD_DIR_ENV).unwrap_or_else(|| {
+        panic!("{CHILD_DIR_ENV} is not set: crash_child is the crash tests' child process")
+    });
+    run_child(Path::new(&dir));
 }
 
 /// How many batches are present, checked to be a prefix: `b{n}-0` is never deleted, so it
@@ -268,6 +271,7 @@ fn crash_cycle(dir: &Path, mode: &str, start: u64, rng: &mut SplitMix64) -> Cycl
         .args([
             "--exact",
             "crash::crash_child",
+            "--ignored",
             "--nocapture",
             "--test-threads=1",
         ])

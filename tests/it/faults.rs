@@ -14,8 +14,10 @@
 //!   its database three directory levels below an existing one, is cut before every fsync
 //!   in turn (and once after the last), and no acknowledged write may be missing.
 //! - **Failed opens** leave the directory exactly as they found it.
-//! - **Real disks**: read-only media, and a genuinely full file system when mounting a
-//!   small tmpfs is permitted.
+//! - **Read-only media and a full file system**: through an `Io` answering EROFS / ENOSPC
+//!   (always), and on real ones, a directory this process cannot write and a 256 KiB tmpfs
+//!   (`real_disk_*`, ignored: they need a non-root user or permission to mount;
+//!   `cargo test --test it real_disk -- --ignored`).
 
 // Test code: a failed unwrap is a failed test with a backtrace.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -27,7 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use hopgraph::storage::fault::{FaultIo, FaultKind, Plan, Trigger};
-use hopgraph::storage::io::Io;
+use hopgraph::storage::io::{Io, IoFile, OpenMode};
 use hopgraph::{BulkLoad, Database, Durability, EdgeProps, Error, NodePatch, Options, WriteBatch};
 
 use crate::crash::{Graph, Op, SplitMix64, batch_ops, key, read_graph, seed_from_env};
@@ -794,23 +796,260 @@ fn creating_a_database_in_an_unsynced_directory_makes_that_directory_durable() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Real-disk faults.
+// Read-only media and a full file system: always through an `Io` that behaves like them
+// (EROFS / ENOSPC from the operating system's calls), and on real ones (a directory this
+// process cannot write, a small tmpfs) in the `real_disk_*` tests, which depend on the
+// machine (root ignores permissions; mounting needs privileges) and so are ignored by
+// default: `cargo test --test it real_disk -- --ignored` (as root allowed to mount).
 
-/// Runs `mount` with `args`; false (with the reason printed) when not permitted here.
-fn mount(args: &[&str]) -> bool {
+/// EROFS, as a read-only mount answers writes.
+fn read_only_fs_error() -> std::io::Error {
+    std::io::Error::from_raw_os_error(30)
+}
+
+/// ENOSPC, as a full file system answers writes.
+fn no_space_error() -> std::io::Error {
+    std::io::Error::from_raw_os_error(28)
+}
+
+/// The real file system mounted read-only: reads and `fsync`s pass through; opening a file
+/// for writing, creating, renaming, unlinking and `chmod` fail with EROFS, and each such
+/// attempt is recorded.
+#[derive(Debug, Default)]
+struct ReadOnlyMedia {
+    attempts: std::sync::Mutex<Vec<String>>,
+}
+
+impl ReadOnlyMedia {
+    fn refuse(&self, what: String) -> std::io::Error {
+        self.attempts.lock().unwrap().push(what);
+        read_only_fs_error()
+    }
+    fn attempts(&self) -> Vec<String> {
+        self.attempts.lock().unwrap().clone()
+    }
+}
+
+impl Io for ReadOnlyMedia {
+    fn open(&self, path: &Path, mode: OpenMode) -> std::io::Result<Box<dyn IoFile>> {
+        if mode == OpenMode::Read {
+            hopgraph::storage::io::real().open(path, mode)
+        } else {
+            Err(self.refuse(format!("open {mode:?} {}", path.display())))
+        }
+    }
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        Err(self.refuse(format!("rename {} {}", from.display(), to.display())))
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        Err(self.refuse(format!("remove_file {}", path.display())))
+    }
+    fn create_dir(&self, path: &Path) -> std::io::Result<()> {
+        Err(self.refuse(format!("create_dir {}", path.display())))
+    }
+    fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
+        Err(self.refuse(format!("remove_dir {}", path.display())))
+    }
+    fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
+        hopgraph::storage::io::real().sync_dir(path)
+    }
+    fn set_readonly(&self, path: &Path) -> std::io::Result<()> {
+        Err(self.refuse(format!("set_readonly {}", path.display())))
+    }
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+        hopgraph::storage::io::real().read_dir(path)
+    }
+    fn metadata(&self, path: &Path) -> std::io::Result<std::fs::Metadata> {
+        std::fs::metadata(path)
+    }
+}
+
+/// Bytes held by the files below `dir`.
+fn bytes_below(dir: &Path) -> u64 {
+    let mut total = 0;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    for e in entries.flatten() {
+        let Ok(m) = e.metadata() else { continue };
+        total += if m.is_dir() {
+            bytes_below(&e.path())
+        } else {
+            m.len()
+        };
+    }
+    total
+}
+
+/// The real file system with room for only `capacity` bytes of files below `root`: a write
+/// or `set_len` that would grow the files past it fails with ENOSPC, and keeps failing
+/// until space is freed, as on a full disk.
+#[derive(Debug)]
+struct SmallDisk {
+    root: PathBuf,
+    capacity: u64,
+}
+
+impl SmallDisk {
+    /// ENOSPC when growing a file from `len` to `end` bytes does not fit.
+    fn room_for(&self, len: u64, end: u64) -> std::io::Result<()> {
+        if end > len && bytes_below(&self.root) + (end - len) > self.capacity {
+            Err(no_space_error())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A file of a [`SmallDisk`].
+#[derive(Debug)]
+struct SmallDiskFile {
+    inner: Box<dyn IoFile>,
+    disk: Arc<SmallDisk>,
+}
+
+impl IoFile for SmallDiskFile {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.inner.read_exact_at(buf, offset)
+    }
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+        let len = self.inner.file_len()?;
+        self.disk.room_for(len, offset + buf.len() as u64)?;
+        self.inner.write_all_at(buf, offset)
+    }
+    fn sync_all(&self) -> std::io::Result<()> {
+        self.inner.sync_all()
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        self.inner.sync_data()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.disk.room_for(self.inner.file_len()?, len)?;
+        self.inner.set_len(len)
+    }
+    fn file_len(&self) -> std::io::Result<u64> {
+        self.inner.file_len()
+    }
+    fn map_readonly(&self) -> std::io::Result<memmap2::Mmap> {
+        self.inner.map_readonly()
+    }
+    fn lock(&self) -> std::io::Result<()> {
+        self.inner.lock()
+    }
+    fn try_lock(&self) -> std::io::Result<bool> {
+        self.inner.try_lock()
+    }
+    fn unlock(&self) -> std::io::Result<()> {
+        self.inner.unlock()
+    }
+}
+
+/// The [`Io`] of a [`SmallDisk`].
+#[derive(Debug)]
+struct SmallDiskIo(Arc<SmallDisk>);
+
+impl Io for SmallDiskIo {
+    fn open(&self, path: &Path, mode: OpenMode) -> std::io::Result<Box<dyn IoFile>> {
+        let inner = hopgraph::storage::io::real().open(path, mode)?;
+        Ok(Box::new(SmallDiskFile {
+            inner,
+            disk: Arc::clone(&self.0),
+        }))
+    }
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        std::fs::rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::remove_file(path)
+    }
+    fn create_dir(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::create_dir(path)
+    }
+    fn remove_dir(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::remove_dir(path)
+    }
+    fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
+        hopgraph::storage::io::real().sync_dir(path)
+    }
+    fn set_readonly(&self, path: &Path) -> std::io::Result<()> {
+        hopgraph::storage::io::real().set_readonly(path)
+    }
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+        hopgraph::storage::io::real().read_dir(path)
+    }
+    fn metadata(&self, path: &Path) -> std::io::Result<std::fs::Metadata> {
+        std::fs::metadata(path)
+    }
+}
+
+/// A database of two edges (one in a segment, one in the WAL) in `dir`.
+fn two_edge_database(dir: &Path) {
+    let db = Database::open(dir).unwrap();
+    crate::common::commit_edges(&db, &[("a", "knows", "b")]);
+    db.checkpoint().unwrap();
+    crate::common::commit_edges(&db, &[("b", "knows", "c")]);
+}
+
+/// On read-only media at `path` (opened with `options`' I/O): a read-only open serves
+/// queries and verifies, a writer's open fails with one line naming the path and saying
+/// why, and nothing changes.
+fn read_only_media_law(path: &Path, options: Options) {
+    let before = listing(path);
+    let db = Database::open_with(path, options.clone().read_only(true)).unwrap();
+    assert_eq!(crate::common::edge_list(&db.snapshot()).len(), 2);
+    db.verify().unwrap();
+    drop(db);
+    let e = open_error(path, options);
+    let msg = e.to_string();
+    assert!(
+        msg.contains("ead-only") || msg.contains("ermission"),
+        "the error says why: {msg}"
+    );
+    assert!(
+        msg.contains("open the database read-only"),
+        "the error says what to do: {msg}"
+    );
+    assert_eq!(listing(path), before);
+}
+
+#[test]
+fn read_only_media_serve_queries_and_refuse_writers_cleanly() {
+    let tmp = crate::common::tempdir();
+    let dir = tmp.path().join("db");
+    two_edge_database(&dir);
+    let media = Arc::new(ReadOnlyMedia::default());
+    let io: Arc<dyn Io> = media.clone();
+    let db = Database::open_with(&dir, read_only().with_io(Arc::clone(&io))).unwrap();
+    assert_eq!(crate::common::edge_list(&db.snapshot()).len(), 2);
+    drop(db);
+    assert_eq!(
+        media.attempts(),
+        Vec::<String>::new(),
+        "a read-only open tried to write"
+    );
+    read_only_media_law(&dir, Options::default().with_io(io));
+    let attempts = media.attempts();
+    assert!(
+        attempts.iter().any(|a| a.contains("LOCK")),
+        "the writer's open did not reach the lock file: {attempts:?}"
+    );
+}
+
+/// Runs `mount` with `args`; why not when not permitted here.
+fn mount(args: &[&str]) -> Result<(), String> {
     match std::process::Command::new("mount").args(args).output() {
-        Ok(o) if o.status.success() => true,
-        Ok(o) => {
-            eprintln!(
-                "mount {args:?} not permitted here: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("cannot run mount: {e}");
-            false
-        }
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "mount {args:?} not permitted here: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("cannot run mount: {e}")),
     }
 }
 
@@ -825,8 +1064,8 @@ impl Drop for Mounted {
 
 /// Makes `dir` read-only for this process: chmod when that stops writes (not root), else
 /// a read-only bind mount at `view`. Returns the path to open and the mount to undo, or
-/// None when neither works here.
-fn read_only_view(dir: &Path, view: &Path) -> Option<(PathBuf, Option<Mounted>)> {
+/// why neither works here.
+fn read_only_view(dir: &Path, view: &Path) -> Result<(PathBuf, Option<Mounted>), String> {
     use std::os::unix::fs::PermissionsExt;
     let set = |mode| {
         for e in std::fs::read_dir(dir).unwrap() {
@@ -838,48 +1077,31 @@ fn read_only_view(dir: &Path, view: &Path) -> Option<(PathBuf, Option<Mounted>)>
     set(0o555);
     let probe = dir.join("probe");
     if std::fs::write(&probe, b"x").is_err() {
-        return Some((dir.to_owned(), None));
+        return Ok((dir.to_owned(), None));
     }
     // Root: permissions do not stop writes.
     std::fs::remove_file(&probe).unwrap();
     set(0o755);
     std::fs::create_dir(view).unwrap();
     let view_s = view.to_str().unwrap();
-    if !mount(&["--bind", dir.to_str().unwrap(), view_s]) {
-        return None;
-    }
+    mount(&["--bind", dir.to_str().unwrap(), view_s])
+        .map_err(|e| format!("chmod does not stop this user's writes (root?), and {e}"))?;
     let guard = Mounted(view.to_owned());
-    if !mount(&["-o", "remount,bind,ro", view_s]) {
-        return None;
-    }
-    Some((view.to_owned(), Some(guard)))
+    mount(&["-o", "remount,bind,ro", view_s])
+        .map_err(|e| format!("chmod does not stop this user's writes (root?), and {e}"))?;
+    Ok((view.to_owned(), Some(guard)))
 }
 
 #[test]
-fn read_only_media_serve_queries_and_refuse_writers_cleanly() {
+#[ignore = "needs a directory this process cannot write: a non-root user (chmod) or root \
+            allowed to mount (a read-only bind mount); cargo test --test it real_disk -- --ignored"]
+fn real_disk_read_only_media_serve_queries_and_refuse_writers_cleanly() {
     let tmp = crate::common::tempdir();
     let dir = tmp.path().join("db");
-    {
-        let db = Database::open(&dir).unwrap();
-        crate::common::commit_edges(&db, &[("a", "knows", "b")]);
-        db.checkpoint().unwrap();
-        crate::common::commit_edges(&db, &[("b", "knows", "c")]);
-    }
-    let Some((path, _mount)) = read_only_view(&dir, &tmp.path().join("ro")) else {
-        eprintln!("skipped: neither chmod nor a read-only bind mount stops writes here");
-        return;
-    };
-    let before = listing(&path);
-    let db = Database::open_with(&path, read_only()).unwrap();
-    assert_eq!(crate::common::edge_list(&db.snapshot()).len(), 2);
-    db.verify().unwrap();
-    drop(db);
-    let e = open_error(&path, Options::default());
-    assert!(
-        e.to_string().contains("read-only") || e.to_string().contains("ermission"),
-        "{e}"
-    );
-    assert_eq!(listing(&path), before);
+    two_edge_database(&dir);
+    let (path, _mount) = read_only_view(&dir, &tmp.path().join("ro"))
+        .unwrap_or_else(|why| panic!("no read-only directory here: {why}"));
+    read_only_media_law(&path, Options::default());
 }
 
 #[test]
@@ -887,34 +1109,54 @@ fn a_full_file_system_fails_writes_cleanly_and_keeps_acknowledged_ones() {
     // Automatic checkpoints every 16 KiB (a segment write hits ENOSPC first), and none at
     // all (the WAL append hits it).
     for checkpoint_wal_bytes in [16 * 1024, u64::MAX] {
-        if !full_file_system(checkpoint_wal_bytes) {
-            return;
-        }
+        let tmp = crate::common::tempdir();
+        let root = tmp.path().join("small");
+        std::fs::create_dir(&root).unwrap();
+        let io: Arc<dyn Io> = Arc::new(SmallDiskIo(Arc::new(SmallDisk {
+            root: root.clone(),
+            capacity: 256 * 1024,
+        })));
+        let failure = full_file_system(&root.join("db"), checkpoint_wal_bytes, Some(io));
+        assert!(
+            failure.contains("No space left"),
+            "checkpoints at {checkpoint_wal_bytes}: not the full disk's error: {failure}"
+        );
     }
 }
 
-/// One full-file-system scenario; false when it was skipped.
-fn full_file_system(checkpoint_wal_bytes: u64) -> bool {
-    let tmp = crate::common::tempdir();
-    let mnt = tmp.path().join("small");
-    std::fs::create_dir(&mnt).unwrap();
-    if !mount(&[
-        "-t",
-        "tmpfs",
-        "-o",
-        "size=256k",
-        "tmpfs",
-        mnt.to_str().unwrap(),
-    ]) {
-        eprintln!("skipped: cannot mount a small tmpfs here");
-        return false;
+#[test]
+#[ignore = "needs permission to mount a tmpfs (root with CAP_SYS_ADMIN): \
+            cargo test --test it real_disk -- --ignored"]
+fn real_disk_full_tmpfs_fails_writes_cleanly_and_keeps_acknowledged_ones() {
+    for checkpoint_wal_bytes in [16 * 1024, u64::MAX] {
+        let tmp = crate::common::tempdir();
+        let mnt = tmp.path().join("small");
+        std::fs::create_dir(&mnt).unwrap();
+        mount(&[
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=256k",
+            "tmpfs",
+            mnt.to_str().unwrap(),
+        ])
+        .unwrap_or_else(|why| panic!("cannot mount a small tmpfs: {why}"));
+        let _guard = Mounted(mnt.clone());
+        full_file_system(&mnt.join("db"), checkpoint_wal_bytes, None);
     }
-    let _guard = Mounted(mnt.clone());
-    let dir = mnt.join("db");
-    let options = Options::default()
+}
+
+/// Commits batches into `dir` (through `io` if given) until the file system is full, then
+/// checks the writer is poisoned and a reopen holds exactly the acknowledged batches (or
+/// those and the one in flight). Returns the error that stopped the writes.
+fn full_file_system(dir: &Path, checkpoint_wal_bytes: u64, io: Option<Arc<dyn Io>>) -> String {
+    let mut options = Options::default()
         .checkpoint_wal_bytes(checkpoint_wal_bytes)
         .compaction_segments_max(2);
-    let db = Database::open_with(&dir, options.clone()).unwrap();
+    if let Some(io) = io {
+        options = options.with_io(io);
+    }
+    let db = Database::open_with(dir, options.clone()).unwrap();
     let mut acked = 0u64;
     let failure = loop {
         assert!(acked < 100_000, "the file system never filled up");
@@ -924,15 +1166,16 @@ fn full_file_system(checkpoint_wal_bytes: u64) -> bool {
             Ok(Err(e)) => break e,
             Err(_) => panic!("commit {acked} panicked on a full file system"),
         }
-        if db.stats().unwrap().maintenance_error.is_some() {
-            break Error::invalid("automatic maintenance failed");
+        if let Some(e) = db.stats().unwrap().maintenance_error {
+            break Error::invalid(format!("automatic maintenance failed: {e}"));
         }
     };
     eprintln!("full file system after {acked} batches: {failure}");
+    assert!(acked > 0, "nothing fitted: {failure}");
     assert!(is_poisoned(&db), "writes go on after {failure}");
     drop(db);
     let steps: Vec<Step> = (0..acked).map(Step::Batch).collect();
-    let db = Database::open_with(&dir, options).unwrap();
+    let db = Database::open_with(dir, options).unwrap();
     db.verify().unwrap();
     let got = read_model(&db);
     let mut with = steps.clone();
@@ -941,7 +1184,7 @@ fn full_file_system(checkpoint_wal_bytes: u64) -> bool {
         got == model(&steps) || got == model(&with),
         "after ENOSPC the database does not hold exactly the acknowledged batches"
     );
-    true
+    failure.to_string()
 }
 
 /// Copies the files of `from` into the new directory `to`.

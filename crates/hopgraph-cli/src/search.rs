@@ -4,7 +4,7 @@ use std::io::{self, BufWriter, Write};
 
 use clap::Args;
 
-use super::{CliResult, DbArg, json_line, open_read_only};
+use super::{CliError, CliResult, DbArg, json_line, open_read_only};
 use hopgraph_memory::search::{SearchRequest, memory_search};
 
 const SEARCH_EXAMPLES: &str = "\
@@ -14,7 +14,9 @@ Examples:  (on the sample that `hopgraph --help` imports)
   hopgraph search --db ./mem \"rolled back\" --near deploy-auth-3-0 \\
       --near deploy-ledger-2-1 --max-hops 3
   hopgraph search --db ./mem \"disk\" --near deploy-auth-3-0 \\
-      --edge-type caused_by,related_to";
+      --edge-type caused_by,related_to
+  hopgraph search --db ./mem \"why did checkout fail\" \\
+      --embed-model sentence-transformers/all-MiniLM-L6-v2";
 
 /// Ranked full-text search over titles, contents and metadata text.
 #[derive(Debug, Args)]
@@ -31,7 +33,11 @@ Examples:  (on the sample that `hopgraph --help` imports)
                   those nodes, edges walked both ways (only --edge-type types when given: \
                   here --type is not the edge-type filter it is in other commands); closer \
                   nodes rank higher (score × (1 + 2^-hops)) and each hit shows its hop \
-                  count.",
+                  count. With --embed-model MODEL (a sentence-transformers directory or a \
+                  Hugging Face model id; or $HOPGRAPH_EMBED_MODEL) the query is embedded \
+                  too and the ranking is hybrid (BM25 fused with cosine similarity, as \
+                  `memory_search` with a server model); the store's embeddings must come \
+                  from the same model (`hopgraph reembed` makes them).",
     after_long_help = SEARCH_EXAMPLES
 )]
 pub(crate) struct SearchArgs {
@@ -66,6 +72,14 @@ pub(crate) struct SearchArgs {
     #[arg(long = "edge-type", value_name = "TYPE", value_delimiter = ',')]
     edge_types: Vec<String>,
     /// Print JSON instead of text.
+    /// Embed the query with this model (a directory or a Hugging Face model id) and rank
+    /// by text and meaning together.
+    #[arg(
+        long = "embed-model",
+        value_name = "MODEL",
+        env = "HOPGRAPH_EMBED_MODEL"
+    )]
+    embed_model: Option<std::path::PathBuf>,
     #[arg(long)]
     json: bool,
 }
@@ -94,7 +108,12 @@ pub(crate) fn run(args: SearchArgs) -> CliResult {
         edge_types: (!args.edge_types.is_empty()).then_some(args.edge_types),
         ..SearchRequest::default()
     };
-    let result = memory_search(&db.snapshot(), &request).map_err(crate::query::tool)?;
+    let mut request = request;
+    let snap = db.snapshot();
+    if let Some(model) = &args.embed_model {
+        request.embedding = Some(embed_query(&db, &snap, model, &request.query)?);
+    }
+    let result = memory_search(&snap, &request).map_err(crate::query::tool)?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         json_line(&mut out, &result)?;
@@ -123,4 +142,50 @@ pub(crate) fn run(args: SearchArgs) -> CliResult {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The query's embedding by `model`, after checking that the store's embeddings are
+/// comparable (same dimension, and the model its record names, when it has one).
+fn embed_query(
+    db: &hopgraph::Database,
+    snap: &hopgraph::Snapshot,
+    model: &std::path::Path,
+    query: &str,
+) -> CliResult<Vec<f64>> {
+    let embedder = crate::reembed::load_model(model, false)?;
+    match snap.embedding_dimension() {
+        None => {
+            return Err(CliError::new(format!(
+                "this store has no embeddings to compare with: run `hopgraph reembed --db {} \
+                 --model {}` first",
+                db.path().display(),
+                model.display()
+            )));
+        }
+        Some(d) if d != embedder.dimension() => {
+            return Err(CliError::new(format!(
+                "this store's embeddings have {d} dimensions, model {} makes {}",
+                embedder.model_id(),
+                embedder.dimension()
+            )));
+        }
+        Some(_) => {}
+    }
+    let record = hopgraph_embed::ModelRecord::read(db.path())
+        .map_err(|e| CliError::io(format!("reading the store's model record: {e}")))?;
+    if let Some(rec) = record
+        && !rec.matches(&embedder)
+    {
+        return Err(CliError::new(format!(
+            "this store's embeddings were made by model {} (fingerprint {}), not by {}: \
+             search with that model, or re-embed the store with `hopgraph reembed`",
+            rec.id,
+            rec.fingerprint,
+            embedder.model_id()
+        )));
+    }
+    let v = embedder
+        .embed_one(query)
+        .map_err(|e| CliError::new(format!("embedding the query failed: {e}")))?;
+    Ok(v.into_iter().map(f64::from).collect())
 }

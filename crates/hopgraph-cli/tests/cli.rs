@@ -2402,7 +2402,7 @@ fn help_examples(help: &str) -> Vec<String> {
 /// the sample imported as ./mem, and exits 0: concrete keys of the sample, no
 /// placeholders. Lines stay within 80 columns (with `\` continuations), so that help
 /// wrapped to a terminal's width still pastes. An example needing a tool that is not
-/// installed (jq, dot) or a model (reembed) is skipped.
+/// installed (jq, dot) or a model (reembed, search --embed-model) is skipped.
 #[test]
 fn help_examples_run_on_the_sample() {
     let tmp = tempdir();
@@ -2459,6 +2459,7 @@ fn help_examples_run_on_the_sample() {
         for example in examples {
             let needs = |word: &str| example.contains(word);
             if needs("--model")
+                || needs("--embed-model")
                 || (needs("| jq") && !installed("jq"))
                 || (needs("| dot") && !installed("dot"))
             {
@@ -2488,4 +2489,56 @@ fn help_examples_run_on_the_sample() {
         }
     }
     assert!(ran >= 30, "ran {ran} examples");
+}
+
+/// `search --embed-model` embeds the query and ranks by text and meaning; a store without
+/// embeddings, or with another model's, is refused with what to do.
+#[test]
+fn search_with_a_model_is_hybrid_and_checks_the_store() {
+    use hopgraph_embed::tiny_model::TinyModel;
+    let tmp = tempdir();
+    let model_a = tmp.path().join("model-a");
+    TinyModel::default().write(&model_a).unwrap();
+    let model_b = tmp.path().join("model-b");
+    TinyModel {
+        seed: 9,
+        ..TinyModel::default()
+    }
+    .write(&model_b)
+    .unwrap();
+    let dir = tmp.path().join("db");
+    {
+        let db = Database::open(&dir).unwrap();
+        let mut batch = WriteBatch::new();
+        for (k, text) in [("m1", "the cat sat"), ("m2", "graphs of dogs")] {
+            batch.upsert_node(
+                k,
+                NodeProps {
+                    content: text.into(),
+                    ..Default::default()
+                },
+            );
+        }
+        db.commit(batch).unwrap();
+    }
+    let (m, mb, d) = (
+        model_a.to_str().unwrap(),
+        model_b.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    );
+    let (code, _, err) = hopgraph(&["search", "--db", d, "cat", "--embed-model", m]);
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        err.contains("no embeddings") && err.contains("reembed"),
+        "{err}"
+    );
+    let (code, _, err) = hopgraph(&["reembed", "--db", d, "--model", m, "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = hopgraph(&["search", "--db", d, "cat", "--embed-model", m, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["results"][0]["id"], "m1", "{out}");
+    let (code, _, err) = hopgraph(&["search", "--db", d, "cat", "--embed-model", mb]);
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("were made by model"), "{err}");
 }

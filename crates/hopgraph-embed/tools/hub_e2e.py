@@ -142,6 +142,12 @@ def main():
         check("downloading " + REPO in err and "model.safetensors" in err,
               "a progress line on stderr")
         check("sha256-verified" in err and "downloaded" in err, "the log says verified")
+        lines = err.splitlines()
+        progress = [l for l in lines if "downloading" in l]
+        print(f"   {len(progress)} progress lines, e.g.:")
+        for l in progress[:2] + progress[-2:]:
+            print("   " + l)
+        print("   " + next(l for l in lines if "embedding model" in l))
         check(ranked and ranked[0] == cat_id,
               "memory_search ranks by meaning with the downloaded model (no shared word)")
         stats_text = json.dumps(stats)
@@ -156,6 +162,7 @@ def main():
         err2 = mcp.close()
         check("from the Hugging Face cache" in err2 and "sha256-verified" in err2,
               "second start: from the cache, verified, with the endpoint unreachable")
+        print("   " + next(l for l in err2.splitlines() if "embedding model" in l))
 
         # 3. No cache, no network.
         env3 = dict(env, HF_HUB_CACHE=os.path.join(tmp, "empty"))

@@ -109,7 +109,8 @@ pub(crate) fn load_model(spec: &Path, quiet: bool) -> CliResult<Embedder> {
         }
     })
     .map(|(embedder, _)| embedder)
-    .map_err(|e| CliError::new(format!("model {}: {e}", spec.display())))
+    // Every loading error names the model, its directory or the file at fault.
+    .map_err(|e| CliError::new(e.to_string()))
 }
 
 /// How [`embed_nodes`] runs.

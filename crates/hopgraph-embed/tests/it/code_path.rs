@@ -249,12 +249,61 @@ fn bf16_forward_matches_f32() {
     }
 }
 
+/// What `HOPGRAPH_EMBED_PRECISION` in this process's environment must give: `Ok` for
+/// unset, `""`, `auto`, `f32` and `bf16`; any other value an error naming the variable, also
+/// from `Embedder::load`. Runs in the normal suite (with whatever the environment holds)
+/// and, with each value below, in the child processes of
+/// [`precision_from_the_environment_is_checked`] (the variable is set only there: setting
+/// it in this process would race with the other tests' loads).
+#[test]
+fn precision_follows_the_variable() {
+    const VAR: &str = "HOPGRAPH_EMBED_PRECISION";
+    let got = Precision::from_env();
+    match std::env::var(VAR).as_deref() {
+        Err(_) | Ok("" | "auto") => assert_eq!(got.unwrap(), Precision::Auto),
+        Ok("f32") => assert_eq!(got.unwrap(), Precision::F32),
+        Ok("bf16") => assert_eq!(got.unwrap(), Precision::Bf16),
+        Ok(other) => {
+            let e = got.expect_err("a wrong precision is refused").to_string();
+            assert!(e.contains(VAR), "the error names the variable: {e}");
+            assert!(e.contains(other), "the error quotes the value: {e}");
+            let dir = tempfile::tempdir().expect("temp dir");
+            TinyModel::default()
+                .write(dir.path())
+                .expect("write tiny model");
+            let e = Embedder::load(dir.path())
+                .expect_err("load refuses a wrong precision")
+                .to_string();
+            assert!(e.contains(VAR), "load's error names the variable: {e}");
+        }
+    }
+}
+
+/// [`precision_follows_the_variable`] in a child process per value of the variable, valid
+/// and not, so the parser's answers are checked for values this process does not have.
 #[test]
 fn precision_from_the_environment_is_checked() {
-    // Only the parser: setting the variable here would race with other tests.
-    assert_eq!(Precision::Auto, Precision::Auto);
-    assert!(matches!(
-        Precision::from_env(),
-        Ok(Precision::Auto | Precision::F32 | Precision::Bf16)
-    ));
+    let exe = std::env::current_exe().expect("test binary");
+    for value in ["", "auto", "f32", "bf16", "fp16", "F32", " f32"] {
+        let out = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "code_path::precision_follows_the_variable",
+                "--test-threads=1",
+            ])
+            .env("HOPGRAPH_EMBED_PRECISION", value)
+            .output()
+            .expect("run the test binary");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "HOPGRAPH_EMBED_PRECISION={value:?}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The filter matched the test: it ran and passed (not "0 passed").
+        assert!(
+            stdout.contains("1 passed"),
+            "HOPGRAPH_EMBED_PRECISION={value:?}: the child did not run the test:\n{stdout}"
+        );
+    }
 }

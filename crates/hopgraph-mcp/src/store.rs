@@ -319,6 +319,9 @@ impl Stores {
         })?;
         prefault_in_background(&db, self.config.prefault_max_bytes);
         index_vectors_in_background(&db, self.config.options.read_only);
+        if let Some(e) = &self.config.embedder {
+            embed_missing_in_background(&db, e.clone(), self.config.options.read_only);
+        }
         let handle = Arc::new(OpenDb {
             db,
             writes: AtomicU64::new(0),
@@ -681,6 +684,143 @@ fn prefault_in_background(db: &Database, max_bytes: u64) {
 /// vector searches of those embeddings are exact scans: the same answers, slower. Calls
 /// are not held up: the build runs without the writer lock and commits each segment's
 /// replacement atomically. A read-only server leaves them as they are.
+/// Memories and entities per batch of [`embed_missing_in_background`] (one model call,
+/// one commit).
+const EMBED_BATCH: usize = 32;
+
+/// With a server model: gives the memories and entities of a context that have text but
+/// no embedding (written before the server had a model, or by the CLI) their model
+/// embedding, on a thread of its own, batch by batch, each batch one commit; searches
+/// find them by meaning as each batch lands. Nothing happens when the context's
+/// embeddings are another model's (the log says so). A node changed between the scan
+/// and its batch's commit is left for the next open (its vector would be of the old
+/// text).
+fn embed_missing_in_background(db: &Database, embedder: Arc<Embedder>, read_only: bool) {
+    /// Directories a thread of this process is embedding (see `index_vectors_in_background`).
+    static EMBEDDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    if read_only || db.snapshot().node_count() == 0 {
+        return;
+    }
+    let dir = db.path().to_path_buf();
+    {
+        let mut running = EMBEDDING.lock();
+        if running.contains(&dir) {
+            return;
+        }
+        running.push(dir.clone());
+    }
+    struct Done(PathBuf);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            EMBEDDING.lock().retain(|d| *d != self.0);
+        }
+    }
+    let done = Done(dir);
+    let db = db.clone();
+    let spawned = std::thread::Builder::new()
+        .name("hopgraph-embed".to_owned())
+        .spawn(move || {
+            let _done = done;
+            let where_ = db.path().display().to_string();
+            // The scan reads every node once, off the request path.
+            let snap = db.snapshot();
+            let todo: Vec<hopgraph::NodeId> = snap
+                .node_ids()
+                .filter(|&id| {
+                    matches!(snap.node(id), Ok(Some(n)) if n.props.embedding.is_none()
+                        && hopgraph_memory::embed_text::node_text(&n).is_some())
+                })
+                .collect();
+            drop(snap);
+            if todo.is_empty() {
+                return;
+            }
+            if let Err(e) = crate::embed::check_model(&db, &embedder, true) {
+                crate::server::log(&format!(
+                    "{} memories of {where_} have no embedding and stay without: {}",
+                    todo.len(),
+                    e.message()
+                ));
+                return;
+            }
+            crate::server::log(&format!(
+                "embedding {} memories of {where_} written without a vector, in the background",
+                todo.len()
+            ));
+            let t = Instant::now();
+            let mut embedded = 0usize;
+            for ids in todo.chunks(EMBED_BATCH) {
+                match embed_batch(&db, &embedder, ids) {
+                    Ok(n) => embedded += n,
+                    Err(e) => {
+                        crate::server::log(&format!(
+                            "embedding the memories of {where_} stopped: {e}"
+                        ));
+                        return;
+                    }
+                }
+            }
+            crate::server::log(&format!(
+                "embedded {embedded} memories of {where_} in {:.1} s",
+                t.elapsed().as_secs_f64()
+            ));
+        });
+    if let Err(e) = spawned {
+        crate::server::log(&format!("cannot start the embedding thread: {e}"));
+    }
+}
+
+/// Embeds and commits the nodes `ids` that still have text and no embedding; returns how
+/// many got one.
+fn embed_batch(
+    db: &Database,
+    embedder: &Embedder,
+    ids: &[hopgraph::NodeId],
+) -> Result<usize, String> {
+    let snap = db.snapshot();
+    let mut keys = Vec::with_capacity(ids.len());
+    let mut texts = Vec::with_capacity(ids.len());
+    let mut stamps = Vec::with_capacity(ids.len());
+    for &id in ids {
+        if let Some(n) = snap.node(id).map_err(|e| e.to_string())?
+            && n.props.embedding.is_none()
+            && let Some(text) = hopgraph_memory::embed_text::node_text(&n)
+        {
+            keys.push(n.key.clone());
+            texts.push(text);
+            stamps.push(n.updated_at);
+        }
+    }
+    drop(snap);
+    if texts.is_empty() {
+        return Ok(0);
+    }
+    let vectors = embedder.embed(&texts).map_err(|e| e.to_string())?;
+    // Only nodes unchanged since they were read: a vector of an older text is not written.
+    let now = db.snapshot();
+    let mut batch = hopgraph::WriteBatch::new();
+    let mut n = 0;
+    for ((key, v), stamp) in keys.into_iter().zip(vectors).zip(stamps) {
+        let unchanged = matches!(now.node_by_key(&key), Ok(Some(node))
+            if node.updated_at == stamp && node.props.embedding.is_none());
+        if unchanged {
+            batch.update_node(
+                key,
+                hopgraph::NodePatch {
+                    embedding: Some(Some(v)),
+                    ..hopgraph::NodePatch::default()
+                },
+            );
+            n += 1;
+        }
+    }
+    drop(now);
+    if n > 0 {
+        db.commit(batch).map_err(|e| e.to_string())?;
+    }
+    Ok(n)
+}
+
 fn index_vectors_in_background(db: &Database, read_only: bool) {
     /// Directories whose graph a thread of this process is building: a context closed
     /// and opened again meanwhile does not start a second build.

@@ -1432,6 +1432,56 @@ mod embedding {
             .collect()
     }
 
+    /// Memories written while the server had no model get the model's embedding in the
+    /// background once a server with a model opens their context.
+    #[test]
+    fn memories_without_vectors_are_embedded_in_the_background() {
+        let tmp = tempfile::tempdir().unwrap();
+        let model = tiny_model(tmp.path());
+        let data = tmp.path().join("data");
+        {
+            let plain = stores_with(&data, None);
+            for (id, title) in [("m1", "cat"), ("m2", "dog")] {
+                call(
+                    &plain,
+                    "create_memory",
+                    json!({"type": "semantic", "id": id, "title": title, "content": "sat on the mat"}),
+                )
+                .unwrap();
+            }
+        }
+        let e = Arc::new(Embedder::load(&model).unwrap());
+        let stores = stores_with(&data, Some(e.clone()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let got = call(
+                &stores,
+                "get_memory",
+                json!({"memory_id": "m2", "echo_embedding": true}),
+            )
+            .unwrap();
+            let db = stores
+                .database(None, None, hopgraph_mcp::Access::Existing)
+                .unwrap();
+            let node = db.snapshot().node_by_key("m2").unwrap().unwrap();
+            if let Some(v) = &node.props.embedding {
+                let want = e.embed_one("dog\nsat on the mat").unwrap();
+                assert!(
+                    v.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-5),
+                    "{got}"
+                );
+                let m1 = db.snapshot().node_by_key("m1").unwrap().unwrap();
+                assert!(m1.props.embedding.is_some());
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "not embedded within 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     #[test]
     fn dispatch_fills_in_embeddings_and_the_callers_win() {
         let tmp = tempfile::tempdir().unwrap();

@@ -634,6 +634,8 @@ impl<P: FnMut(&Progress<'_>)> Session<'_, P> {
         let commit = match self.fetch("main", "config.json", None, (1, 1))? {
             Fetched::Stored { commit: Some(c) } => c,
             Fetched::Stored { commit: None } => {
+                // Nothing of this download can be placed under a commit: leave no trace.
+                let _ = fs::remove_dir_all(self.snapshot("main"));
                 return Err(self.download_error(
                     "config.json",
                     "the endpoint did not say which commit `main` is (no X-Repo-Commit \

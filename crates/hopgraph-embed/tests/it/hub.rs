@@ -34,6 +34,8 @@ enum Fault {
     CutShort,
     /// Announces and sends only the first half.
     Short,
+    /// Sends no `X-Repo-Commit`.
+    NoCommit,
 }
 
 /// A minimal Hub: serves `root/{url path}` for `GET /{repo}/resolve/{revision}/{file}`,
@@ -122,15 +124,16 @@ fn serve_one(
             .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         return;
     };
-    let commit = if path.contains("/resolve/main/") {
+    let name = path.rsplit("/resolve/").next().unwrap_or("");
+    let name = name.split_once('/').map_or("", |(_, f)| f);
+    let fault = faults.get(name).copied();
+    let commit = if path.contains("/resolve/main/") && !matches!(fault, Some(Fault::NoCommit)) {
         format!("X-Repo-Commit: {MAIN_COMMIT}\r\n")
     } else {
         String::new()
     };
-    let name = path.rsplit("/resolve/").next().unwrap_or("");
-    let name = name.split_once('/').map_or("", |(_, f)| f);
-    let (announced, sent) = match faults.get(name) {
-        None => (body.len(), body.len()),
+    let (announced, sent) = match fault {
+        None | Some(Fault::NoCommit) => (body.len(), body.len()),
         Some(Fault::CutShort) => (body.len(), body.len() / 2),
         Some(Fault::Short) => (body.len() / 2, body.len() / 2),
     };
@@ -517,6 +520,24 @@ fn an_unpinned_model_comes_from_main_unverified() {
         .expect("cached");
     assert_eq!(again.origin, Origin::Cache);
     assert_eq!(again.dir, model.dir);
+}
+
+#[test]
+fn an_unpinned_model_needs_the_commit_of_main() {
+    let fx = Fixture::new();
+    let faults = HashMap::from([("config.json".to_owned(), Fault::NoCommit)]);
+    let server = HubServer::start(&fx.root, faults);
+    let err = Hub::new(fx.cache.path(), &server.endpoint())
+        .with_pins(Vec::new())
+        .resolve(REPO, no_progress)
+        .expect_err("no commit");
+    assert!(
+        matches!(&err, EmbedError::Download { file, .. } if file == "config.json"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("X-Repo-Commit"), "{err}");
+    assert!(!fx.repo_dir().join("snapshots/main").exists());
+    assert!(fx.leftovers().is_empty(), "{:?}", fx.leftovers());
 }
 
 #[test]

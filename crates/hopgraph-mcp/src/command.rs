@@ -43,9 +43,8 @@ Options:
                     1 to 4096); any number of contexts can be used
   --embed-model MODEL
                     the embedding model: a directory or a Hugging Face model id such
-                    as sentence-transformers/all-MiniLM-L6-v2, i.e. --embed-model DIR
-                    or --embed-model OWNER/NAME (default: $HOPGRAPH_EMBED_MODEL; none:
-                    text search only). An id is read from
+                    as sentence-transformers/all-MiniLM-L6-v2 (default:
+                    $HOPGRAPH_EMBED_MODEL; none: text search only). An id is read from
                     the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or
                     ~/.cache/huggingface/hub) or downloaded into it from $HF_ENDPOINT
                     (default https://huggingface.co) at the first start; listed models

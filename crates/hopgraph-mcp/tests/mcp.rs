@@ -1337,7 +1337,7 @@ fn prefault_flag_is_checked() {
     assert!(status.success());
     assert!(help.contains("--prefault-mb N"), "{help}");
     assert!(
-        help.contains("--embed-model DIR") && help.contains("$HOPGRAPH_EMBED_MODEL"),
+        help.contains("--embed-model MODEL") && help.contains("$HOPGRAPH_EMBED_MODEL"),
         "{help}"
     );
     for bad in ["-1", "1.5", "lots", "99999999999999"] {

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a short while (default 20 s each): `fuzz/smoke.sh [SECONDS]`.
-# Exits 0 with a message when the nightly toolchain or cargo-fuzz is missing, so CI on a
-# machine without them still passes; a crash makes it exit non-zero and leaves the input
-# under fuzz/artifacts/<target>/.
+# Needs the nightly toolchain and cargo-fuzz (`rustup toolchain install nightly`,
+# `cargo install cargo-fuzz`). Without them it says so and exits 0, unless
+# FUZZ_REQUIRED=1 (CI sets it after installing both), where it fails. A crash makes it
+# exit non-zero and leaves the input under fuzz/artifacts/<target>/.
 set -euo pipefail
 secs="${1:-20}"
 here="$(cd "$(dirname "$0")" && pwd)"
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-    echo "fuzz smoke: skipped (no nightly toolchain; install with 'rustup toolchain install nightly')"
+missing() {
+    if [ "${FUZZ_REQUIRED:-0}" = 1 ]; then
+        echo "fuzz smoke: FAILED: $1" >&2
+        exit 1
+    fi
+    echo "fuzz smoke: skipped ($1)"
     exit 0
+}
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    missing "no nightly toolchain; install with 'rustup toolchain install nightly'"
 fi
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
-    echo "fuzz smoke: skipped (cargo-fuzz not installed; 'cargo install cargo-fuzz')"
-    exit 0
+    missing "cargo-fuzz not installed; 'cargo install cargo-fuzz'"
 fi
 # Keep fuzz builds apart from the stable build's artifacts.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}/fuzz"

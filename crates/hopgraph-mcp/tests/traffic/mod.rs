@@ -1,7 +1,7 @@
 //! Heavy and hostile traffic: contexts as a bounded cache, read-only calls without side
 //! effects, portable context names, an unusable data directory, every request limit at and
 //! one past it, peak memory under limit-sized requests, automatic maintenance, and the
-//! soak benchmark (`soak`, behind `HOPGRAPH_SOAK=1`).
+//! soak benchmark (`soak`, `#[ignore]`d: `-- --ignored` runs it).
 
 mod soak;
 

@@ -57,7 +57,8 @@ fn graph(g: &Graph) -> Result<ToolOutput, ToolError> {
     output(g, g)
 }
 
-fn entities(args: &Args<'_>) -> Result<Vec<Entity>, ToolError> {
+/// The `entities` argument of `create_entities` and `aim_memory_store`.
+pub(crate) fn entities(args: &Args<'_>) -> Result<Vec<Entity>, ToolError> {
     args.req_array("entities")?
         .iter()
         .enumerate()
@@ -81,7 +82,9 @@ fn entities(args: &Args<'_>) -> Result<Vec<Entity>, ToolError> {
         .collect()
 }
 
-fn relations(args: &Args<'_>) -> Result<Vec<Relation>, ToolError> {
+/// The `relations` argument of `create_relations`, `delete_relations` and
+/// `aim_memory_link`.
+pub(crate) fn relations(args: &Args<'_>) -> Result<Vec<Relation>, ToolError> {
     args.req_array("relations")?
         .iter()
         .enumerate()
@@ -184,6 +187,43 @@ fn aim_outcome(o: &Outcome, fixed: &str) -> Result<ToolOutput, ToolError> {
     })
 }
 
+/// Stores the entities whose names are new, each with the model's embedding of its name,
+/// type and observations, in one atomic commit (`create_entities` and `aim_memory_store`
+/// with a server model). The texts are embedded before the commit, outside the writer
+/// lock; a name a concurrent writer created meanwhile is skipped by the store.
+///
+/// # Errors
+/// Another model's context; an embedding failure; the store's errors.
+pub(crate) fn store_entities_embedded(
+    db: &hopgraph::Database,
+    embedder: &hopgraph_embed::Embedder,
+    entities: &[Entity],
+) -> Result<Vec<Entity>, ToolError> {
+    embed::check_model(db, embedder, true)?;
+    let snap = db.snapshot();
+    // The first entity of each new name (the store skips repeats).
+    let mut seen = HashSet::new();
+    let todo: Vec<&Entity> = entities
+        .iter()
+        .filter(|x| snap.node_id(&x.name).is_none() && seen.insert(x.name.as_str()))
+        .collect();
+    drop(snap);
+    let texts: Vec<String> = todo.iter().map(|t| embed::entity_text(t)).collect();
+    let vectors = if texts.is_empty() {
+        Vec::new()
+    } else {
+        embed::embed_all(embedder, &texts)?
+    };
+    let mut by_name = HashMap::with_capacity(todo.len());
+    for (x, v) in todo.iter().zip(&vectors) {
+        by_name.insert(
+            x.name.clone(),
+            hopgraph_memory::nodes::check_embedding("embedding", v)?,
+        );
+    }
+    hopgraph_memory::aim::store_entities_embedded(db, entities, &by_name)
+}
+
 /// Runs server-memory or AIM tool `name`.
 ///
 /// # Errors
@@ -228,32 +268,7 @@ pub fn call(
             db.note_write();
             let created = match embedder {
                 None => kg::create_entities(&db, &entities)?,
-                Some(e) => {
-                    // As aim_memory_store: new names embedded before the commit, written
-                    // with their entities in it.
-                    embed::check_model(&db, e, true)?;
-                    let snap = db.snapshot();
-                    let mut seen = HashSet::new();
-                    let todo: Vec<&Entity> = entities
-                        .iter()
-                        .filter(|x| snap.node_id(&x.name).is_none() && seen.insert(x.name.as_str()))
-                        .collect();
-                    drop(snap);
-                    let texts: Vec<String> = todo.iter().map(|t| embed::entity_text(t)).collect();
-                    let vectors = if texts.is_empty() {
-                        Vec::new()
-                    } else {
-                        embed::embed_all(e, &texts)?
-                    };
-                    let mut by_name = HashMap::with_capacity(todo.len());
-                    for (x, v) in todo.iter().zip(&vectors) {
-                        by_name.insert(
-                            x.name.clone(),
-                            hopgraph_memory::nodes::check_embedding("embedding", v)?,
-                        );
-                    }
-                    hopgraph_memory::aim::store_entities_embedded(&db, &entities, &by_name)?
-                }
+                Some(e) => store_entities_embedded(&db, e, &entities)?,
             };
             let mut m = Map::new();
             m.insert(

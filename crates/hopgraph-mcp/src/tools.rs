@@ -4,17 +4,15 @@
 //! Everything here is synchronous and may block on disk; the server runs it on tokio's
 //! blocking pool.
 
-use std::collections::{HashMap, HashSet};
-
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::args::{Args, check_id, in_item, item_obj};
+use super::args::{Args, check_id};
 use super::embed;
 use super::store::{Access, DbHandle, Location, Stores};
 use hopgraph::Direction;
 use hopgraph::kernel::Budget;
-use hopgraph_memory::aim::{self, Entity, Relation};
+use hopgraph_memory::aim;
 use hopgraph_memory::edges::{self, LinkRequest};
 use hopgraph_memory::nodes::{self, CreateMemoryRequest, UpdateMemoryRequest};
 use hopgraph_memory::path::{self, PathRequest};
@@ -409,81 +407,17 @@ pub fn call(
         }
         "aim_memory_store" => {
             let location = location(&args)?;
-            let entities = args
-                .req_array("entities")?
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let p = format!("entities[{i}]");
-                    let a = item_obj(&p, v)?;
-                    let read = || -> Result<Entity, ToolError> {
-                        Ok(Entity {
-                            name: a.req_str("name")?,
-                            entity_type: a.req_str("entityType")?,
-                            observations: a.opt_str_list("observations")?.ok_or_else(|| {
-                                ToolError::new(
-                                    ToolErrorKind::InvalidArgument,
-                                    "Missing required argument `observations`",
-                                )
-                            })?,
-                        })
-                    };
-                    read().map_err(|e| in_item(&p, e))
-                })
-                .collect::<Result<Vec<_>, ToolError>>()?;
+            let entities = super::kg_tools::entities(&args)?;
             let handle = written(location)?;
-            let Some(e) = embedder else {
-                return ToolOutput::list(&aim::store_entities(&handle, &entities)?);
+            let created = match embedder {
+                None => aim::store_entities(&handle, &entities)?,
+                Some(e) => super::kg_tools::store_entities_embedded(&handle, e, &entities)?,
             };
-            // Embed the entities that do not exist yet (the store skips the others),
-            // before any lock; the store writes each created entity with its embedding in
-            // one atomic commit.
-            embed::check_model(&handle, e, true)?;
-            let snap = handle.snapshot();
-            // The first entity of each new name (the store skips repeats), by name.
-            let mut todo: Vec<&Entity> = Vec::new();
-            let mut seen: HashSet<&str> = HashSet::new();
-            for ent in &entities {
-                if snap.node_id(&ent.name).is_none() && seen.insert(ent.name.as_str()) {
-                    todo.push(ent);
-                }
-            }
-            drop(snap);
-            let texts: Vec<String> = todo.iter().map(|t| embed::entity_text(t)).collect();
-            let vectors = if texts.is_empty() {
-                Vec::new()
-            } else {
-                embed::embed_all(e, &texts)?
-            };
-            let mut by_name: HashMap<String, Vec<f32>> = HashMap::with_capacity(todo.len());
-            for (ent, v) in todo.iter().zip(&vectors) {
-                let v = hopgraph_memory::nodes::check_embedding("embedding", v)?;
-                by_name.insert(ent.name.clone(), v);
-            }
-            // A name created by a concurrent writer after our snapshot is skipped by the
-            // store; one that appeared in between without a vector here is stored without.
-            let created = aim::store_entities_embedded(&handle, &entities, &by_name)?;
             ToolOutput::list(&created)
         }
         "aim_memory_link" => {
             let location = location(&args)?;
-            let relations = args
-                .req_array("relations")?
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let p = format!("relations[{i}]");
-                    let a = item_obj(&p, v)?;
-                    let read = || -> Result<Relation, ToolError> {
-                        Ok(Relation {
-                            from: a.req_str("from")?,
-                            to: a.req_str("to")?,
-                            relation_type: a.req_str("relationType")?,
-                        })
-                    };
-                    read().map_err(|e| in_item(&p, e))
-                })
-                .collect::<Result<Vec<_>, ToolError>>()?;
+            let relations = super::kg_tools::relations(&args)?;
             ToolOutput::list(&aim::link_relations(&*written(location)?, &relations)?)
         }
         "list_contexts" => {

@@ -9,6 +9,8 @@ use serde_json::{Map, Value};
 use hopgraph::Props;
 use hopgraph_memory::{ToolError, ToolErrorKind};
 
+use crate::store::Location;
+
 /// Longest string accepted for an id-like argument (a node key or an edge id), in bytes.
 pub const ID_BYTES_MAX: usize = hopgraph::limits::NODE_KEY_BYTES_MAX;
 /// Most items in a string list argument (`edge_types`, `seed_doc_ids`).
@@ -289,6 +291,28 @@ pub fn in_item(prefix: &str, e: ToolError) -> ToolError {
         e.kind(),
         e.message()
             .replacen("argument `", &format!("argument `{prefix}."), 1),
+    )
+}
+
+/// Longest `arguments` object accepted, in bytes of compact JSON (content may be 1 MiB).
+pub const ARGUMENTS_BYTES_MAX: usize = 2 << 20;
+/// Deepest nesting accepted in `arguments` (the object itself counts as 1).
+pub const ARGUMENTS_DEPTH_MAX: usize = 40;
+
+/// The `location` argument of the AIM tools.
+///
+/// # Errors
+/// A value other than `project` or `global`.
+pub fn location(args: &Args<'_>) -> Result<Option<Location>, ToolError> {
+    Ok(
+        match args
+            .opt_enum("location", &["project", "global"])?
+            .as_deref()
+        {
+            Some("project") => Some(Location::Project),
+            Some(_) => Some(Location::Global),
+            None => None,
+        },
     )
 }
 

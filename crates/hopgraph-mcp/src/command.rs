@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::server::log;
+use crate::log::log;
 use crate::store::{OPEN_MAX_LIMIT, check_data_dir, platform_data_dir, start_maintenance};
 use crate::{HopgraphServer, StoreConfig, Stores, serve};
 use hopgraph_memory::check_context_name;

@@ -18,11 +18,12 @@ use hopgraph_memory::{ToolError, ToolErrorKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::args::location;
 use super::args::{Args, in_item, item_obj};
 use super::embed;
+use super::output::ToolOutput;
 use super::schema::{AIM_TOOLS, SERVER_MEMORY_TOOLS};
 use super::store::{Access, Location, Stores};
-use super::tools::{ToolOutput, location};
 
 /// Pretty JSON (two spaces) of `text_value` as text, `structured` as structured content.
 fn output<T: Serialize, S: Serialize>(

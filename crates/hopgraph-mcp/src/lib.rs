@@ -4,6 +4,8 @@
 //! - `command`: the `hopgraph-mcp` command line (flags, environment, start and shutdown);
 //! - `limits`: request limits checked on the raw line before any value is built;
 //! - `args`: reading tool arguments from raw JSON with messages that name the argument;
+//! - `output`: a tool's successful answer (structured content and text);
+//! - `log`: log lines on stderr;
 //! - `schema`: the tool list (names, descriptions, input and output schemas, annotations);
 //! - `embed`: the server's own text embedding (`--embed-model`), filled in before dispatch;
 //! - `tools`: dispatch from a tool name and its arguments to `memory` functions;
@@ -22,6 +24,8 @@ pub mod embed;
 pub mod http;
 pub mod kg_tools;
 pub mod limits;
+pub mod log;
+pub mod output;
 pub mod schema;
 pub mod server;
 pub mod store;

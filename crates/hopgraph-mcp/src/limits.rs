@@ -22,8 +22,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::args::{ID_BYTES_MAX, LIST_ITEMS_MAX};
-use crate::tools::{ARGUMENTS_BYTES_MAX, ARGUMENTS_DEPTH_MAX};
+use crate::args::{ARGUMENTS_BYTES_MAX, ARGUMENTS_DEPTH_MAX, ID_BYTES_MAX, LIST_ITEMS_MAX};
 use hopgraph::limits;
 
 /// Longest input line accepted, in bytes (without the newline): the arguments limit plus

@@ -570,10 +570,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     }
 }
 
-/// Writes a log line to stderr (stdout carries the protocol).
-pub fn log(msg: &str) {
-    eprintln!("hopgraph-mcp: {msg}");
-}
+pub use crate::log::log;
 
 #[cfg(test)]
 mod tests {

@@ -378,7 +378,7 @@ impl Stores {
         match self.database(None, None, Access::Existing) {
             Ok(_) => {}
             Err(e) if e.kind() == ToolErrorKind::NotFound => {}
-            Err(e) => crate::server::log(&format!("default context not opened: {}", e.message())),
+            Err(e) => crate::log::log(&format!("default context not opened: {}", e.message())),
         }
     }
 
@@ -457,7 +457,7 @@ impl Stores {
         for h in handles {
             let idle = now.saturating_sub(h.last_used_ms.load(Ordering::Relaxed)) >= idle_ms;
             if let Err(e) = self.maintain_one(&h, idle, &mut report) {
-                crate::server::log(&format!(
+                crate::log::log(&format!(
                     "maintenance of {} failed (will retry): {e}",
                     h.path().display()
                 ));
@@ -538,7 +538,7 @@ impl Stores {
             if h.writes.load(Ordering::Relaxed) > 0
                 && let Err(e) = h.checkpoint().and_then(|_| h.compact())
             {
-                crate::server::log(&format!(
+                crate::log::log(&format!(
                     "checkpoint or compaction of {} at shutdown failed (the WAL keeps the data): {e}",
                     h.path().display()
                 ));
@@ -638,7 +638,7 @@ const MAINTENANCE_LOG_MIN: Duration = Duration::from_millis(50);
 fn log_slow(h: &OpenDb, what: &str, started: Instant, detail: &str) {
     let took = started.elapsed();
     if took >= MAINTENANCE_LOG_MIN {
-        crate::server::log(&format!(
+        crate::log::log(&format!(
             "{what} of {} took {} ms ({detail})",
             h.path().display(),
             took.as_millis()
@@ -665,7 +665,7 @@ fn prefault_in_background(db: &Database, max_bytes: u64) {
             let total = snap.segment_bytes();
             let read = snap.prefault_within(max_bytes);
             if read < total {
-                crate::server::log(&format!(
+                crate::log::log(&format!(
                     "read ahead {} of {} MiB: the database is larger than --prefault-mb, \
                      so at most its per-node indexes were read",
                     read >> 20,
@@ -674,7 +674,7 @@ fn prefault_in_background(db: &Database, max_bytes: u64) {
             }
         });
     if let Err(e) = started {
-        crate::server::log(&format!("prefault thread not started: {e}"));
+        crate::log::log(&format!("prefault thread not started: {e}"));
     }
 }
 
@@ -736,14 +736,14 @@ fn embed_missing_in_background(db: &Database, embedder: Arc<Embedder>, read_only
                 return;
             }
             if let Err(e) = crate::embed::check_model(&db, &embedder, true) {
-                crate::server::log(&format!(
+                crate::log::log(&format!(
                     "{} memories of {where_} have no embedding and stay without: {}",
                     todo.len(),
                     e.message()
                 ));
                 return;
             }
-            crate::server::log(&format!(
+            crate::log::log(&format!(
                 "embedding {} memories of {where_} written without a vector, in the background",
                 todo.len()
             ));
@@ -753,20 +753,20 @@ fn embed_missing_in_background(db: &Database, embedder: Arc<Embedder>, read_only
                 match embed_batch(&db, &embedder, ids) {
                     Ok(n) => embedded += n,
                     Err(e) => {
-                        crate::server::log(&format!(
+                        crate::log::log(&format!(
                             "embedding the memories of {where_} stopped: {e}"
                         ));
                         return;
                     }
                 }
             }
-            crate::server::log(&format!(
+            crate::log::log(&format!(
                 "embedded {embedded} memories of {where_} in {:.1} s",
                 t.elapsed().as_secs_f64()
             ));
         });
     if let Err(e) = spawned {
-        crate::server::log(&format!("cannot start the embedding thread: {e}"));
+        crate::log::log(&format!("cannot start the embedding thread: {e}"));
     }
 }
 
@@ -851,30 +851,30 @@ fn index_vectors_in_background(db: &Database, read_only: bool) {
         .name("hopgraph-index".to_owned())
         .spawn(move || {
             let _done = done;
-            crate::server::log(&format!(
+            crate::log::log(&format!(
                 "building the HNSW graph of {pending} embeddings of {} in the background \
                  (vector searches scan them exactly until it is done)",
                 db.path().display()
             ));
             if db.vector_index_build_running() {
-                crate::server::log(&format!(
+                crate::log::log(&format!(
                     "another process is building the vector graphs of {}; waiting for it",
                     db.path().display()
                 ));
             }
             let t = Instant::now();
             match db.index_vectors() {
-                Ok(r) if r.segments.is_empty() && r.pending == 0 => crate::server::log(&format!(
+                Ok(r) if r.segments.is_empty() && r.pending == 0 => crate::log::log(&format!(
                     "the HNSW graphs of {} were built by another process",
                     db.path().display()
                 )),
-                Ok(r) => crate::server::log(&format!(
+                Ok(r) => crate::log::log(&format!(
                     "HNSW graph of {} embeddings of {} built in {:.1} s",
                     r.vectors,
                     db.path().display(),
                     t.elapsed().as_secs_f64()
                 )),
-                Err(e) => crate::server::log(&format!(
+                Err(e) => crate::log::log(&format!(
                     "HNSW graph build of {} failed (searches stay exact; `hopgraph index` \
                      retries): {e}",
                     db.path().display()
@@ -882,7 +882,7 @@ fn index_vectors_in_background(db: &Database, read_only: bool) {
             }
         });
     if let Err(e) = started {
-        crate::server::log(&format!("vector index thread not started: {e}"));
+        crate::log::log(&format!("vector index thread not started: {e}"));
     }
 }
 

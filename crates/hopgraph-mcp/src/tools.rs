@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::args::{Args, check_id};
+use super::args::{Args, check_id, location};
 use super::embed;
 use super::store::{Access, DbHandle, Location, Stores};
 use hopgraph::Direction;
@@ -23,52 +23,8 @@ use hopgraph_memory::{ToolError, ToolErrorKind, stats};
 /// Wall-clock limit of one traversal; running out is an answer (`limit_reached`).
 pub const QUERY_TIME_MAX: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Longest `arguments` object accepted, in bytes of compact JSON (content may be 1 MiB).
-pub const ARGUMENTS_BYTES_MAX: usize = 2 << 20;
-/// Deepest nesting accepted in `arguments` (the object itself counts as 1).
-pub const ARGUMENTS_DEPTH_MAX: usize = 40;
-
-/// A successful tool result.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolOutput {
-    /// `structuredContent` (always an object).
-    pub structured: Value,
-    /// The text block.
-    pub text: String,
-}
-
-impl ToolOutput {
-    /// The result `value` with its compact JSON as text.
-    fn json<T: Serialize>(value: &T) -> Result<ToolOutput, ToolError> {
-        let structured = serde_json::to_value(value).map_err(|e| {
-            ToolError::new(
-                ToolErrorKind::Internal,
-                format!("Internal error: cannot encode the result: {e}"),
-            )
-        })?;
-        Ok(ToolOutput {
-            text: structured.to_string(),
-            structured,
-        })
-    }
-
-    /// A bare list: `{results: [...]}` as structured content, the bare list as text.
-    fn list<T: Serialize>(items: &[T]) -> Result<ToolOutput, ToolError> {
-        let list = serde_json::to_value(items).map_err(|e| {
-            ToolError::new(
-                ToolErrorKind::Internal,
-                format!("Internal error: cannot encode the result: {e}"),
-            )
-        })?;
-        let text = list.to_string();
-        let mut m = Map::new();
-        m.insert("results".into(), list);
-        Ok(ToolOutput {
-            structured: Value::Object(m),
-            text,
-        })
-    }
-}
+pub use super::args::{ARGUMENTS_BYTES_MAX, ARGUMENTS_DEPTH_MAX};
+pub use super::output::ToolOutput;
 
 /// A wrapped bare list: `{results, truncated}` structured, the bare list as text.
 fn wrapped<T: Serialize>(list: &ListResult<T>) -> Result<ToolOutput, ToolError> {
@@ -432,21 +388,4 @@ pub fn call(
             format!("Unknown tool: {other}"),
         )),
     }
-}
-
-/// The `location` argument of the AIM tools.
-///
-/// # Errors
-/// A value other than `project` or `global`.
-pub fn location(args: &Args<'_>) -> Result<Option<Location>, ToolError> {
-    Ok(
-        match args
-            .opt_enum("location", &["project", "global"])?
-            .as_deref()
-        {
-            Some("project") => Some(Location::Project),
-            Some(_) => Some(Location::Global),
-            None => None,
-        },
-    )
 }

@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use foldhash::fast::RandomState;
 
-use super::Database;
 use super::batch::{check_key, check_type_name};
 use super::build::{Csr, EdgeRows, SegmentContent, write_segment};
 use super::commit::now_ms;
+use super::handle::Database;
 use super::segment::Segment;
 use super::state::{SegmentSet, State};
 use crate::error::{Error, Result};
@@ -273,7 +273,7 @@ impl Database {
 
     fn bulk_load_locked(
         &self,
-        w: &mut super::Writer,
+        w: &mut super::handle::Writer,
         load: BulkLoad,
         progress: BulkProgress<'_>,
     ) -> Result<BulkReport> {
@@ -285,7 +285,7 @@ impl Database {
             &self.shared.dir,
             w,
             true,
-            &mut super::RecoveryReport::default(),
+            &mut super::open::RecoveryReport::default(),
         )?;
         // Commits from other processes may have arrived between the checkpoint and the
         // lock; the new segment must come after everything, so flush them too.

@@ -12,8 +12,9 @@
 use std::sync::Arc;
 
 use super::batch::{WriteBatch, resolve};
+use super::handle::{Database, Writer};
 use super::open::{RecoveryReport, catch_up};
-use super::{CommitInfo, Database, Durability, Writer};
+use super::options::{CommitInfo, Durability};
 use crate::error::{Error, Result};
 use crate::format::record::{CommitPayload, encode_commit};
 use crate::format::wal::encode_record;
@@ -113,7 +114,7 @@ impl Database {
         }
         let db_id = self.shared.db_id;
         let now = now_ms();
-        let mut state = super::State::clone(&w.state);
+        let mut state = super::state::State::clone(&w.state);
         let mut buf = Vec::new();
         let mut outcomes = Vec::with_capacity(group.len());
         for p in group {

@@ -24,10 +24,10 @@ use std::sync::Arc;
 
 use super::build::{SegmentContent, write_segment, write_segment_staged};
 use super::commit::now_ms;
+use super::handle::{Database, Writer};
 use super::open::{RecoveryReport, catch_up, stamp};
 use super::segment::Segment;
 use super::state::{SegmentSet, State};
-use super::{Database, Writer};
 use crate::error::{Error, Result};
 use crate::format::manifest::Manifest;
 use crate::format::segment::Summary;

@@ -12,9 +12,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::handle::{Database, Probe, Shared, Writer};
+use super::options::Options;
 use super::segment::Segment;
 use super::state::{SegmentSet, State};
-use super::{Database, Options, Shared, Writer};
 use crate::error::{Error, Result};
 use crate::format::manifest::Manifest;
 use crate::format::record::decode_commit;
@@ -436,7 +437,7 @@ fn open_inner(dir: &Path, options: Options, undo: &mut Undo) -> Result<Database>
         catch_up(&io, &dir, &mut w, true, &mut report)?;
         collect_garbage(&*io, &dir, &w.manifest, &mut report)?;
     }
-    let probe = super::Probe {
+    let probe = Probe {
         manifest_stamp: w.manifest_stamp,
         wal_path: w.wal.path().to_owned(),
         wal_len_seen: w.wal.file_len()?,

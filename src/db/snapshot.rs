@@ -115,7 +115,10 @@ impl Snapshot {
     /// # Complexity
     /// Per segment with a graph about `ef · 32 · log n` similarity computations; per
     /// other segment and for the delta one per vector.
-    pub fn search_vector(&self, query: &super::VectorQuery) -> Result<Vec<super::VectorHit>> {
+    pub fn search_vector(
+        &self,
+        query: &super::vector::VectorQuery,
+    ) -> Result<Vec<super::vector::VectorHit>> {
         self.state.search_vector(query, self.vector_graph_min)
     }
 

@@ -21,8 +21,8 @@
 
 use std::sync::Arc;
 
-use super::Database;
 use super::commit::now_ms;
+use super::handle::Database;
 use super::segment::Segment;
 use super::state::{SegmentSet, State};
 use super::vector::{build_graph_reporting, graph_meta, segment_rows, wants_graph, write_graph};

@@ -74,7 +74,7 @@ impl Options {
     }
 
     /// Open without ever taking the writer lock (default false); writes then fail with
-    /// [`Error::ReadOnly`] and nothing on disk is created or changed.
+    /// [`Error::ReadOnly`](crate::Error::ReadOnly) and nothing on disk is created or changed.
     #[must_use]
     pub fn read_only(mut self, read_only: bool) -> Options {
         self.read_only = read_only;
@@ -84,7 +84,7 @@ impl Options {
     /// Checkpoint automatically once the WAL exceeds this many bytes (default 64 MiB).
     /// The automatic checkpoint runs on the committing thread with the writer lock held;
     /// a host that cannot have one commit wait for it sets this high (`u64::MAX`) and calls
-    /// [`Database::checkpoint`] from a thread of its own, which writes the segment without
+    /// [`Database::checkpoint`](super::Database::checkpoint) from a thread of its own, which writes the segment without
     /// the lock (see DESIGN.md §6).
     #[must_use]
     pub fn checkpoint_wal_bytes(mut self, bytes: u64) -> Options {

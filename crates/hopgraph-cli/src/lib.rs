@@ -4,8 +4,8 @@
 //! ([`Database`], [`BulkLoad`](hopgraph::BulkLoad), [`WriteBatch`](hopgraph::WriteBatch)) and
 //! their answers into text, JSON and exit codes. Graph logic lives in the engine.
 //!
-//! Exit codes, one table for every command ([`Exit`], mapped from the engine's typed
-//! [`Error`] in [`exit_of`] and nowhere else):
+//! Exit codes, one table for every command (`Exit`, mapped from the engine's typed
+//! [`Error`] in `exit_of` and nowhere else):
 //!
 //! | code | meaning |
 //! |------|---------|

@@ -2,8 +2,8 @@
 //! binding over the engine crate, plus the `hopgraph` and `hopgraph-mcp` commands.
 //!
 //! Translation only: arguments become engine calls, engine answers become plain Python
-//! objects ([`results`]), engine errors become one exception class per kind
-//! ([`convert::error`]). Every engine call runs with the GIL released. The package's
+//! objects (`results`), engine errors become one exception class per kind
+//! (`convert::error`). Every engine call runs with the GIL released. The package's
 //! Python side (`python/hopgraph/`) re-exports this module and adds the console entry
 //! points; `hopgraph.pyi` documents the API for type checkers.
 

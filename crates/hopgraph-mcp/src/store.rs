@@ -684,6 +684,36 @@ fn prefault_in_background(db: &Database, max_bytes: u64) {
 /// vector searches of those embeddings are exact scans: the same answers, slower. Calls
 /// are not held up: the build runs without the writer lock and commits each segment's
 /// replacement atomically. A read-only server leaves them as they are.
+/// A directory a background thread of this process works on, listed in `set` until the
+/// claim is dropped (when the work ends however it ends, or with the thread's closure
+/// when the thread cannot start), so a context closed and opened again meanwhile does
+/// not start the same work twice.
+struct DirClaim {
+    set: &'static Mutex<Vec<PathBuf>>,
+    dir: PathBuf,
+}
+
+impl DirClaim {
+    /// The claim on `dir`, or `None` when another thread holds it.
+    fn take(set: &'static Mutex<Vec<PathBuf>>, dir: &Path) -> Option<DirClaim> {
+        let mut held = set.lock();
+        if held.iter().any(|d| d == dir) {
+            return None;
+        }
+        held.push(dir.to_path_buf());
+        Some(DirClaim {
+            set,
+            dir: dir.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for DirClaim {
+    fn drop(&mut self) {
+        self.set.lock().retain(|d| *d != self.dir);
+    }
+}
+
 /// Memories and entities per batch of [`embed_missing_in_background`] (one model call,
 /// one commit).
 const EMBED_BATCH: usize = 32;
@@ -701,21 +731,9 @@ fn embed_missing_in_background(db: &Database, embedder: Arc<Embedder>, read_only
     if read_only || db.snapshot().node_count() == 0 {
         return;
     }
-    let dir = db.path().to_path_buf();
-    {
-        let mut running = EMBEDDING.lock();
-        if running.contains(&dir) {
-            return;
-        }
-        running.push(dir.clone());
-    }
-    struct Done(PathBuf);
-    impl Drop for Done {
-        fn drop(&mut self) {
-            EMBEDDING.lock().retain(|d| *d != self.0);
-        }
-    }
-    let done = Done(dir);
+    let Some(done) = DirClaim::take(&EMBEDDING, db.path()) else {
+        return;
+    };
     let db = db.clone();
     let spawned = std::thread::Builder::new()
         .name("hopgraph-embed".to_owned())
@@ -829,23 +847,9 @@ fn index_vectors_in_background(db: &Database, read_only: bool) {
     if pending == 0 || read_only {
         return;
     }
-    let dir = db.path().to_path_buf();
-    {
-        let mut building = BUILDING.lock();
-        if building.contains(&dir) {
-            return;
-        }
-        building.push(dir.clone());
-    }
-    /// Takes its directory off `BUILDING` when dropped: when the build ends however it
-    /// ends, or with the thread's closure when the thread cannot start.
-    struct Done(PathBuf);
-    impl Drop for Done {
-        fn drop(&mut self) {
-            BUILDING.lock().retain(|d| *d != self.0);
-        }
-    }
-    let done = Done(dir);
+    let Some(done) = DirClaim::take(&BUILDING, db.path()) else {
+        return;
+    };
     let db = db.clone();
     let started = std::thread::Builder::new()
         .name("hopgraph-index".to_owned())

@@ -115,7 +115,7 @@ fn context() -> Value {
         "minLength": 1,
         "maxLength": 64,
         "pattern": CONTEXT_PATTERN,
-        "description": "Optional name of a separate memory database under the server's data directory (default \"default\"): 1-64 characters of a-z 0-9 _ - . (lowercase), starting with a letter or digit, not ending with \".\", no \"..\", not a Windows device name (con, prn, aux, nul, com1-9, lpt1-9, also with an extension). Only create_memory and aim_memory_store create one; reads of a missing one answer as an empty store."
+        "description": "Separate database (default \"default\"); create_memory and aim_memory_store create it, reads of a missing one see an empty store."
     })
 }
 
@@ -584,17 +584,17 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "create_memory",
             title: "Create a memory",
-            description: "Create a new memory with optional type-specific metadata. `type` is one of episodic, semantic, procedural, strategic. Returns the stored memory (without the embedding unless echo_embedding is true); a new memory gets a UUID id unless `id` is given. `metadata.status` (e.g. \"superseded\") is the memory's status.",
+            description: "Store a memory; returns it, with a UUID id unless `id` is given. metadata.status is its status. Example: {\"type\": \"semantic\", \"title\": \"Prod DB\", \"content\": \"Prod runs Postgres 16\", \"importance\": 0.7}",
             input: input(
                 json!({
-                    "type": {"type": "string", "enum": ["episodic", "semantic", "procedural", "strategic"], "description": "Type of memory to create"},
-                    "content": {"type": "string", "description": "The main content/text of the memory"},
-                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Vector embedding for the memory content (optional; a server started with an embedding model computes it from title and content when omitted)"},
-                    "importance": {"type": "number", "minimum": 0.0, "maximum": 1.0, "default": 0.0, "description": "Importance score (0.0 to 1.0)"},
-                    "metadata": {"type": "object", "default": {}, "description": "Type-specific metadata (action_taken, context, confidence, status, etc.), at most 64 KB serialized"},
-                    "id": id("Optional caller-chosen memory id; an existing id is an error."),
-                    "title": {"type": "string", "maxLength": 4096, "description": "Optional short title."},
-                    "echo_embedding": {"type": "boolean", "default": false, "description": "Return the embedding in the result."}
+                    "type": {"type": "string", "enum": ["episodic", "semantic", "procedural", "strategic"]},
+                    "content": {"type": "string"},
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Omit to let a server model embed title and content."},
+                    "importance": {"type": "number", "minimum": 0.0, "maximum": 1.0, "default": 0.0},
+                    "metadata": {"type": "object", "default": {}, "description": "Any keys (status, confidence, ...), at most 64 KB."},
+                    "id": id("Caller-chosen id; an existing one is an error."),
+                    "title": {"type": "string", "maxLength": 4096},
+                    "echo_embedding": {"type": "boolean", "default": false}
                 }),
                 &["type", "content"],
             ),
@@ -606,17 +606,17 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "update_memory",
             title: "Update a memory",
-            description: "Change an existing memory: any of content, type, importance, metadata (replaces the object; metadata.status is the memory's status), title, embedding. Fields not given stay as they are; the id, created_at and edges are kept, updated_at is set, and the memory is re-indexed for search (a server with an embedding model re-embeds it when title or content change and no embedding is given). Returns the stored memory. Example: {\"memory_id\": \"m-17\", \"content\": \"The deploy failed because of a config change\", \"importance\": 0.8}",
+            description: "Change the fields given (metadata replaces the whole object); id, created_at and edges stay. Re-indexed, and re-embedded by a server model when title or content change. Returns the memory. Example: {\"memory_id\": \"m-17\", \"content\": \"Deploy failed: config change\", \"importance\": 0.8}",
             input: input(
                 json!({
-                    "memory_id": id("The memory to change."),
-                    "content": {"type": "string", "description": "New content."},
-                    "type": {"type": "string", "enum": ["episodic", "semantic", "procedural", "strategic"], "description": "New type."},
-                    "importance": {"type": "number", "minimum": 0.0, "maximum": 1.0, "description": "New importance (0.0 to 1.0)."},
-                    "metadata": {"type": "object", "description": "New metadata (replaces the old object), at most 64 KB serialized."},
-                    "title": {"type": "string", "maxLength": 4096, "description": "New title."},
-                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "New embedding (the store's dimension)."},
-                    "echo_embedding": {"type": "boolean", "default": false, "description": "Return the embedding in the result."}
+                    "memory_id": id("Memory id."),
+                    "content": {"type": "string"},
+                    "type": {"type": "string", "enum": ["episodic", "semantic", "procedural", "strategic"]},
+                    "importance": {"type": "number", "minimum": 0.0, "maximum": 1.0},
+                    "metadata": {"type": "object", "description": "At most 64 KB."},
+                    "title": {"type": "string", "maxLength": 4096},
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096},
+                    "echo_embedding": {"type": "boolean", "default": false}
                 }),
                 &["memory_id"],
             ),
@@ -628,11 +628,8 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "get_memory",
             title: "Get a memory",
-            description: "Read one memory by id: its type, title, content, importance, metadata, status, timestamps and the number of outgoing and incoming edges. Read-only.",
-            input: input(
-                json!({"memory_id": id("The memory to read.")}),
-                &["memory_id"],
-            ),
+            description: "One memory by id, with its counts of outgoing and incoming edges. Read-only.",
+            input: input(json!({"memory_id": id("Memory id.")}), &["memory_id"]),
             output: memory_view(json!({
                 "updated_at": {"type": "string", "description": "RFC 3339 timestamp."},
                 "edges": object(json!({"outgoing": {"type": "integer", "minimum": 0}, "incoming": {"type": "integer", "minimum": 0}}), &[])
@@ -644,20 +641,20 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "memory_search",
             title: "Search memories",
-            description: "Ranked full-text search over memory titles, contents and metadata text such as AIM observations: BM25 ranking, case-, punctuation- and inflection-insensitive (\"Deploys\" finds \"deploy\"), identifiers like snake_case or src/db/open.rs match whole or by part; any word may match, memories matching every word or the exact phrase rank higher, a title match counts double. Each result names the `field` that matched best and a `snippet` of it. Filters (`type`, `min_importance`, `created_after`/`created_before`) apply during the search; `offset` pages. With an `embedding` (of the store's one dimension; another is an error naming both) the vector index ranks memories by cosine similarity; with both `query` and `embedding` the two rankings are fused (0.75 x the text score relative to the best text hit + 0.25 x the cosine relative to the best cosine, over their union, so a memory found only by its words or only by its meaning still ranks, and one found by both ranks first; then each memory linked to one of the 5 best gets 0.6 x that hit's score added, so the neighbour of a strong hit can join the results); an embedding without `query` ranks by cosine alone. Graph-aware: `near` (memory ids) keeps only memories within `max_hops` (1-6, default 2) of one of them, edges walked both ways (only `edge_types` when given), and multiplies each score by 1 + 2^-hops (the near memories x2, one hop x1.5, two x1.25); each hit then reports its `hops`. Unknown `near` ids are an error naming them. Scores: text only 0-1 (best hit 1), embedding only cosine, both the fused score. Use it to find ids for get_memory, link, memory_path or expand. Read-only.\n\nEXAMPLES:\n- memory_search({query: \"deploy rollback\"})\n- memory_search({query: \"why did the cache fail\", near: [\"incident-42\"], max_hops: 2})\n- memory_search({query: \"decision\", near: [\"m-17\", \"m-18\"], max_hops: 3, edge_types: [\"caused_by\"], type: \"decision\"})",
+            description: "Find memories by words (BM25 over title, content and observations; any word may match, all words, the phrase or a title match rank higher; \"Deploys\" finds \"deploy\") and/or by `embedding` (cosine). With both, the two rankings are fused and neighbours of the best hits can join. Each hit names the best-matching `field` with a `snippet`. `near` keeps memories within `max_hops` of those ids and ranks closer ones higher (score x (1 + 2^-hops)); hits then carry `hops`. Scores: text 0-1 (best 1), cosine, or fused. Read-only.\n\nEXAMPLES:\n- memory_search({query: \"deploy rollback\"})\n- memory_search({query: \"why did the cache fail\", near: [\"incident-42\"], max_hops: 2, edge_types: [\"caused_by\"]})",
             input: input(
                 json!({
-                    "query": {"type": "string", "maxLength": 4096, "description": "Words to find (required unless `embedding` is given). A query of only stop words finds nothing."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Max results (1-50). Default 10."},
-                    "offset": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 0, "description": "Results to skip, for paging. Default 0."},
-                    "type": {"type": "string", "description": "Only memories of this type (memory type or AIM entityType)."},
-                    "min_importance": {"type": "number", "description": "Only memories with at least this importance."},
-                    "created_after": {"type": "string", "description": "Only memories created at or after this RFC 3339 time."},
-                    "created_before": {"type": "string", "description": "Only memories created before this RFC 3339 time."},
-                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Optional query embedding (a server started with an embedding model computes it from `query` when omitted)."},
-                    "near": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 100, "description": "Only memories within `max_hops` of one of these memory ids (edges walked both ways); closer ones rank higher (score x (1 + 2^-hops)). Unknown ids are an error naming them."},
-                    "max_hops": {"type": "integer", "minimum": 1, "maximum": 6, "default": 2, "description": "With `near`: how many hops from those memories (1-6). Default 2."},
-                    "edge_types": {"type": "array", "items": {"type": "string"}, "description": "With `near`: walk only edges of these types (default: any type)."}
+                    "query": {"type": "string", "maxLength": 4096, "description": "Required unless `embedding` is given."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                    "offset": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 0},
+                    "type": {"type": "string", "description": "Memory type or AIM entityType."},
+                    "min_importance": {"type": "number"},
+                    "created_after": {"type": "string", "description": "RFC 3339, inclusive."},
+                    "created_before": {"type": "string", "description": "RFC 3339, exclusive."},
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Omit to let a server model embed `query`."},
+                    "near": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 100, "description": "Memory ids; edges walked both ways."},
+                    "max_hops": {"type": "integer", "minimum": 1, "maximum": 6, "default": 2, "description": "With `near`."},
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "description": "With `near`; default any."}
                 }),
                 &[],
             ),
@@ -683,11 +680,8 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "delete_memory",
             title: "Delete a memory",
-            description: "Delete a memory and every edge that touches it. Returns the number of edges removed.",
-            input: input(
-                json!({"memory_id": id("The memory to delete.")}),
-                &["memory_id"],
-            ),
+            description: "Delete a memory and every edge touching it.",
+            input: input(json!({"memory_id": id("Memory id.")}), &["memory_id"]),
             output: object(
                 json!({
                     "id": {"type": "string"},
@@ -703,14 +697,14 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "link",
             title: "Link two memories",
-            description: "Create a typed edge source -> target between two memories. Recommended edge types: caused_by (A was caused by B), contradicts (A conflicts with B), supersedes (A replaces B), related_to (general relation); any other name is accepted. Linking never changes a memory's status. An existing (source, type, target) edge is an error.",
+            description: "Add a typed edge source -> target. Suggested types: caused_by (source was caused by target), contradicts, supersedes (source replaces target), related_to; any name works. Never changes a status; a duplicate (source, type, target) is an error. Example: {\"source_id\": \"outage\", \"edge_type\": \"caused_by\", \"target_id\": \"deploy-42\"}",
             input: input(
                 json!({
-                    "source_id": id("Source memory ID"),
-                    "target_id": id("Target memory ID"),
-                    "edge_type": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Relationship type: caused_by, contradicts, supersedes, related_to (recommended) or any other name."},
-                    "metadata": {"type": "object", "description": "Optional metadata (max 4KB serialized JSON)"},
-                    "weight": {"type": "number", "default": 1.0, "description": "Optional edge weight (default 1.0)."}
+                    "source_id": id("Memory id."),
+                    "target_id": id("Memory id."),
+                    "edge_type": {"type": "string", "minLength": 1, "maxLength": 128},
+                    "metadata": {"type": "object", "description": "At most 4 KB."},
+                    "weight": {"type": "number", "default": 1.0}
                 }),
                 &["source_id", "target_id", "edge_type"],
             ),
@@ -733,11 +727,8 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "unlink",
             title: "Remove an edge",
-            description: "Remove an edge by its ID (the `id` returned by link, or an `edge_id` from related/traverse).",
-            input: input(
-                json!({"edge_id": id("The edge ID to remove")}),
-                &["edge_id"],
-            ),
+            description: "Delete an edge by id (from link, related or traverse).",
+            input: input(json!({"edge_id": id("Edge id.")}), &["edge_id"]),
             output: object(
                 json!({"edge_id": {"type": "string"}, "removed": {"type": "boolean"}}),
                 &[],
@@ -749,13 +740,13 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "related",
             title: "Direct neighbors of a memory",
-            description: "Find direct neighbors of a memory in the knowledge graph: one entry per edge, with the edge id, its type, whether it is outgoing or incoming as seen from `memory_id`, and a summary (title or the start of the content) of the memory at the other end. The limit applies after the edge_type filter. Read-only.",
+            description: "Direct neighbours of a memory, one entry per edge: edge id and type, outgoing/incoming as seen from memory_id, a summary of the other end. `limit` applies after the type filter. Read-only.",
             input: input(
                 json!({
-                    "memory_id": id("The memory to find neighbors for"),
-                    "edge_type": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Filter by edge type (caused_by, contradicts, supersedes, related_to, or any other name)."},
-                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both", "description": "Filter by direction. Default: \"both\""},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Max results (1-100). Default: 20"}
+                    "memory_id": id("Memory id."),
+                    "edge_type": {"type": "string", "minLength": 1, "maxLength": 128},
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
                 }),
                 &["memory_id"],
             ),
@@ -776,14 +767,14 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "traverse",
             title: "Walk the graph from a memory",
-            description: "Walk the knowledge graph using breadth-first search from `memory_id` (edges treated as undirected unless `direction` says otherwise). Finds causal chains, contradiction clusters, and related memory groups. Returns each memory with its depth and the path taken to reach it (edge ids, types and outgoing/incoming per hop), in breadth-first order, the start excluded; `limit` keeps the first ones. Read-only.",
+            description: "Breadth-first walk from memory_id (edges undirected unless `direction`): every memory reached, start excluded, with its depth and path (edge ids, types, directions); `limit` keeps the first. Finds causal chains and clusters. Read-only.",
             input: input(
                 json!({
-                    "memory_id": id("Starting memory ID"),
-                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Only follow these edge types (e.g. caused_by, supersedes). Default: all"},
-                    "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3, "description": "How many hops to traverse (1-5). Default: 3"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Max results (1-100). Default: 20"},
-                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both", "description": "Follow edges outgoing only, incoming only, or both (default)."}
+                    "memory_id": id("Start memory id."),
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Default all."},
+                    "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both"}
                 }),
                 &["memory_id"],
             ),
@@ -807,15 +798,15 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "memory_path",
             title: "Shortest path between two memories",
-            description: "BFS shortest path between two memories — returns the chain of ids + edge types (with the direction of each edge and its id), or a `no path` message when unreachable within `max_hops`. Read-only. Use after `memory_search` (with both endpoints known) to trace cause-effect chains, supersession history, or dependency lineage. Edges are treated as undirected unless `direction` is `out` (follow edges forward from from_id) or `in` (backward). With all_shortest, `paths` lists every shortest path (at most 16).",
+            description: "Shortest path between two memories: the chain of ids with each edge's type, direction and id, or found:false with a message. Edges undirected unless direction is out (forward from from_id) or in. Traces causes, supersessions, dependencies. Read-only. Example: {\"from_id\": \"outage\", \"to_id\": \"deploy-42\", \"edge_types\": [\"caused_by\"]}",
             input: input(
                 json!({
-                    "from_id": id("Starting memory id."),
-                    "to_id": id("Destination memory id."),
-                    "max_hops": {"type": "integer", "minimum": 1, "maximum": 10, "default": 4, "description": "Maximum BFS depth (1-10). Default 4. Returns `no path` if the destination is further than `max_hops` from the start."},
-                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Optional whitelist of edge types to follow (caused_by, contradicts, supersedes, related_to, ...). Omit to allow all types."},
-                    "direction": {"type": "string", "enum": ["both", "out", "in"], "default": "both", "description": "both (undirected, default), out (forward from from_id) or in (backward)."},
-                    "all_shortest": {"type": "boolean", "default": false, "description": "Return every shortest path in `paths` (at most 16)."}
+                    "from_id": id("Memory id."),
+                    "to_id": id("Memory id."),
+                    "max_hops": {"type": "integer", "minimum": 1, "maximum": 10, "default": 4},
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Default all."},
+                    "direction": {"type": "string", "enum": ["both", "out", "in"], "default": "both"},
+                    "all_shortest": {"type": "boolean", "default": false, "description": "Every shortest path in `paths` (at most 16)."}
                 }),
                 &["from_id", "to_id"],
             ),
@@ -850,17 +841,17 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "expand",
             title: "Typed-edge neighborhood of seed memories",
-            description: "Typed-edge BFS retrieval. Returns the typed-edge neighborhood of one or more seed documents as a flat array of citation packets, each carrying via: {seed_doc_id, hop, edge_type, direction} provenance (with include_route, every hop from the seed). Default direction = 'both' (the union of a forward-only and a backward-only sweep); 'any' allows mixed-direction routes. Filterable by edge_type and by document properties (strict equality, no operators); filters drop results but do not stop the walk. include_superseded defaults to false (documents whose status is superseded are dropped). Unknown seed_doc_ids do not throw — they are returned in a warnings: [{seed_doc_id, reason: 'unknown_doc'}] array. Shortest path wins on dedup; ties broken by (seed_doc_id, edge_type, direction). Seeds are never results. Read-only.",
+            description: "Typed-edge neighbourhood of seed memories: one document per node reached, with via {seed_doc_id, hop, edge_type, direction} (include_route: every hop). both = a forward plus a backward sweep; any = mixed-direction routes. filter_properties (equality on metadata keys, type, title, importance) and include_superseded filter results, not the walk. Fewest hops wins, then seed, edge_type, forward. Seeds are not results; unknown ones go to warnings. Read-only.",
             input: input(
                 json!({
-                    "seed_doc_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 1000, "description": "1+ memory ids — seeds of the BFS."},
-                    "hops": {"type": "integer", "minimum": 1, "maximum": 5, "description": "Hop cap (1-5)."},
-                    "direction": {"type": "string", "enum": ["both", "forward", "backward", "outgoing", "incoming", "any"], "default": "both", "description": "Edge traversal direction; default 'both'. outgoing/incoming are aliases of forward/backward; any = mixed-direction routes."},
-                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Optional filter on edge types; default = all types."},
-                    "filter_properties": {"type": "object", "description": "Strict-equality predicate on document properties (metadata keys plus type, title, importance), e.g. {type: 'semantic'}."},
-                    "include_superseded": {"type": "boolean", "default": false, "description": "When false (default), docs whose status === 'superseded' are dropped."},
-                    "include_route": {"type": "boolean", "default": false, "description": "Add via.route: every hop from the seed."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100, "description": "Max documents (1-1000). Default 100."}
+                    "seed_doc_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 1000},
+                    "hops": {"type": "integer", "minimum": 1, "maximum": 5},
+                    "direction": {"type": "string", "enum": ["both", "forward", "backward", "outgoing", "incoming", "any"], "default": "both", "description": "outgoing/incoming = forward/backward."},
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Default all."},
+                    "filter_properties": {"type": "object", "description": "e.g. {\"type\": \"semantic\"}"},
+                    "include_superseded": {"type": "boolean", "default": false, "description": "false drops memories with status superseded."},
+                    "include_route": {"type": "boolean", "default": false},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}
                 }),
                 &["seed_doc_ids", "hops"],
             ),
@@ -911,7 +902,7 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "graph_stats",
             title: "Graph statistics",
-            description: "Counts of memories and edges, the number of edges per edge type, the storage state (segments, log size, last checkpoint) what recovery did when the database was opened, and the search mode (text, or hybrid with the server's embedding model). Read-only.",
+            description: "Counts of memories and edges, edges per type, storage and recovery state, search mode (text, or hybrid with the server's model). Read-only.",
             input: input(json!({}), &[]),
             output: object(
                 json!({

@@ -27,6 +27,9 @@ pub struct NodeFilter {
     /// Only these nodes (e.g. those within some hops of a seed, from the expansion
     /// kernel); `None`: any node. Shared, so cloning a filter does not copy the set.
     pub nodes: Option<Arc<HashSet<NodeId>>>,
+    /// Only nodes valid at this moment (ms since the Unix epoch; see
+    /// [`Node::valid_at`](crate::Node::valid_at)).
+    pub valid_at: Option<u64>,
 }
 
 impl NodeFilter {
@@ -68,6 +71,15 @@ impl NodeFilter {
         self
     }
 
+    /// Only nodes valid at `t` (ms since the Unix epoch). A store where nothing has an
+    /// interval other than [created, never) and `t` is after every creation checks no
+    /// record for it.
+    #[must_use]
+    pub fn valid_at(mut self, t: u64) -> NodeFilter {
+        self.valid_at = Some(t);
+        self
+    }
+
     /// Only the nodes in `nodes`.
     #[must_use]
     pub fn nodes(mut self, nodes: impl IntoIterator<Item = NodeId>) -> NodeFilter {
@@ -89,6 +101,7 @@ impl NodeFilter {
             && self.created_after.is_none_or(|t| node.created_at >= t)
             && self.created_before.is_none_or(|t| node.created_at < t)
             && self.nodes.as_ref().is_none_or(|s| s.contains(&node.id))
+            && self.valid_at.is_none_or(|t| node.valid_at(t))
     }
 }
 
@@ -109,6 +122,8 @@ mod tests {
             },
             created_at,
             updated_at: created_at,
+            valid_from: created_at,
+            valid_to: None,
         }
     }
 

@@ -44,8 +44,9 @@
 //! ```
 
 pub use crate::traverse::{
-    Adjacency, BfsStats, Budget, Completion, ExpandOutcome, ExpandQuery, NeighborStep, Path,
-    PathHop, PathOutcome, PathQuery, PathsOutcome, PooledScratch, Reached, RouteStep, RunEntry,
-    Scratch, ScratchPool, TraverseOutcome, Visit, WalkStep, all_shortest_paths, bfs_levels, expand,
-    k_shortest_simple_paths, neighbors, shortest_path, traverse,
+    Adjacency, BfsStats, Budget, Completion, ElementFilter, ExpandOutcome, ExpandQuery, Filtered,
+    NeighborStep, Path, PathHop, PathOutcome, PathQuery, PathsOutcome, PooledScratch, Reached,
+    RouteStep, RunEntry, Scratch, ScratchPool, TraverseOutcome, Visit, WalkStep,
+    all_shortest_paths, bfs_levels, expand, k_shortest_simple_paths, neighbors, shortest_path,
+    traverse,
 };

@@ -105,9 +105,9 @@ mod query;
 pub mod kernel;
 
 pub use db::{
-    BulkLoad, BulkPhase, BulkProgress, BulkReport, CheckpointReport, CommitInfo, CompactReport,
-    Database, Durability, Neighbor, NodePatch, OpResult, Options, RecoveryReport, Snapshot, Stats,
-    VerifyReport, WriteBatch,
+    AsOf, BulkLoad, BulkPhase, BulkProgress, BulkReport, CheckpointReport, CommitInfo,
+    CompactReport, Database, Durability, Neighbor, NodePatch, OpResult, Options, RecoveryReport,
+    Snapshot, Stats, ValidAt, VerifyReport, WriteBatch, check_interval,
 };
 pub use db::{HNSW_MIN_VECTORS, VectorHit, VectorIndexReport, VectorQuery};
 pub use error::{Error, Result};
@@ -125,7 +125,7 @@ pub mod limits {
     };
 }
 pub use graph::{Direction, EdgeDir, EdgeId, EdgeRef, Lsn, NodeId, TypeFilter, TypeId, TypeSet};
-pub use model::{Edge, EdgeProps, Node, NodeProps, Props};
+pub use model::{Edge, EdgeProps, Node, NodeProps, Props, valid_at};
 pub use query::{
     Expanded, Expansion, FoundPath, NeighborOf, PathSpec, PathStep, ShortestPaths, Traversal,
     Visited,

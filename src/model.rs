@@ -42,6 +42,19 @@ pub struct Node {
     pub created_at: u64,
     /// Commit time of the last change.
     pub updated_at: u64,
+    /// Start of the node's validity in event time (ms since the Unix epoch; by default
+    /// its commit time of creation). See [`Node::valid_at`].
+    pub valid_from: u64,
+    /// End of its validity (exclusive); `None`: never ends.
+    pub valid_to: Option<u64>,
+}
+
+impl Node {
+    /// Whether the node is valid at `t`: `valid_from <= t < valid_to`.
+    #[inline]
+    pub fn valid_at(&self, t: u64) -> bool {
+        valid_at(self.valid_from, self.valid_to, t)
+    }
 }
 
 /// A directed, typed edge as stored.
@@ -61,6 +74,25 @@ pub struct Edge {
     pub props: Props,
     /// Commit time of creation (milliseconds since the Unix epoch).
     pub created_at: u64,
+    /// Start of the edge's validity in event time (ms since the Unix epoch; by default
+    /// its commit time). See [`Edge::valid_at`].
+    pub valid_from: u64,
+    /// End of its validity (exclusive); `None`: never ends.
+    pub valid_to: Option<u64>,
+}
+
+impl Edge {
+    /// Whether the edge is valid at `t`: `valid_from <= t < valid_to`.
+    #[inline]
+    pub fn valid_at(&self, t: u64) -> bool {
+        valid_at(self.valid_from, self.valid_to, t)
+    }
+}
+
+/// Whether an interval `[from, to)` (`to` `None`: never ends) contains `t`.
+#[inline]
+pub fn valid_at(from: u64, to: Option<u64>, t: u64) -> bool {
+    from <= t && to.is_none_or(|to| t < to)
 }
 
 /// Optional per-edge data given when linking.
@@ -70,6 +102,10 @@ pub struct EdgeProps {
     pub weight: f32,
     /// Properties; empty unless given.
     pub props: Props,
+    /// Start of validity (ms since the Unix epoch); `None`: the commit time.
+    pub valid_from: Option<u64>,
+    /// End of validity (exclusive); `None`: never ends. Must be after `valid_from`.
+    pub valid_to: Option<u64>,
 }
 
 impl Default for EdgeProps {
@@ -77,6 +113,8 @@ impl Default for EdgeProps {
         EdgeProps {
             weight: 1.0,
             props: Props::new(),
+            valid_from: None,
+            valid_to: None,
         }
     }
 }

@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 use crate::db::{Database, Snapshot};
 use crate::error::{Error, Result};
 use crate::graph::{Direction, EdgeDir, EdgeId, EdgeRef, NodeId, RunEntry, TypeFilter, TypeId};
-use crate::traverse::{self, Adjacency, Budget, Completion, PathOutcome, PathQuery, Scratch};
+use crate::traverse::{
+    self, Adjacency, Budget, Completion, ElementFilter, PathOutcome, PathQuery, Scratch,
+};
 
 thread_local! {
     /// One traversal scratch per thread for the key-level calls.
@@ -33,6 +35,24 @@ thread_local! {
 
 /// Runs `f` with this thread's scratch. A re-entrant call (from inside `f`) gets a fresh
 /// scratch instead of panicking on the borrow.
+/// Runs a kernel call on the snapshot, or on its view as of a moment when one is given
+/// (`$g` names the graph inside `$call`).
+macro_rules! on_view {
+    ($snap:expr, $as_of:expr, |$g:ident| $call:expr) => {
+        match $as_of {
+            None => {
+                let $g = $snap;
+                $call
+            }
+            Some(t) => {
+                let view = $snap.as_of(t);
+                let $g = &view;
+                $call
+            }
+        }
+    };
+}
+
 fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut s) => f(&mut s),
@@ -54,6 +74,9 @@ pub struct PathSpec {
     pub visited_max: u64,
     /// Longest the search may run before it gives up with [`Error::LimitReached`].
     pub timeout: Option<Duration>,
+    /// Read the graph as of this moment (ms since the Unix epoch): only nodes and edges
+    /// valid then exist (see [`Snapshot::as_of`]); `None`: everything.
+    pub as_of: Option<u64>,
 }
 
 impl Default for PathSpec {
@@ -64,6 +87,7 @@ impl Default for PathSpec {
             max_hops: PathSpec::MAX_HOPS_DEFAULT,
             visited_max: Budget::VISITED_MAX_DEFAULT,
             timeout: None,
+            as_of: None,
         }
     }
 }
@@ -109,6 +133,14 @@ impl PathSpec {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> PathSpec {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Reads as of `t` (ms since the Unix epoch): only nodes and edges valid at `t`
+    /// exist for the query; an endpoint or seed not valid then is `NodeNotFound`.
+    #[must_use]
+    pub fn as_of(mut self, t: u64) -> PathSpec {
+        self.as_of = Some(t);
         self
     }
 
@@ -255,6 +287,32 @@ impl Snapshot {
         })
     }
 
+    /// The node with `key`, which must be valid at `as_of` when given.
+    fn require_at(&self, key: &str, as_of: Option<u64>) -> Result<NodeId> {
+        let id = self.require(key)?;
+        match as_of {
+            Some(t) if !self.node_valid_at(id, t) => Err(Error::NodeNotFound {
+                key: key.to_owned(),
+            }),
+            _ => Ok(id),
+        }
+    }
+
+    /// `id` found for `key`, checked valid at `as_of` when given.
+    fn valid_or_missing(
+        &self,
+        id: Option<NodeId>,
+        key: &str,
+        as_of: Option<u64>,
+    ) -> Result<NodeId> {
+        match id {
+            Some(id) if as_of.is_none_or(|t| self.node_valid_at(id, t)) => Ok(id),
+            _ => Err(Error::NodeNotFound {
+                key: key.to_owned(),
+            }),
+        }
+    }
+
     fn key_of(&self, id: NodeId) -> Result<String> {
         match self.node_label(id)? {
             Some((key, _)) => Ok(key.to_owned()),
@@ -281,20 +339,19 @@ impl Snapshot {
     ) -> Result<Option<FoundPath>> {
         // Both keys at once: their key-index reads overlap.
         let [a, b] = self.node_id_pair(from, to);
-        let missing = |key: &str| Error::NodeNotFound {
-            key: key.to_owned(),
-        };
-        let (a, b) = (
-            a.ok_or_else(|| missing(from))?,
-            b.ok_or_else(|| missing(to))?,
-        );
+        let a = self.valid_or_missing(a, from, spec.as_of)?;
+        let b = self.valid_or_missing(b, to, spec.as_of)?;
         let query = PathQuery {
             direction: spec.direction,
             types: spec.type_filter(self),
             max_hops: spec.max_hops,
             budget: spec.budget(),
         };
-        let outcome = with_scratch(|s| traverse::shortest_path(self, s, a, b, &query));
+        let outcome = with_scratch(|s| {
+            on_view!(self, spec.as_of, |g| traverse::shortest_path(
+                g, s, a, b, &query
+            ))
+        });
         match outcome {
             PathOutcome::Found(p) => Ok(Some(self.found_path(&p)?)),
             PathOutcome::NotFound => Ok(None),
@@ -317,18 +374,19 @@ impl Snapshot {
         max_paths: usize,
     ) -> Result<ShortestPaths> {
         let [a, b] = self.node_id_pair(from, to);
-        let a = a.ok_or_else(|| Error::NodeNotFound {
-            key: from.to_owned(),
-        })?;
-        let b = b.ok_or_else(|| Error::NodeNotFound { key: to.to_owned() })?;
+        let a = self.valid_or_missing(a, from, spec.as_of)?;
+        let b = self.valid_or_missing(b, to, spec.as_of)?;
         let query = PathQuery {
             direction: spec.direction,
             types: spec.type_filter(self),
             max_hops: spec.max_hops,
             budget: spec.budget(),
         };
-        let outcome =
-            with_scratch(|s| traverse::all_shortest_paths(self, s, a, b, &query, max_paths));
+        let outcome = with_scratch(|s| {
+            on_view!(self, spec.as_of, |g| traverse::all_shortest_paths(
+                g, s, a, b, &query, max_paths
+            ))
+        });
         if let Completion::LimitReached { visited } = outcome.completion {
             return Err(Error::LimitReached { visited });
         }
@@ -358,14 +416,15 @@ impl Snapshot {
     ) -> Result<Expansion> {
         let ids = seeds
             .iter()
-            .map(|k| self.require(k.as_ref()))
+            .map(|k| self.require_at(k.as_ref(), spec.as_of))
             .collect::<Result<Vec<_>>>()?;
         let types = spec.type_filter(self);
         let mut query = traverse::ExpandQuery::new(&ids, spec.max_hops, spec.direction);
         query.types = &types;
         query.limit = limit;
         query.budget = spec.budget();
-        let outcome = with_scratch(|s| traverse::expand(self, s, &query));
+        let outcome =
+            with_scratch(|s| on_view!(self, spec.as_of, |g| traverse::expand(g, s, &query)));
         if let Completion::LimitReached { visited } = outcome.completion {
             return Err(Error::LimitReached { visited });
         }
@@ -400,19 +459,20 @@ impl Snapshot {
     /// # Errors
     /// As [`Snapshot::expand_from`].
     pub fn traverse_from(&self, start: &str, spec: &PathSpec, limit: usize) -> Result<Traversal> {
-        let id = self.require(start)?;
+        let id = self.require_at(start, spec.as_of)?;
         let types = spec.type_filter(self);
+        let budget = spec.budget();
         let outcome = with_scratch(|s| {
-            traverse::traverse(
-                self,
+            on_view!(self, spec.as_of, |g| traverse::traverse(
+                g,
                 s,
                 id,
                 spec.direction,
                 &types,
                 spec.max_hops,
                 limit,
-                &spec.budget(),
-            )
+                &budget,
+            ))
         });
         if let Completion::LimitReached { visited } = outcome.completion {
             return Err(Error::LimitReached { visited });
@@ -473,14 +533,34 @@ impl Snapshot {
         direction: Direction,
         types: &[S],
     ) -> Result<Vec<NeighborOf>> {
-        let id = self.require(key)?;
+        self.neighbors_of_at(key, direction, types, None)
+    }
+
+    /// [`Snapshot::neighbors_of`] as of `as_of` when given (ms since the Unix epoch): only
+    /// edges and neighbors valid then; `key` itself must be (else `NodeNotFound`).
+    ///
+    /// # Errors
+    /// As [`Snapshot::neighbors_of`].
+    pub fn neighbors_of_at<S: AsRef<str>>(
+        &self,
+        key: &str,
+        direction: Direction,
+        types: &[S],
+        as_of: Option<u64>,
+    ) -> Result<Vec<NeighborOf>> {
+        let id = self.require_at(key, as_of)?;
         let filter = if types.is_empty() {
             TypeFilter::All
         } else {
             self.type_filter(types)
         };
+        let view = as_of.map(|t| self.as_of(t));
         self.neighbors(id, direction, &filter)
             .into_iter()
+            .filter(|n| {
+                view.as_ref()
+                    .is_none_or(|v| v.filter().edge_ok(n.edge) && v.filter().node_ok(n.node))
+            })
             .map(|n| {
                 Ok(NeighborOf {
                     node: n.node,

@@ -32,6 +32,11 @@ pub struct NodePatch {
     pub merge_props: Option<Props>,
     /// `Some(None)` removes the embedding, `Some(Some(v))` sets it.
     pub embedding: Option<Option<Vec<f32>>>,
+    /// New start of validity (ms since the Unix epoch).
+    pub valid_from: Option<u64>,
+    /// `Some(Some(t))` ends the node's validity at `t` (exclusive), `Some(None)` makes it
+    /// never end.
+    pub valid_to: Option<Option<u64>>,
 }
 
 #[derive(Clone, Debug)]
@@ -68,6 +73,10 @@ enum Request {
         edge_type: String,
         target: String,
     },
+    EndEdge {
+        edge: EdgeId,
+        at: u64,
+    },
 }
 
 /// The outcome of one request of a committed batch, in request order.
@@ -99,6 +108,13 @@ pub enum OpResult {
     Unlinked {
         /// The removed edge.
         edge: Option<EdgeId>,
+    },
+    /// An edge's validity was ended.
+    Ended {
+        /// The edge.
+        edge: EdgeId,
+        /// Its end of validity now.
+        valid_to: u64,
     },
 }
 
@@ -202,6 +218,15 @@ impl WriteBatch {
     /// Removes edge `edge`; a missing edge is reported, not an error.
     pub fn unlink(&mut self, edge: EdgeId) -> &mut Self {
         self.requests.push(Request::Unlink { edge });
+        self
+    }
+
+    /// Ends edge `edge`'s validity at `at` (ms since the Unix epoch, exclusive): the edge
+    /// stays in the store, and reads "as of" `at` or later no longer see it. The commit
+    /// fails with `NotFound`-like `InvalidArgument` for an unknown edge, one already
+    /// ended, or `at` not after its start.
+    pub fn end_edge(&mut self, edge: EdgeId, at: u64) -> &mut Self {
+        self.requests.push(Request::EndEdge { edge, at });
         self
     }
 
@@ -335,6 +360,20 @@ fn check_embedding(state: &State, p: &NodeProps) -> Result<()> {
     }
 }
 
+/// Checks that an interval ends after it starts.
+///
+/// # Errors
+/// `InvalidArgument` naming `valid_to`.
+pub fn check_interval(from: u64, to: Option<u64>) -> Result<()> {
+    match to {
+        Some(to) if to <= from => Err(Error::invalid_arg(
+            "valid_to",
+            format!("must be after valid_from ({to} <= {from} ms)"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn check_edge_props(p: &EdgeProps) -> Result<()> {
     if !p.weight.is_finite() {
         return Err(Error::invalid_arg("weight", "must be a finite number"));
@@ -412,16 +451,26 @@ pub(crate) fn resolve(
                 if existing.is_some() && matches!(req, Request::Create { .. }) {
                     return Err(Error::NodeExists { key: key.clone() });
                 }
-                let (id, created_at) = match existing {
-                    Some(id) => (id, state.node(id)?.map(|n| n.created_at).unwrap_or(now_ms)),
-                    None => (new_node_id(state)?, now_ms),
+                let old = match existing {
+                    Some(id) => state.node(id)?,
+                    None => None,
                 };
+                let id = match existing {
+                    Some(id) => id,
+                    None => new_node_id(state)?,
+                };
+                // A replaced node keeps its creation time and interval.
+                let (created_at, valid_from, valid_to) = old.map_or((now_ms, now_ms, None), |n| {
+                    (n.created_at, n.valid_from, n.valid_to)
+                });
                 let node = Node {
                     id,
                     key: key.clone(),
                     props: props.clone(),
                     created_at,
                     updated_at: now_ms,
+                    valid_from,
+                    valid_to,
                 };
                 push_op(state, &mut ops, WalOp::PutNode(node))?;
                 OpResult::Node {
@@ -441,6 +490,8 @@ pub(crate) fn resolve(
                             props: NodeProps::default(),
                             created_at: now_ms,
                             updated_at: now_ms,
+                            valid_from: now_ms,
+                            valid_to: None,
                         };
                         push_op(state, &mut ops, WalOp::PutNode(node))?;
                         OpResult::Node { id, created: true }
@@ -456,6 +507,13 @@ pub(crate) fn resolve(
                     .ok_or_else(|| Error::NodeNotFound { key: key.clone() })?;
                 let mut node = Node::clone(&old);
                 apply_patch(&mut node.props, patch);
+                if let Some(from) = patch.valid_from {
+                    node.valid_from = from;
+                }
+                if let Some(to) = patch.valid_to {
+                    node.valid_to = to;
+                }
+                check_interval(node.valid_from, node.valid_to)?;
                 check_props(&node.props)?;
                 check_embedding(state, &node.props)?;
                 node.updated_at = now_ms;
@@ -511,6 +569,8 @@ pub(crate) fn resolve(
                     },
                     None => {
                         let edge = EdgeId(state.next_edge_id);
+                        let valid_from = props.valid_from.unwrap_or(now_ms);
+                        check_interval(valid_from, props.valid_to)?;
                         let e = Edge {
                             id: edge,
                             source: s,
@@ -519,6 +579,8 @@ pub(crate) fn resolve(
                             weight: props.weight,
                             props: props.props.clone(),
                             created_at: now_ms,
+                            valid_from,
+                            valid_to: props.valid_to,
                         };
                         push_op(state, &mut ops, WalOp::AddEdge(e))?;
                         OpResult::Linked {
@@ -535,6 +597,28 @@ pub(crate) fn resolve(
                     OpResult::Unlinked { edge: Some(e.id) }
                 }
             },
+            Request::EndEdge { edge, at } => {
+                let e = state.edge(*edge)?.ok_or_else(|| {
+                    Error::invalid_arg("edge", format!("edge {} does not exist", edge.0))
+                })?;
+                if let Some(to) = e.valid_to {
+                    return Err(Error::invalid_arg(
+                        "edge",
+                        format!("edge {} already ended (valid_to {to} ms)", edge.0),
+                    ));
+                }
+                check_interval(e.valid_from, Some(*at))?;
+                let op = WalOp::SetEdgeValidity {
+                    id: e.id,
+                    valid_from: e.valid_from,
+                    valid_to: Some(*at),
+                };
+                push_op(state, &mut ops, op)?;
+                OpResult::Ended {
+                    edge: e.id,
+                    valid_to: *at,
+                }
+            }
             Request::UnlinkTriple {
                 source,
                 edge_type,

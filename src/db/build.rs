@@ -68,6 +68,12 @@ pub(crate) struct SegmentContent<'p> {
     pub vector_graph_min: Option<usize>,
     /// Analyzes the texts of pushed nodes (one per build, so its stem memo carries over).
     pub analyzer: Analyzer,
+    /// Nodes of `nodes` whose interval is not [created, never).
+    pub timed_nodes: RoaringBitmap,
+    /// The greatest start of validity of `nodes` (0: none).
+    pub node_from_max: u64,
+    /// Changed intervals of older segments' edges: (id, valid_from, valid_to code).
+    pub edge_validity: Vec<[u64; 3]>,
 }
 
 /// A bulk load's progress callback, with a `Debug` for [`SegmentContent`].
@@ -103,11 +109,22 @@ impl SegmentContent<'_> {
     /// index writer `self.text` itself (a checkpoint writes the delta's index into it,
     /// which holds exactly the delta's nodes; `finish` checks the two sets agree).
     pub fn push_node_record(&mut self, node: &Node) {
+        self.note_validity(node);
         self.push_encoded(node.id.0, encode_record(node), node.props.embedding.clone());
     }
 
+    /// Notes `node`'s validity interval for the segment's time sections (every pushed
+    /// node's must be: [`SegmentContent::push_node_record`] does it).
+    pub fn note_validity(&mut self, node: &Node) {
+        self.node_from_max = self.node_from_max.max(node.valid_from);
+        if node.valid_from != node.created_at || node.valid_to.is_some() {
+            self.timed_nodes.insert(node.id.0);
+        }
+    }
+
     /// Adds node `id`'s record, encoded by [`encode_record`], and its embedding, but not
-    /// its text (see [`SegmentContent::push_node_record`]).
+    /// its text (see [`SegmentContent::push_node_record`]); the caller notes its validity
+    /// ([`SegmentContent::note_validity`]).
     pub fn push_encoded(&mut self, id: u32, record: Vec<u8>, embedding: Option<Vec<f32>>) {
         self.nodes.push((id, record));
         if let Some(e) = embedding {
@@ -234,8 +251,18 @@ pub(crate) fn write_segment_staged(
             "an edge refers to a node id beyond the node bound",
         ));
     }
+    let row_validity = rows.validity();
     let rows = &content.edges;
     content.nodes.sort_unstable_by_key(|(id, _)| *id);
+    content.edge_validity.sort_unstable_by_key(|e| e[0]);
+    let mut timed_edges = row_validity.timed;
+    let mut edge_from_max = row_validity.from_max;
+    for &[id, from, _] in &content.edge_validity {
+        timed_edges.insert(id);
+        edge_from_max = edge_from_max.max(from);
+    }
+    let time_bounds = [content.node_from_max, edge_from_max];
+    let (valid_from_col, valid_to_col) = (row_validity.from, row_validity.to);
     let record_ids: Vec<u32> = content.nodes.iter().map(|(id, _)| *id).collect();
     // The text index is encoded on a thread of its own while the sections before it are
     // prepared and written (it is written near the end).
@@ -362,6 +389,19 @@ pub(crate) fn write_segment_staged(
                     enc.array(K::EdgePropsOffsets, offsets)?;
                     enc.section(K::EdgePropsBlob, blob)?;
                 }
+                if let Some(from) = &valid_from_col {
+                    enc.array(K::EdgeValidFrom, from)?;
+                }
+                if let Some(to) = &valid_to_col {
+                    enc.array(K::EdgeValidTo, to)?;
+                }
+                if !content.edge_validity.is_empty() {
+                    let flat: Vec<u64> = content.edge_validity.iter().flatten().copied().collect();
+                    enc.array(K::EdgeValidity, &flat)?;
+                }
+                enc.section(K::TimedNodes, &encode_bitmap(&content.timed_nodes))?;
+                enc.section(K::TimedEdges, &encode_treemap(&timed_edges))?;
+                enc.array(K::TimeBounds, &time_bounds)?;
                 enc.section(K::TypeBitmaps, &encode_type_bitmaps(&bitmaps))?;
                 enc.section(K::EdgeTombstones, &encode_treemap(&content.edge_tombstones))?;
                 enc.section(K::NodeTombstones, &encode_bitmap(&content.node_tombstones))?;

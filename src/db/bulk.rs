@@ -51,6 +51,10 @@ pub struct BulkLoad {
     /// `f32::to_bits` of every edge's weight; None while all are 1.0.
     weights: Option<Vec<u32>>,
     edge_props: Vec<(u32, String)>,
+    /// Given validity intervals of edges, by edge index (`None` start: the load's time).
+    edge_validity: Vec<(u32, Option<u64>, Option<u64>)>,
+    /// Given validity intervals of nodes, by local index (the last given wins).
+    node_validity: BTreeMap<u32, (Option<u64>, Option<u64>)>,
     /// The time written for the load (node and edge timestamps, the manifest's checkpoint
     /// time); None: now.
     timestamp_ms: Option<u64>,
@@ -170,6 +174,27 @@ impl BulkLoad {
         Ok(())
     }
 
+    /// Gives node `key` the validity interval [`valid_from`, `valid_to`) (ms since the
+    /// Unix epoch; `None` start: the load's time, or the node's own start when it exists;
+    /// `None` end: never). Applies when the load writes the node: a new one, or an
+    /// existing one given properties with [`BulkLoad::node`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a bad key or an interval that ends before it starts.
+    pub fn node_validity(
+        &mut self,
+        key: &str,
+        valid_from: Option<u64>,
+        valid_to: Option<u64>,
+    ) -> Result<()> {
+        if let Some(from) = valid_from {
+            super::batch::check_interval(from, valid_to)?;
+        }
+        let i = self.local(key)?;
+        self.node_validity.insert(i, (valid_from, valid_to));
+        Ok(())
+    }
+
     /// Adds edge `source -edge_type-> target`; missing nodes are created with default
     /// properties.
     ///
@@ -201,6 +226,15 @@ impl BulkLoad {
             }
         };
         let idx = self.sources.len();
+        if props.valid_from.is_some() || props.valid_to.is_some() {
+            if let Some(from) = props.valid_from {
+                super::batch::check_interval(from, props.valid_to)?;
+            }
+            let idx = u32::try_from(idx)
+                .map_err(|_| Error::invalid("too many edges in one bulk load"))?;
+            self.edge_validity
+                .push((idx, props.valid_from, props.valid_to));
+        }
         if !props.props.is_empty() {
             let idx = u32::try_from(idx)
                 .map_err(|_| Error::invalid("too many edges in one bulk load"))?;
@@ -305,6 +339,8 @@ impl Database {
             mut edge_types,
             mut weights,
             edge_props,
+            edge_validity,
+            mut node_validity,
             defer_vector_graph,
             ..
         } = load;
@@ -373,18 +409,30 @@ impl Database {
                         super::vector::check_dimension(embedding_dim, e.len(), "an embedding")?;
                         embedding_dim = embedding_dim.or(u32::try_from(e.len()).ok());
                     }
-                    let created_at = if old {
+                    // A replaced node keeps its creation time and interval, unless the
+                    // load gives one.
+                    let (created_at, mut valid_from, mut valid_to) = if old {
                         report.nodes_updated += 1;
-                        st.node(id)?.map(|n| n.created_at).unwrap_or(now)
+                        st.node(id)?.map_or((now, now, None), |n| {
+                            (n.created_at, n.valid_from, n.valid_to)
+                        })
                     } else {
-                        now
+                        (now, now, None)
                     };
+                    let given = u32::try_from(i).ok().and_then(|i| node_validity.remove(&i));
+                    if let Some((from, to)) = given {
+                        valid_from = from.unwrap_or(valid_from);
+                        valid_to = to;
+                        super::batch::check_interval(valid_from, valid_to)?;
+                    }
                     sink.push(Node {
                         id,
                         key: key.to_string(),
                         props,
                         created_at,
                         updated_at: now,
+                        valid_from,
+                        valid_to,
                     })?;
                 }
             }
@@ -472,6 +520,20 @@ impl Database {
                 rows_props.push((kept_before, p));
             }
         }
+        let mut rows_validity = Vec::with_capacity(edge_validity.len());
+        let mut kept_before = 0u64;
+        let mut at = 0usize;
+        for (i, from, to) in edge_validity {
+            while at < i as usize {
+                kept_before += u64::from(keep[at]);
+                at += 1;
+            }
+            if keep.get(i as usize).copied().unwrap_or(false) {
+                let from = from.unwrap_or(now);
+                super::batch::check_interval(from, to)?;
+                rows_validity.push((kept_before, from, to));
+            }
+        }
         drop(keep);
         for &t in &edge_types {
             if let Some(c) = next.type_counts.get_mut(t as usize) {
@@ -493,6 +555,9 @@ impl Database {
             weights,
             &rows_props,
         )?;
+        for (row, from, to) in rows_validity {
+            content.edges.set_validity(base + row, now, from, to);
+        }
         content.out_csr = Some(out);
         content.progress = Some(super::build::ProgressHook(progress));
         content.summary = super::maintenance::summary_of(&next);

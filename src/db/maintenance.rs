@@ -644,6 +644,12 @@ fn delta_content(st: &State, vector_graph_min: usize) -> SegmentContent<'static>
     for e in st.delta.edges.values() {
         content.edges.push_edge(e);
     }
+    content.edge_validity = st
+        .delta
+        .edge_validity
+        .iter()
+        .map(|(&id, &(from, to))| [id, from, crate::format::record::valid_to_code(to)])
+        .collect();
     content.edge_tombstones = st.delta.deleted_edges.iter().copied().collect();
     content.node_tombstones = st.delta.deleted_nodes.iter().copied().collect();
     content
@@ -688,10 +694,23 @@ fn merge_content(st: &State, vector_graph_min: usize) -> Result<Option<Merged<'s
     let mut dropped = 0u64;
     for s in &segs.segments {
         for row in 0..usize::try_from(s.edge_rows()).unwrap_or(0) {
-            let Some(e) = s.edge_at(row)? else { continue };
+            let Some(mut e) = s.edge_at(row)? else {
+                continue;
+            };
             if segs.edge_tombstones.contains(e.id.0) {
                 dropped += 1;
                 continue;
+            }
+            // A newer segment may have changed the edge's interval: the merged row
+            // carries the newest (the delta's changes stay in the delta).
+            if segs.timed_edges.contains(e.id.0)
+                && let Some((from, to)) = segs
+                    .segments
+                    .iter()
+                    .rev()
+                    .find_map(|x| x.edge_validity_change(e.id))
+            {
+                (e.valid_from, e.valid_to) = (from, to);
             }
             content.edges.push_edge(&e);
         }

@@ -14,6 +14,7 @@
 //! delta, the store's embedding dimension), `vector_index` (adding the HNSW graph to
 //! segments whose vectors a bulk load stored flat).
 
+mod as_of;
 mod batch;
 mod build;
 mod bulk;
@@ -30,7 +31,8 @@ mod text;
 mod vector;
 mod vector_index;
 
-pub use batch::{NodePatch, OpResult, WriteBatch};
+pub use as_of::{AsOf, ValidAt};
+pub use batch::{NodePatch, OpResult, WriteBatch, check_interval};
 pub use bulk::{BulkLoad, BulkPhase, BulkProgress, BulkReport};
 pub use handle::Database;
 pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};

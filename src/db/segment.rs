@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::format::codec::{ByteReader, DecodeError};
 use crate::format::record::{
     EmbeddingRows, RecordTexts, decode_edge_props, decode_node, decode_node_texts,
+    decode_node_validity, valid_to_of,
 };
 use crate::format::segment::{
     KeyQuery, KeySlotTable, KeySlots, SectionKind as K, Summary, key_hash, prefetch_at,
@@ -32,6 +33,14 @@ pub struct Segment {
     pub node_tombstones: RoaringBitmap,
     /// `bitmaps[dir][type]`: nodes with at least one edge of that type in that direction.
     pub type_bitmaps: [Vec<RoaringBitmap>; 2],
+    /// Nodes whose record here has an interval other than [created, never).
+    pub timed_nodes: RoaringBitmap,
+    /// Edges of rows here with an interval other than [created, never), and edges of
+    /// older segments whose interval changed in this segment's interval.
+    pub timed_edges: RoaringTreemap,
+    /// The greatest start of validity of the records and of the rows here (`u64::MAX`:
+    /// unknown, a segment written before format version 9).
+    pub time_bounds: [u64; 2],
     /// The first node id when this segment's record ids are dense (every bulk load):
     /// record `i` then belongs to node `first + i`, and neither direction between ids and
     /// records has to read the id array.
@@ -88,6 +97,9 @@ impl Segment {
             K::InOffsets,
             K::VectorMeta,
             K::HnswOffsets,
+            K::TimedNodes,
+            K::TimedEdges,
+            K::TimeBounds,
         ] {
             l.verify_section(b, kind).map_err(corrupt)?;
         }
@@ -104,6 +116,9 @@ impl Segment {
             }
         }
         let dense_node_base = dense_base(l.u32s(b, K::NodeIds));
+        let timed_nodes = l.timed_nodes(b).map_err(corrupt)?;
+        let timed_edges = l.timed_edges(b).map_err(corrupt)?;
+        let time_bounds = l.time_bounds(b);
         let vector_meta = l.vector_meta(b).map_err(corrupt)?;
         if let Some(meta) = &vector_meta {
             l.vector_sections(b, meta).map_err(corrupt)?;
@@ -113,6 +128,9 @@ impl Segment {
             edge_tombstones,
             node_tombstones,
             type_bitmaps,
+            timed_nodes,
+            timed_edges,
+            time_bounds,
             dense_node_base,
             text_checked: std::sync::OnceLock::new(),
             vector_meta,
@@ -198,7 +216,57 @@ impl Segment {
     /// `Corrupt` when the record does not decode.
     pub fn node(&self, id: NodeId) -> Result<Option<Node>> {
         let rows = self.embedding_rows();
-        self.decode_record(id, |r| decode_node(r, id, rows.as_ref()))
+        let validity = self.file.layout.record_validity();
+        self.decode_record(id, |r| decode_node(r, id, rows.as_ref(), validity))
+    }
+
+    /// The creation time and validity interval of the node record for `id` stored here,
+    /// decoding nothing else.
+    ///
+    /// # Errors
+    /// `Corrupt` when the record does not decode.
+    pub fn node_validity(&self, id: NodeId) -> Result<Option<(u64, u64, Option<u64>)>> {
+        let validity = self.file.layout.record_validity();
+        self.decode_record(id, |r| decode_node_validity(r, validity))
+    }
+
+    /// The interval of edge `id` as changed in this segment's interval, when this segment
+    /// changed it (`EdgeValidity`, for edges of older segments).
+    pub fn edge_validity_change(&self, id: EdgeId) -> Option<(u64, Option<u64>)> {
+        let entries = self.file.layout.edge_validity(self.file.bytes());
+        let i = entries.binary_search_by_key(&id.0, |e| e[0]).ok()?;
+        let [_, from, to] = entries[i];
+        Some((from, valid_to_of(to)))
+    }
+
+    /// The creation time of edge row `row` (0 for a row beyond the columns: a damaged
+    /// file).
+    pub fn row_created(&self, row: usize) -> u64 {
+        let l = &self.file.layout;
+        match l.summary.uniform_created_at {
+            Some(t) => t,
+            None => l
+                .u64s(self.file.bytes(), K::EdgeCreated)
+                .get(row)
+                .copied()
+                .unwrap_or(0),
+        }
+    }
+
+    /// The validity interval of edge row `row` as stored with the row.
+    pub fn row_validity(&self, row: usize) -> (u64, Option<u64>) {
+        let b = self.file.bytes();
+        let l = &self.file.layout;
+        let from = match l.u64s(b, K::EdgeValidFrom) {
+            [] => self.row_created(row),
+            froms => froms.get(row).copied().unwrap_or(0),
+        };
+        let to = l
+            .u64s(b, K::EdgeValidTo)
+            .get(row)
+            .copied()
+            .and_then(valid_to_of);
+        (from, to)
     }
 
     /// `decode` run over the node record for `id` stored here, if any; its error becomes
@@ -464,10 +532,8 @@ impl Segment {
             },
         };
         let weight = l.f32s(b, K::EdgeWeights).get(row).copied().unwrap_or(1.0);
-        let created_at = match s.uniform_created_at {
-            Some(t) => t,
-            None => l.u64s(b, K::EdgeCreated).get(row).copied().unwrap_or(0),
-        };
+        let created_at = self.row_created(row);
+        let (valid_from, valid_to) = self.row_validity(row);
         let mut props = Props::new();
         let offs = l.u64s(b, K::EdgePropsOffsets);
         if let (Some(&a), Some(&z)) = (offs.get(row), offs.get(row + 1)) {
@@ -499,6 +565,8 @@ impl Segment {
             weight,
             props,
             created_at,
+            valid_from,
+            valid_to,
         }))
     }
 }

@@ -243,6 +243,17 @@ thread_local! {
 impl State {
     /// Ranked text search (see `Snapshot::search_text`).
     pub fn search_text(&self, q: &TextQuery) -> Result<Vec<TextHit>> {
+        let lean;
+        let q = match self.lean_filter(&q.filter) {
+            Some(filter) => {
+                lean = TextQuery {
+                    filter,
+                    ..q.clone()
+                };
+                &lean
+            }
+            None => q,
+        };
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => self.search_text_with(q, &mut scratch),
             // Re-entered on this thread (not done today): a scratch of its own.
@@ -1275,6 +1286,8 @@ mod tests {
             },
             created_at: 0,
             updated_at: 0,
+            valid_from: 0,
+            valid_to: None,
         }
     }
 

@@ -234,6 +234,17 @@ impl State {
         q: &VectorQuery,
         graph_min: usize,
     ) -> Result<Vec<VectorHit>> {
+        let lean;
+        let q = match self.lean_filter(&q.filter) {
+            Some(filter) => {
+                lean = VectorQuery {
+                    filter,
+                    ..q.clone()
+                };
+                &lean
+            }
+            None => q,
+        };
         let len = q.embedding.len();
         if len == 0 || len > limits::EMBEDDING_DIMS_MAX {
             return Err(Error::invalid_arg(

@@ -48,7 +48,18 @@ pub mod wal;
 ///   floats, its embedding read from its row. WAL records keep their embeddings inline.
 ///   WAL and manifest are unchanged; version 1–7 segments stay readable (their records
 ///   and unit rows are read as before until a compaction rewrites them).
-pub const FORMAT_VERSION: u32 = 8;
+/// * 9: validity intervals. Node records end with `valid_from u64, valid_to u64`
+///   (`u64::MAX`: never ends); edge rows get `EdgeValidFrom`/`EdgeValidTo` columns
+///   (sections 50–51, each absent when it says nothing: every start its row's creation
+///   time, no end), a changed interval of an older segment's edge goes to `EdgeValidity`
+///   (52), and `TimedNodes`/`TimedEdges`/`TimeBounds` (53–55) say which elements have an
+///   interval other than [created, never) and the latest start, so an "as of" read checks
+///   only those. WAL ops 6–8 carry intervals (ops 2 and 4 still decode, as never-ending
+///   from creation). Version 1–8 segments stay readable: their elements are valid from
+///   creation and never end.
+pub const FORMAT_VERSION: u32 = 9;
+/// The first version whose node records and edge rows carry validity intervals.
+pub const VALIDITY_VERSION: u32 = 9;
 /// The first version whose segments store each embedding once, as a `VectorData` row with
 /// a `VectorScales` entry.
 pub const EMBEDDING_ROWS_VERSION: u32 = 8;

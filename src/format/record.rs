@@ -28,6 +28,15 @@ pub enum WalOp {
     },
     /// An edge was created.
     AddEdge(Edge),
+    /// An edge's validity interval changed (it was ended, or its interval set).
+    SetEdgeValidity {
+        /// The edge.
+        id: EdgeId,
+        /// New start of validity.
+        valid_from: u64,
+        /// New end of validity (exclusive); `None`: never ends.
+        valid_to: Option<u64>,
+    },
     /// An edge was removed.
     RemoveEdge {
         /// The edge.
@@ -46,6 +55,36 @@ const TAG_PUT_NODE: u8 = 2;
 const TAG_DELETE_NODE: u8 = 3;
 const TAG_ADD_EDGE: u8 = 4;
 const TAG_REMOVE_EDGE: u8 = 5;
+/// `PutNode` from format version 9: the node record ends with its validity interval.
+const TAG_PUT_NODE_TIMED: u8 = 6;
+/// `AddEdge` from format version 9: with the edge's validity interval.
+const TAG_ADD_EDGE_TIMED: u8 = 7;
+const TAG_SET_EDGE_VALIDITY: u8 = 8;
+
+/// How an open end of validity (`valid_to` `None`) is written.
+pub const VALID_TO_NONE: u64 = u64::MAX;
+
+/// The encoding of an optional end of validity.
+#[inline]
+pub fn valid_to_code(to: Option<u64>) -> u64 {
+    to.unwrap_or(VALID_TO_NONE)
+}
+
+/// The end of validity an encoded value stands for.
+#[inline]
+pub fn valid_to_of(code: u64) -> Option<u64> {
+    (code != VALID_TO_NONE).then_some(code)
+}
+
+/// Whether node records carry their validity interval (format version 9 on); older
+/// records read as valid from their creation, never ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordValidity {
+    /// The record ends with `valid_from u64, valid_to u64`.
+    Stored,
+    /// The record has no interval (written before version 9).
+    Implied,
+}
 
 /// The payload of one WAL record: one committed batch.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,7 +156,7 @@ pub fn encode_node(w: &mut ByteWriter, node: &Node, at: EmbeddingAt) {
                 (Some(v), EmbeddingAt::Inline) => 4 * v.len(),
                 _ => 0,
             }
-            + 16,
+            + 32,
     );
     w.str(&node.key);
     w.str(&p.kind);
@@ -137,6 +176,8 @@ pub fn encode_node(w: &mut ByteWriter, node: &Node, at: EmbeddingAt) {
     }
     w.u64(node.created_at);
     w.u64(node.updated_at);
+    w.u64(node.valid_from);
+    w.u64(valid_to_code(node.valid_to));
 }
 
 /// The title and content of a node record, borrowed from it: what a phrase check in those
@@ -167,6 +208,7 @@ pub fn decode_node(
     r: &mut ByteReader<'_>,
     id: NodeId,
     rows: Option<&EmbeddingRows<'_>>,
+    validity: RecordValidity,
 ) -> Result<Node, DecodeError> {
     let key = r.str(limits::NODE_KEY_BYTES_MAX, "node key")?.to_owned();
     let kind = r
@@ -212,6 +254,7 @@ pub fn decode_node(
     };
     let created_at = r.u64("node created_at")?;
     let updated_at = r.u64("node updated_at")?;
+    let (valid_from, valid_to) = decode_validity(r, validity, created_at)?;
     Ok(Node {
         id,
         key,
@@ -226,7 +269,59 @@ pub fn decode_node(
         },
         created_at,
         updated_at,
+        valid_from,
+        valid_to,
     })
+}
+
+fn decode_validity(
+    r: &mut ByteReader<'_>,
+    validity: RecordValidity,
+    created_at: u64,
+) -> Result<(u64, Option<u64>), DecodeError> {
+    if validity == RecordValidity::Implied {
+        return Ok((created_at, None));
+    }
+    let at = r.pos();
+    let from = r.u64("valid_from")?;
+    let to = valid_to_of(r.u64("valid_to")?);
+    if to.is_some_and(|to| to <= from) {
+        return Err(DecodeError::new(at, "valid_to is not after valid_from"));
+    }
+    Ok((from, to))
+}
+
+/// Decodes only the creation time and validity interval of a node record written by
+/// [`encode_node`], skipping every other field (no string is checked or copied).
+///
+/// # Errors
+/// Truncated input or an interval that ends before it starts.
+pub fn decode_node_validity(
+    r: &mut ByteReader<'_>,
+    validity: RecordValidity,
+) -> Result<(u64, u64, Option<u64>), DecodeError> {
+    r.bytes(limits::NODE_KEY_BYTES_MAX, "node key")?;
+    r.bytes(limits::NODE_SHORT_TEXT_BYTES_MAX, "node kind")?;
+    r.bytes(limits::NODE_SHORT_TEXT_BYTES_MAX, "node title")?;
+    r.bytes(limits::NODE_CONTENT_BYTES_MAX, "node content")?;
+    r.f32("node importance")?;
+    r.bytes(limits::NODE_SHORT_TEXT_BYTES_MAX, "node status")?;
+    r.bytes(limits::NODE_PROPS_BYTES_MAX, "node props")?;
+    let dims = r.u32("embedding length")?;
+    if dims != EMBEDDING_NONE && dims != EMBEDDING_IN_ROW {
+        let dims = dims as usize;
+        if dims > limits::EMBEDDING_DIMS_MAX {
+            return Err(DecodeError::new(
+                r.pos(),
+                format!("embedding has {dims} dimensions"),
+            ));
+        }
+        r.take(dims * 4, "embedding")?;
+    }
+    let created_at = r.u64("node created_at")?;
+    r.u64("node updated_at")?;
+    let (from, to) = decode_validity(r, validity, created_at)?;
+    Ok((created_at, from, to))
 }
 
 /// Encodes edge properties as compact JSON (empty string for none).
@@ -252,7 +347,7 @@ pub fn encode_commit(c: &CommitPayload) -> Vec<u8> {
                 w.str(name);
             }
             WalOp::PutNode(node) => {
-                w.u8(TAG_PUT_NODE);
+                w.u8(TAG_PUT_NODE_TIMED);
                 w.u32(node.id.0);
                 encode_node(&mut w, node, EmbeddingAt::Inline);
             }
@@ -261,7 +356,7 @@ pub fn encode_commit(c: &CommitPayload) -> Vec<u8> {
                 w.u32(id.0);
             }
             WalOp::AddEdge(e) => {
-                w.u8(TAG_ADD_EDGE);
+                w.u8(TAG_ADD_EDGE_TIMED);
                 w.u64(e.id.0);
                 w.u32(e.source.0);
                 w.u32(e.target.0);
@@ -269,6 +364,18 @@ pub fn encode_commit(c: &CommitPayload) -> Vec<u8> {
                 w.f32(e.weight);
                 w.u64(e.created_at);
                 w.str(&props_json(&e.props));
+                w.u64(e.valid_from);
+                w.u64(valid_to_code(e.valid_to));
+            }
+            WalOp::SetEdgeValidity {
+                id,
+                valid_from,
+                valid_to,
+            } => {
+                w.u8(TAG_SET_EDGE_VALIDITY);
+                w.u64(id.0);
+                w.u64(*valid_from);
+                w.u64(valid_to_code(*valid_to));
             }
             WalOp::RemoveEdge {
                 id,
@@ -302,20 +409,26 @@ pub fn decode_commit(buf: &[u8]) -> Result<CommitPayload, DecodeError> {
     let mut ops = Vec::with_capacity(count.min(r.remaining() / 3));
     for _ in 0..count {
         let at = r.pos();
-        let op = match r.u8("op tag")? {
+        let tag = r.u8("op tag")?;
+        let op = match tag {
             TAG_NEW_TYPE => {
                 let id = TypeId(r.u16("type id")?);
                 let name = r.str(limits::EDGE_TYPE_BYTES_MAX, "type name")?.to_owned();
                 WalOp::NewType { id, name }
             }
-            TAG_PUT_NODE => {
+            TAG_PUT_NODE | TAG_PUT_NODE_TIMED => {
                 let id = NodeId(r.u32("node id")?);
-                WalOp::PutNode(decode_node(&mut r, id, None)?)
+                let validity = if tag == TAG_PUT_NODE {
+                    RecordValidity::Implied
+                } else {
+                    RecordValidity::Stored
+                };
+                WalOp::PutNode(decode_node(&mut r, id, None, validity)?)
             }
             TAG_DELETE_NODE => WalOp::DeleteNode {
                 id: NodeId(r.u32("node id")?),
             },
-            TAG_ADD_EDGE => {
+            TAG_ADD_EDGE | TAG_ADD_EDGE_TIMED => {
                 let id = EdgeId(r.u64("edge id")?);
                 let source = NodeId(r.u32("edge source")?);
                 let target = NodeId(r.u32("edge target")?);
@@ -324,6 +437,12 @@ pub fn decode_commit(buf: &[u8]) -> Result<CommitPayload, DecodeError> {
                 let created_at = r.u64("edge created_at")?;
                 let pat = r.pos();
                 let props = parse_props(r.str(limits::EDGE_PROPS_BYTES_MAX, "edge props")?, pat)?;
+                let validity = if tag == TAG_ADD_EDGE {
+                    RecordValidity::Implied
+                } else {
+                    RecordValidity::Stored
+                };
+                let (valid_from, valid_to) = decode_validity(&mut r, validity, created_at)?;
                 WalOp::AddEdge(Edge {
                     id,
                     source,
@@ -332,7 +451,18 @@ pub fn decode_commit(buf: &[u8]) -> Result<CommitPayload, DecodeError> {
                     weight,
                     props,
                     created_at,
+                    valid_from,
+                    valid_to,
                 })
+            }
+            TAG_SET_EDGE_VALIDITY => {
+                let id = EdgeId(r.u64("edge id")?);
+                let (valid_from, valid_to) = decode_validity(&mut r, RecordValidity::Stored, 0)?;
+                WalOp::SetEdgeValidity {
+                    id,
+                    valid_from,
+                    valid_to,
+                }
             }
             TAG_REMOVE_EDGE => WalOp::RemoveEdge {
                 id: EdgeId(r.u64("edge id")?),
@@ -381,6 +511,8 @@ mod tests {
                     },
                     created_at: 1,
                     updated_at: 2,
+                    valid_from: 1,
+                    valid_to: Some(9),
                 }),
                 WalOp::AddEdge(Edge {
                     id: EdgeId(7),
@@ -390,7 +522,14 @@ mod tests {
                     weight: 2.5,
                     props,
                     created_at: 5,
+                    valid_from: 3,
+                    valid_to: None,
                 }),
+                WalOp::SetEdgeValidity {
+                    id: EdgeId(7),
+                    valid_from: 3,
+                    valid_to: Some(8),
+                },
                 WalOp::RemoveEdge {
                     id: EdgeId(7),
                     source: NodeId(1),
@@ -453,11 +592,39 @@ mod tests {
             members: &[],
         };
         let rows = EmbeddingRows { sections, dim: 2 };
-        let back = decode_node(&mut ByteReader::new(&w.buf), node.id, Some(&rows)).unwrap();
+        let back = decode_node(
+            &mut ByteReader::new(&w.buf),
+            node.id,
+            Some(&rows),
+            RecordValidity::Stored,
+        )
+        .unwrap();
         assert_eq!(back, node);
-        assert!(decode_node(&mut ByteReader::new(&w.buf), node.id, None).is_err());
-        assert!(decode_node(&mut ByteReader::new(&w.buf), NodeId(4), Some(&rows)).is_err());
-        let back = decode_node(&mut ByteReader::new(&inline.buf), node.id, None).unwrap();
+        assert!(
+            decode_node(
+                &mut ByteReader::new(&w.buf),
+                node.id,
+                None,
+                RecordValidity::Stored
+            )
+            .is_err()
+        );
+        assert!(
+            decode_node(
+                &mut ByteReader::new(&w.buf),
+                NodeId(4),
+                Some(&rows),
+                RecordValidity::Stored
+            )
+            .is_err()
+        );
+        let back = decode_node(
+            &mut ByteReader::new(&inline.buf),
+            node.id,
+            None,
+            RecordValidity::Stored,
+        )
+        .unwrap();
         assert_eq!(back, node);
     }
 

@@ -14,6 +14,8 @@ fn node(id: u32, title: &str, content: &str) -> Node {
         },
         created_at: 0,
         updated_at: 0,
+        valid_from: 0,
+        valid_to: None,
     }
 }
 

@@ -51,6 +51,7 @@ mod allpaths;
 mod bfs;
 mod budget;
 pub mod expand;
+pub mod filtered;
 mod marks;
 pub mod path;
 mod scratch;
@@ -67,6 +68,7 @@ mod testgraph;
 pub use bfs::{BfsStats, bfs_levels};
 pub use budget::{Budget, Completion};
 pub use expand::{ExpandOutcome, ExpandQuery, Reached, RouteStep, expand};
+pub use filtered::{ElementFilter, Filtered};
 
 pub use allpaths::all_shortest_paths;
 pub use path::{Path, PathHop, PathOutcome, PathQuery, PathsOutcome, shortest_path};

@@ -20,4 +20,5 @@ mod paths;
 mod processes;
 mod substring;
 mod text;
+mod time;
 mod vector;

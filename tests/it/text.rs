@@ -77,6 +77,8 @@ impl Model {
             },
             created_at: 0,
             updated_at: 0,
+            valid_from: 0,
+            valid_to: None,
         };
         self.delta.insert(id, doc.clone());
         self.current.insert(id, doc);
@@ -98,6 +100,8 @@ impl Model {
             },
             created_at: 0,
             updated_at: 0,
+            valid_from: 0,
+            valid_to: None,
         };
         self.kinds.insert(id, kind);
         self.delta.insert(id, doc.clone());

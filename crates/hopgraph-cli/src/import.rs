@@ -631,7 +631,7 @@ impl Reader<'_> {
                 Some(e) => {
                     let props = EdgeProps {
                         weight: e.weight.unwrap_or(1.0),
-                        props: Props::new(),
+                        ..EdgeProps::default()
                     };
                     load.edge(&e.source, &e.edge_type, &e.target, props)
                         .map_err(Invalid::engine)
@@ -694,6 +694,7 @@ impl Reader<'_> {
                             let props = EdgeProps {
                                 weight: e.weight,
                                 props: e.props,
+                                ..EdgeProps::default()
                             };
                             reader
                                 .load

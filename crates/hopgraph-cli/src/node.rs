@@ -255,7 +255,7 @@ pub(crate) fn add(args: AddArgs) -> CliResult {
             }
             let props = EdgeProps {
                 weight: e.weight,
-                props: Props::new(),
+                ..EdgeProps::default()
             };
             if e.create_missing {
                 batch.link_creating_missing(&*e.from, &*e.edge_type, &*e.to, props);

@@ -325,6 +325,7 @@ fn rich_database(dir: &Path) {
         EdgeProps {
             weight: 0.3,
             props: eprops,
+            ..EdgeProps::default()
         },
     );
     b.link("m2", "related_to", "m1", EdgeProps::default());

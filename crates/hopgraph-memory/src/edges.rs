@@ -108,6 +108,7 @@ pub fn link(db: &Database, req: &LinkRequest) -> Result<EdgeView, ToolError> {
         EdgeProps {
             weight: weight32,
             props: metadata,
+            ..EdgeProps::default()
         },
     );
     let info = match db.commit(batch) {

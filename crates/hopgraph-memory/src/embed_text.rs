@@ -51,6 +51,8 @@ mod tests {
             props,
             created_at: 0,
             updated_at: 0,
+            valid_from: 0,
+            valid_to: None,
         }
     }
 

@@ -112,6 +112,7 @@ impl WriteBatch {
                 .map(|m| object("merge_metadata", Some(m)))
                 .transpose()?,
             embedding,
+            ..NodePatch::default()
         };
         slf.inner.update_node(key, patch);
         Ok(slf)
@@ -139,6 +140,7 @@ impl WriteBatch {
         let props = EdgeProps {
             weight,
             props: object("metadata", metadata)?,
+            ..EdgeProps::default()
         };
         if create_missing {
             slf.inner

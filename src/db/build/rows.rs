@@ -161,6 +161,9 @@ pub(crate) struct EdgeRows {
     weights: Column<u32>,
     created: Column<u64>,
     props: PropsColumn,
+    /// (edge id, valid_from, valid_to code) of the rows whose interval is not
+    /// [created, never), in push order (by id once `validity` sorts them).
+    timed: Vec<[u64; 3]>,
 }
 
 impl EdgeRows {
@@ -219,6 +222,7 @@ impl EdgeRows {
                 len,
             },
             props: column,
+            timed: Vec::new(),
         })
     }
 
@@ -242,8 +246,21 @@ impl EdgeRows {
         self.props.push(props);
     }
 
+    /// Gives the row of edge `id` (created at `created`) the interval [`from`, `to`),
+    /// unless that is [created, never).
+    pub fn set_validity(&mut self, id: u64, created: u64, from: u64, to: Option<u64>) {
+        if from != created || to.is_some() {
+            self.timed
+                .push([id, from, crate::format::record::valid_to_code(to)]);
+        }
+    }
+
     /// Appends a stored edge.
     pub fn push_edge(&mut self, e: &Edge) {
+        if e.valid_from != e.created_at || e.valid_to.is_some() {
+            let to = crate::format::record::valid_to_code(e.valid_to);
+            self.timed.push([e.id.0, e.valid_from, to]);
+        }
         let props = crate::format::record::encode_edge_props(&e.props);
         self.push(
             e.id.0,
@@ -299,7 +316,58 @@ impl EdgeRows {
     }
 }
 
+/// The validity of a segment's rows as its sections hold it.
+#[derive(Debug, Default)]
+pub(crate) struct RowValidity {
+    /// `EdgeValidFrom`, when a row starts at another time than its creation.
+    pub from: Option<Vec<u64>>,
+    /// `EdgeValidTo`, when a row has an end.
+    pub to: Option<Vec<u64>>,
+    /// The ids of the rows with an interval other than [created, never).
+    pub timed: roaring::RoaringTreemap,
+    /// The greatest start of validity of a row (0: no rows).
+    pub from_max: u64,
+}
+
 impl EdgeRows {
+    /// The rows' validity columns; call after [`EdgeRows::sort_by_id`].
+    pub(super) fn validity(&mut self) -> RowValidity {
+        let created = self.created();
+        let mut out = RowValidity {
+            from_max: created.iter().copied().max().unwrap_or(0),
+            ..RowValidity::default()
+        };
+        if self.timed.is_empty() {
+            return out;
+        }
+        self.timed.sort_unstable_by_key(|t| t[0]);
+        let ids = self.ids();
+        let (mut from, mut to) = (
+            created,
+            vec![crate::format::record::VALID_TO_NONE; ids.len()],
+        );
+        let (mut any_from, mut any_to) = (false, false);
+        let mut j = 0usize;
+        for (row, &id) in ids.iter().enumerate() {
+            while j < self.timed.len() && self.timed[j][0] < id {
+                j += 1;
+            }
+            if let Some(&[tid, f, t]) = self.timed.get(j)
+                && tid == id
+            {
+                any_from |= f != from[row];
+                any_to |= t != crate::format::record::VALID_TO_NONE;
+                from[row] = f;
+                to[row] = t;
+                out.from_max = out.from_max.max(f);
+                out.timed.insert(id);
+            }
+        }
+        out.from = any_from.then_some(from);
+        out.to = any_to.then_some(to);
+        out
+    }
+
     /// The creation time of every row, if there are rows and they agree.
     pub(super) fn uniform_created_at(&self) -> Option<u64> {
         self.created.same()

@@ -61,6 +61,7 @@ impl PackedTerms {
 /// Adds `node`'s record to `content` and moves its embedding there.
 fn add_record_to(mut node: Node, content: &mut SegmentContent<'_>) {
     let record = encode_record(&node);
+    content.note_validity(&node);
     let embedding = node.props.embedding.take();
     content.push_encoded(node.id.0, record, embedding);
 }

@@ -225,6 +225,15 @@ impl SegmentLayout {
         ))
     }
 
+    /// Whether this segment's node records end with their validity interval.
+    pub fn record_validity(&self) -> crate::format::record::RecordValidity {
+        if self.version >= crate::format::VALIDITY_VERSION {
+            crate::format::record::RecordValidity::Stored
+        } else {
+            crate::format::record::RecordValidity::Implied
+        }
+    }
+
     pub(super) fn err_at(&self, kind: SectionKind, what: String) -> DecodeError {
         DecodeError::new(self.entry(kind).map(|e| e.range.start).unwrap_or(0), what)
     }
@@ -279,6 +288,37 @@ impl SegmentLayout {
         }
         if self.entry(K::EdgeWeights).is_some() {
             expect.push((K::EdgeWeights, rows));
+        }
+        let timed = self.version >= crate::format::VALIDITY_VERSION;
+        for kind in [
+            K::EdgeValidFrom,
+            K::EdgeValidTo,
+            K::EdgeValidity,
+            K::TimedNodes,
+            K::TimedEdges,
+            K::TimeBounds,
+        ] {
+            if !timed && self.entry(kind).is_some() {
+                return Err(self.err_at(
+                    kind,
+                    format!("{kind:?} present in a version {} segment", self.version),
+                ));
+            }
+        }
+        if timed {
+            for kind in [K::EdgeValidFrom, K::EdgeValidTo] {
+                if self.entry(kind).is_some() {
+                    expect.push((kind, rows));
+                }
+            }
+            expect.push((K::TimeBounds, 2));
+            let n = self.entry(K::EdgeValidity).map_or(0, |e| e.range.len() / 8);
+            if n % 3 != 0 {
+                return Err(self.err_at(
+                    K::EdgeValidity,
+                    format!("EdgeValidity has {n} elements, not a multiple of 3"),
+                ));
+            }
         }
         if self.entry(K::KeyHash).is_some() {
             if !v2 {

@@ -119,6 +119,12 @@ section_kinds! {
     HnswOffsets = 43, 4, "`u32[sum(layer rows + 1)]`: per HNSW layer, each row's start in `HnswNeighbors` (only when the segment has an HNSW graph).";
     HnswNeighbors = 44, 4, "`u32[links]`: HNSW neighbour rows (indices into `VectorIds`), all layers.";
     HnswMembers = 45, 4, "`u32[sum(layer rows), layers 1..]`: rows of each HNSW layer above 0, increasing per layer.";
+    EdgeValidFrom = 50, 8, "`u64[edges]`: start of validity per row (version 9 on); absent when every row's equals its creation time.";
+    EdgeValidTo = 51, 8, "`u64[edges]`: end of validity per row, `u64::MAX` for none (version 9 on); absent when no row has an end.";
+    EdgeValidity = 52, 8, "`u64[3 × n]`: (edge id, valid_from, valid_to) of edges of older segments whose interval changed in this segment's interval, by id (version 9 on; absent when none).";
+    TimedNodes = 53, 1, "Roaring bitmap: node ids of records here whose interval is not [created_at, never) (version 9 on).";
+    TimedEdges = 54, 1, "Roaring treemap: edge ids of rows here whose interval is not [created_at, never), and of every edge in `EdgeValidity` (version 9 on).";
+    TimeBounds = 55, 8, "`u64[2]`: the greatest valid_from of the records here, and of the rows and `EdgeValidity` entries here (0: none; version 9 on).";
     VectorScales = 46, 4, "`f32[vectors]`: per `VectorData` row, the factor that scales it to unit length (`vector::row_scale`; version 8 on, with `VectorMeta` of a nonzero dimension).";
 }
 

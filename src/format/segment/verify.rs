@@ -27,6 +27,120 @@ impl SegmentLayout {
         })
     }
 
+    /// Decodes the `TimedNodes` section (empty when absent: an older segment).
+    pub fn timed_nodes(&self, bytes: &[u8]) -> Result<roaring::RoaringBitmap, DecodeError> {
+        let e = self.bytes(bytes, SectionKind::TimedNodes);
+        if e.is_empty() {
+            return Ok(roaring::RoaringBitmap::new());
+        }
+        roaring::RoaringBitmap::deserialize_from(e)
+            .map_err(|err| self.err_at(SectionKind::TimedNodes, format!("timed nodes: {err}")))
+    }
+
+    /// Decodes the `TimedEdges` section (empty when absent: an older segment).
+    pub fn timed_edges(&self, bytes: &[u8]) -> Result<roaring::RoaringTreemap, DecodeError> {
+        let e = self.bytes(bytes, SectionKind::TimedEdges);
+        if e.is_empty() {
+            return Ok(roaring::RoaringTreemap::new());
+        }
+        roaring::RoaringTreemap::deserialize_from(e)
+            .map_err(|err| self.err_at(SectionKind::TimedEdges, format!("timed edges: {err}")))
+    }
+
+    /// The greatest start of validity of the records and of the rows (with `EdgeValidity`)
+    /// here; `u64::MAX` for each when unknown (a segment written before version 9, whose
+    /// elements start at their creation, a time not summarised).
+    pub fn time_bounds(&self, bytes: &[u8]) -> [u64; 2] {
+        match self.u64s(bytes, SectionKind::TimeBounds) {
+            [nodes, edges] => [*nodes, *edges],
+            _ => [u64::MAX; 2],
+        }
+    }
+
+    /// The `EdgeValidity` entries: (edge id, valid_from, valid_to code), by id.
+    pub fn edge_validity<'a>(&self, bytes: &'a [u8]) -> &'a [[u64; 3]] {
+        bytemuck::try_cast_slice(self.bytes(bytes, SectionKind::EdgeValidity)).unwrap_or(&[])
+    }
+
+    /// Checks the validity sections of a version 9 segment against its records and rows:
+    /// every interval ends after it starts, `EdgeValidity` is sorted by id, every element
+    /// with an interval other than [created, never) is in its timed set, and no start is
+    /// past the bounds. `records` yields each record's (node id, created_at, valid_from,
+    /// valid_to), `created(row)` each row's creation time.
+    pub(super) fn verify_time(
+        &self,
+        bytes: &[u8],
+        records: &[(u32, u64, u64, Option<u64>)],
+        row_ids: impl Fn(usize) -> u64,
+        created: impl Fn(usize) -> u64,
+        rows: usize,
+    ) -> Result<(), DecodeError> {
+        use SectionKind as K;
+        if self.version < crate::format::VALIDITY_VERSION {
+            return Ok(());
+        }
+        let timed_nodes = self.timed_nodes(bytes)?;
+        let timed_edges = self.timed_edges(bytes)?;
+        let [node_max, edge_max] = self.time_bounds(bytes);
+        for &(id, created_at, from, to) in records {
+            if from > node_max {
+                return Err(self.err_at(K::TimeBounds, format!("node {id} starts after the bound")));
+            }
+            if (from != created_at || to.is_some()) && !timed_nodes.contains(id) {
+                return Err(self.err_at(
+                    K::TimedNodes,
+                    format!("node {id} has an interval but is not timed"),
+                ));
+            }
+        }
+        let froms = self.u64s(bytes, K::EdgeValidFrom);
+        let tos = self.u64s(bytes, K::EdgeValidTo);
+        for row in 0..rows {
+            let c = created(row);
+            let from = froms.get(row).copied().unwrap_or(c);
+            let to = tos
+                .get(row)
+                .copied()
+                .unwrap_or(crate::format::record::VALID_TO_NONE);
+            if to <= from {
+                return Err(self.err_at(
+                    K::EdgeValidTo,
+                    format!("edge row {row} ends before it starts"),
+                ));
+            }
+            if from > edge_max {
+                return Err(self.err_at(
+                    K::TimeBounds,
+                    format!("edge row {row} starts after the bound"),
+                ));
+            }
+            if (from != c || to != crate::format::record::VALID_TO_NONE)
+                && !timed_edges.contains(row_ids(row))
+            {
+                return Err(self.err_at(
+                    K::TimedEdges,
+                    format!("edge row {row} has an interval but is not timed"),
+                ));
+            }
+        }
+        let mut last = None;
+        for &[id, from, to] in self.edge_validity(bytes) {
+            if last.is_some_and(|l| l >= id) {
+                return Err(
+                    self.err_at(K::EdgeValidity, "entries are not sorted by edge id".into())
+                );
+            }
+            last = Some(id);
+            if to <= from || from > edge_max || !timed_edges.contains(id) {
+                return Err(self.err_at(
+                    K::EdgeValidity,
+                    format!("entry of edge {id} is inconsistent"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Decodes the type-bitmap section.
     pub fn type_bitmaps(
         &self,
@@ -352,6 +466,8 @@ impl SegmentLayout {
             }
             _ => None,
         };
+        let validity = self.record_validity();
+        let mut intervals = Vec::new();
         for (i, id) in node_ids.iter().enumerate() {
             // parse() checked the offsets are monotone and end at the blob length.
             let rec = usize::try_from(offs[i])
@@ -362,12 +478,17 @@ impl SegmentLayout {
                     self.err_at(K::NodeOffsets, format!("node record {i} is out of bounds"))
                 })?;
             let mut rd = ByteReader::new(rec);
-            crate::format::record::decode_node(
+            let node = crate::format::record::decode_node(
                 &mut rd,
                 crate::graph::NodeId(*id),
                 embedding_rows.as_ref(),
+                validity,
             )
             .map_err(|e| self.err_at(K::NodeBlob, format!("node record {i}: {}", e.what)))?;
+            if !rd.is_empty() {
+                return Err(self.err_at(K::NodeBlob, format!("node record {i} has trailing bytes")));
+            }
+            intervals.push((*id, node.created_at, node.valid_from, node.valid_to));
             let mut kr = ByteReader::new(rec);
             keys.push(
                 kr.bytes(limits::NODE_KEY_BYTES_MAX, "key")
@@ -405,6 +526,20 @@ impl SegmentLayout {
                 );
             }
         }
+        let dense = self.summary.dense_edge_base;
+        let ids = self.u64s(bytes, K::EdgeIds);
+        let created = self.u64s(bytes, K::EdgeCreated);
+        let uniform = self.summary.uniform_created_at;
+        self.verify_time(
+            bytes,
+            &intervals,
+            |row| match dense {
+                Some(base) => base.saturating_add(row as u64),
+                None => ids.get(row).copied().unwrap_or(u64::MAX),
+            },
+            |row| uniform.unwrap_or_else(|| created.get(row).copied().unwrap_or(0)),
+            rows,
+        )?;
         self.node_tombstones(bytes)?;
         self.edge_tombstones(bytes)?;
         for (_, t, _) in self.type_bitmaps(bytes)? {

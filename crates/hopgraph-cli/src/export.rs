@@ -24,11 +24,13 @@ Writes the whole database, as of one consistent snapshot, to a file or stdout.
 Formats:
   jsonl          lossless: a header line {\"hopgraph\":\"export\",\"version\":1}, one
                  {\"node\":{key,kind,title,content,importance,status,props,embedding,created_at,
-                 updated_at}} line per node, one {\"edge\":{source,target,type,weight,props,id,
-                 created_at}} line per edge, and a closing {\"hopgraph\":\"end\",\"nodes\":N,
-                 \"edges\":M} line by which import detects a truncated file. Times are RFC 3339
-                 (\"2024-05-01T12:00:00.000Z\"). Import gives the same graph (ids and
-                 timestamps are assigned anew).
+                 updated_at,valid_from,valid_to}} line per node, one {\"edge\":{source,target,
+                 type,weight,props,id,created_at,valid_from,valid_to}} line per edge, and a
+                 closing {\"hopgraph\":\"end\",\"nodes\":N,\"edges\":M} line by which import
+                 detects a truncated file. Times are RFC 3339 (\"2024-05-01T12:00:00.000Z\");
+                 valid_from/valid_to are the validity interval (valid_to null: never ends),
+                 ended edges included. Import gives the same graph with the same intervals
+                 (ids and commit timestamps are assigned anew).
   tsv            edges only: source<TAB>target<TAB>type, plus <TAB>weight when it is not 1.
                  Keys containing a tab, CR or LF, or a source starting with #, cannot be
                  written: use jsonl.
@@ -45,17 +47,22 @@ Formats:
   csv-tables     --out DIR gets DIR/nodes.csv and DIR/edges.csv, with headers for
                  `neo4j-admin database import full --nodes=Node=nodes.csv
                  --relationships=edges.csv --multiline-fields=true`:
-                   key:ID,kind,title,content,importance:float,status,props
-                   :START_ID,:END_ID,:TYPE,weight:float,props
+                   key:ID,kind,title,content,importance:float,status,props,
+                     valid_from:datetime,valid_to:datetime
+                   :START_ID,:END_ID,:TYPE,weight:float,props,valid_from:datetime,
+                     valid_to:datetime
                  Kuzu reads the same files by column position (header=true):
                    CREATE NODE TABLE Node(key STRING PRIMARY KEY, kind STRING, title STRING,
-                     content STRING, importance FLOAT, status STRING, props STRING);
+                     content STRING, importance FLOAT, status STRING, props STRING,
+                     valid_from TIMESTAMP, valid_to TIMESTAMP);
                    CREATE REL TABLE Edge(FROM Node TO Node, type STRING, weight FLOAT,
-                     props STRING);
+                     props STRING, valid_from TIMESTAMP, valid_to TIMESTAMP);
                    COPY Node FROM 'DIR/nodes.csv' (header=true);
                    COPY Edge FROM 'DIR/edges.csv' (header=true);
-                 props is a JSON object in one field; fields are quoted as RFC 4180 says
-                 (Kuzu needs parallel=false when a field holds a line break).
+                 props is a JSON object in one field; valid_from/valid_to are the validity
+                 interval in RFC 3339 UTC (2024-05-01T12:00:00.000Z), valid_to an empty
+                 field (null: no property in Neo4j) when it never ends; fields are quoted as
+                 RFC 4180 says (Kuzu needs parallel=false when a field holds a line break).
 
 --seed KEY (repeatable) with --max-hops N exports only the nodes within N hops of the seeds
 (edges walked either way, or as --direction and --type say) and the edges among them, in
@@ -248,7 +255,11 @@ fn write(
         ExportFormat::Dot => writeln!(out, "digraph hopgraph {{\n  node [shape=box];")?,
         ExportFormat::Graphml => out.write_all(GRAPHML_HEAD.as_bytes())?,
         ExportFormat::CsvTables => {
-            writeln!(out, ":START_ID,:END_ID,:TYPE,weight:float,props")?;
+            writeln!(
+                out,
+                ":START_ID,:END_ID,:TYPE,weight:float,props,valid_from:datetime,\
+                 valid_to:datetime"
+            )?;
         }
         _ => {}
     }
@@ -390,12 +401,13 @@ fn write(
                     let props = serde_json::Value::Object(e.props.clone()).to_string();
                     writeln!(
                         out,
-                        "{},{},{},{},{}",
+                        "{},{},{},{},{},{}",
                         table_field(source),
                         table_field(target),
                         table_field(edge_type),
                         e.weight,
-                        table_field(&props)
+                        table_field(&props),
+                        table_validity(e.valid_from, e.valid_to)
                     )?;
                 }
             }
@@ -434,24 +446,33 @@ const GRAPHML_HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 fn node_table(nodes: &[Arc<Node>], out: &mut impl Write) -> CliResult {
     writeln!(
         out,
-        "key:ID,kind,title,content,importance:float,status,props"
+        "key:ID,kind,title,content,importance:float,status,props,valid_from:datetime,\
+         valid_to:datetime"
     )?;
     for n in nodes {
         let p = &n.props;
         let props = serde_json::Value::Object(p.props.clone()).to_string();
         writeln!(
             out,
-            "{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{}",
             table_field(&n.key),
             table_field(&p.kind),
             table_field(&p.title),
             table_field(&p.content),
             p.importance,
             table_field(&p.status),
-            table_field(&props)
+            table_field(&props),
+            table_validity(n.valid_from, n.valid_to)
         )?;
     }
     Ok(())
+}
+
+/// The last two fields of a table row, `valid_from,valid_to`: RFC 3339 UTC, and an empty
+/// (unquoted: null) end when the element never ends.
+fn table_validity(from: u64, to: Option<u64>) -> String {
+    let to = to.map(hopgraph_memory::rfc3339).unwrap_or_default();
+    format!("{},{to}", hopgraph_memory::rfc3339(from))
 }
 
 /// A CSV field for the bulk importers: quoted (quotes doubled) unless plainly safe. Unlike

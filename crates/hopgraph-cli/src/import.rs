@@ -32,7 +32,10 @@ Formats:
   jsonl          hopgraph's lossless format, as `export --format jsonl` writes it: a header
                  {\"hopgraph\":\"export\",\"version\":1,...}, then {\"node\":{...}} and
                  {\"edge\":{...}} lines. Edge ids and node and edge timestamps in the file are
-                 not kept: the database assigns new ones. A header line promises a closing
+                 not kept: the database assigns new ones. Validity intervals are kept:
+                 \"valid_from\" and \"valid_to\" (RFC 3339 or ms since 1970; valid_to null:
+                 never ends); without them a node or edge is valid from when the import
+                 writes it and never ends. A header line promises a closing
                  {\"hopgraph\":\"end\"} line (a file without it is taken as truncated).
   server-memory  the JSONL file of the MCP reference memory server: {\"type\":\"entity\",
                  \"name\",\"entityType\",\"observations\"} and {\"type\":\"relation\",\"from\",
@@ -565,6 +568,21 @@ fn parse_json_lines(
     })
 }
 
+/// Refuses an interval that ends before it starts, before anything of its line is loaded.
+fn check_interval(from: Option<u64>, to: Option<u64>) -> Result<(), Invalid> {
+    match (from, to) {
+        (Some(from), Some(to)) if to <= from => Err(Invalid::new(
+            "bad validity interval",
+            format!(
+                "valid_to {} is not after valid_from {}",
+                hopgraph_memory::rfc3339(to),
+                hopgraph_memory::rfc3339(from)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Progress is updated every this many lines.
 const PROGRESS_LINES: u64 = 8192;
 
@@ -686,15 +704,29 @@ impl Reader<'_> {
                         }
                         (None, Some(n), None) => {
                             nodes += 1;
+                            let (from, to) = n.validity();
+                            check_interval(from, to)?;
                             let (key, props) = n.into_props();
-                            reader.load.node(&key, props).map_err(Invalid::engine)
+                            reader.load.node(&key, props).map_err(Invalid::engine)?;
+                            // Without either field the node is valid from when it is
+                            // written (an existing node keeps its interval).
+                            if from.is_some() || to.is_some() {
+                                reader
+                                    .load
+                                    .node_validity(&key, from, to)
+                                    .map_err(Invalid::engine)?;
+                            }
+                            Ok(())
                         }
                         (None, None, Some(e)) => {
                             edges += 1;
+                            let (from, to) = (e.valid_from.map(|t| t.0), e.valid_to.map(|t| t.0));
+                            check_interval(from, to)?;
                             let props = EdgeProps {
                                 weight: e.weight,
                                 props: e.props,
-                                ..EdgeProps::default()
+                                valid_from: from,
+                                valid_to: to,
                             };
                             reader
                                 .load

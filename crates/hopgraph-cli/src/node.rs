@@ -14,17 +14,21 @@ use hopgraph::{Direction, EdgeProps, NodeProps, OpResult, Props, TypeFilter, Wri
 const GET_EXAMPLES: &str = "\
 Examples:  (on the sample that `hopgraph --help` imports)
   hopgraph get --db ./mem deploy-billing-api-2-3
-  hopgraph get --db ./mem deploy-billing-api-2-3 --json | jq .edges";
+  hopgraph get --db ./mem deploy-billing-api-2-3 --json | jq .edges
+  hopgraph get --db ./mem deploy-billing-api-2-3 --as-of 2100-01-01T00:00:00Z";
 
 /// Show one node: its properties and how many edges it has, per type.
 #[derive(Debug, Args)]
 #[command(
     long_about = "Shows one node by key: kind, title, status, importance, content, free-form \
-                  properties, timestamps, and its edge counts (out, in, per type). Exits 1 when \
-                  the key does not exist. With --json: one object {key, kind, title, content, \
-                  importance, status, props, embedding, created_at, updated_at, edges{out, in, \
-                  by_type[{type, out, in}]}} (the node fields are those of an exported \
-                  {\"node\":...} line; times in RFC 3339, UTC).",
+                  properties, timestamps, validity interval and its edge counts (out, in, per \
+                  type). Exits 1 when the key does not exist, or with --as-of TIME when the \
+                  node was not valid then (valid_from <= TIME < valid_to); the edge counts then \
+                  count the edges valid at TIME. With --json: one object {key, kind, title, \
+                  content, importance, status, props, embedding, created_at, updated_at, \
+                  valid_from, valid_to, edges{out, in, by_type[{type, out, in}]}} (the node \
+                  fields are those of an exported {\"node\":...} line; times in RFC 3339, UTC; \
+                  valid_to null: never ends).",
     after_long_help = GET_EXAMPLES
 )]
 pub(crate) struct GetArgs {
@@ -35,6 +39,8 @@ pub(crate) struct GetArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    as_of: super::query::AsOfArg,
 }
 
 /// A node's edge counts.
@@ -65,9 +71,14 @@ struct GetAnswer {
 pub(crate) fn get(args: GetArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
     let snap = db.snapshot();
-    let Some(node) = snap.node_by_key(&args.key)? else {
+    let as_of = args.as_of.as_of;
+    let node = snap.node_by_key(&args.key)?;
+    let Some(node) = node.filter(|n| as_of.is_none_or(|t| n.valid_at(t))) else {
+        let when = as_of.map_or(String::new(), |t| {
+            format!(" (as of {})", hopgraph_memory::rfc3339(t))
+        });
         return Err(CliError::not_found(format!(
-            "unknown node key: {}",
+            "unknown node key: {}{when}",
             args.key
         )));
     };
@@ -75,6 +86,11 @@ pub(crate) fn get(args: GetArgs) -> CliResult {
     let mut counts = EdgeCounts::default();
     for (dir, outgoing) in [(Direction::Out, true), (Direction::In, false)] {
         for nb in snap.neighbors(node.id, dir, &TypeFilter::All) {
+            if let Some(t) = as_of
+                && !(snap.edge_valid_at(nb.edge, t) && snap.node_valid_at(nb.node, t))
+            {
+                continue;
+            }
             let name = snap.type_name(nb.edge_type).unwrap_or("?").to_owned();
             let slot = per_type.entry(name).or_default();
             if outgoing {
@@ -130,6 +146,16 @@ pub(crate) fn get(args: GetArgs) -> CliResult {
         if let Some(ms) = ms {
             writeln!(out, "{label:<12}{}", hopgraph_memory::rfc3339(ms.0))?;
         }
+    }
+    if let Some(from) = n.valid_from {
+        let to = n.valid_to.map_or("never ends".to_owned(), |t| {
+            format!("until {}", hopgraph_memory::rfc3339(t.0))
+        });
+        writeln!(
+            out,
+            "valid       from {}, {to}",
+            hopgraph_memory::rfc3339(from.0)
+        )?;
     }
     let c = &answer.edges;
     write!(out, "edges       {} out, {} in", c.out, c.incoming)?;

@@ -64,6 +64,15 @@ impl TypeArgs {
     }
 }
 
+/// The moment a read answers as of: `--as-of TIME`, the same option in every read command.
+#[derive(Debug, Args)]
+pub(crate) struct AsOfArg {
+    /// Answer as of TIME: only the nodes and edges valid then exist (RFC 3339 such as
+    /// 2024-05-01T12:00:00Z, or milliseconds since 1970).
+    #[arg(long, value_name = "TIME", value_parser = crate::records::parse_time)]
+    pub as_of: Option<u64>,
+}
+
 /// Work limit options shared by the searches.
 #[derive(Debug, Args)]
 struct BudgetArgs {

@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! {"hopgraph":"export","version":1}
-//! {"node":{"key":"a","kind":"","title":"A","content":"","importance":0.0,"status":"","props":{},"embedding":null,"created_at":"2024-05-01T12:00:00.000Z","updated_at":"2024-05-01T12:00:00.000Z"}}
-//! {"edge":{"source":"a","target":"b","type":"caused_by","weight":1.0,"props":{},"id":0,"created_at":"2024-05-01T12:00:00.000Z"}}
+//! {"node":{"key":"a","kind":"","title":"A","content":"","importance":0.0,"status":"","props":{},"embedding":null,"created_at":"2024-05-01T12:00:00.000Z","updated_at":"2024-05-01T12:00:00.000Z","valid_from":"2024-05-01T12:00:00.000Z","valid_to":null}}
+//! {"edge":{"source":"a","target":"b","type":"caused_by","weight":1.0,"props":{},"id":0,"created_at":"2024-05-01T12:00:00.000Z","valid_from":"2024-05-01T12:00:00.000Z","valid_to":"2024-06-01T00:00:00.000Z"}}
 //! {"hopgraph":"end","nodes":1,"edges":1}
 //! ```
 //!
@@ -16,6 +16,11 @@
 //! are written for reference and assigned anew on import. Timestamps are written in
 //! RFC 3339 (UTC, milliseconds), as the MCP tools print them ([`Timestamp`]); import also
 //! reads the milliseconds since the Unix epoch that hopgraph 0.1 wrote.
+//!
+//! `valid_from` / `valid_to` are the element's validity interval in event time (valid at
+//! `t` iff `valid_from <= t < valid_to`; `valid_to` `null`: never ends). Unlike ids and
+//! commit timestamps they are kept on import; absent, the element is valid from when the
+//! import writes it (an existing node keeps its start) and never ends.
 
 use std::fmt;
 
@@ -69,6 +74,12 @@ pub(crate) struct NodeRecord {
     pub created_at: Option<Timestamp>,
     #[serde(default)]
     pub updated_at: Option<Timestamp>,
+    /// Start of validity (event time); absent on import: when the import writes it.
+    #[serde(default)]
+    pub valid_from: Option<Timestamp>,
+    /// End of validity (exclusive); `null`: never ends.
+    #[serde(default)]
+    pub valid_to: Option<Timestamp>,
 }
 
 impl NodeRecord {
@@ -85,7 +96,14 @@ impl NodeRecord {
             embedding: p.embedding.clone(),
             created_at: Some(Timestamp(n.created_at)),
             updated_at: Some(Timestamp(n.updated_at)),
+            valid_from: Some(Timestamp(n.valid_from)),
+            valid_to: n.valid_to.map(Timestamp),
         }
+    }
+
+    /// The validity interval to load: (start, end), `None` start for "when written".
+    pub fn validity(&self) -> (Option<u64>, Option<u64>) {
+        (self.valid_from.map(|t| t.0), self.valid_to.map(|t| t.0))
     }
 
     pub fn into_props(self) -> (String, NodeProps) {
@@ -122,6 +140,12 @@ pub(crate) struct EdgeRecord {
     pub id: Option<u64>,
     #[serde(default)]
     pub created_at: Option<Timestamp>,
+    /// Start of validity (event time); absent on import: when the import writes it.
+    #[serde(default)]
+    pub valid_from: Option<Timestamp>,
+    /// End of validity (exclusive); `null`: never ends.
+    #[serde(default)]
+    pub valid_to: Option<Timestamp>,
 }
 
 impl EdgeRecord {
@@ -134,6 +158,8 @@ impl EdgeRecord {
             props: e.props.clone(),
             id: Some(e.id.0),
             created_at: Some(Timestamp(e.created_at)),
+            valid_from: Some(Timestamp(e.valid_from)),
+            valid_to: e.valid_to.map(Timestamp),
         }
     }
 }
@@ -170,6 +196,8 @@ const NODE_FIELDS: &[&str] = &[
     "embedding",
     "created_at",
     "updated_at",
+    "valid_from",
+    "valid_to",
 ];
 const EDGE_FIELDS: &[&str] = &[
     "source",
@@ -179,6 +207,8 @@ const EDGE_FIELDS: &[&str] = &[
     "props",
     "id",
     "created_at",
+    "valid_from",
+    "valid_to",
 ];
 /// The fields of a memory server line.
 pub(crate) const MEMORY_FIELDS: &[&str] = &[
@@ -277,6 +307,24 @@ impl<'de> Deserialize<'de> for Timestamp {
         }
         d.deserialize_any(Visitor)
     }
+}
+
+/// A moment given on the command line (`--as-of`): an RFC 3339 date-time, as the CLI
+/// prints times, or milliseconds since the Unix epoch, as `import --timestamp` takes them
+/// (the clap value parser).
+pub(crate) fn parse_time(s: &str) -> Result<u64, String> {
+    if let Some(ms) = parse_rfc3339(s) {
+        return Ok(ms);
+    }
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse()
+            .map_err(|_| format!("{s} milliseconds is out of range"));
+    }
+    Err(format!(
+        "expected an RFC 3339 time such as 2024-05-01T12:00:00Z (or +02:00 for an offset), \
+         or milliseconds since 1970, got {s:?}"
+    ))
 }
 
 /// Milliseconds since the Unix epoch of an RFC 3339 date-time

@@ -1526,15 +1526,21 @@ fn export_neighborhood_as_dot_graphml_and_tables() {
     let edges = std::fs::read_to_string(dir.join("edges.csv")).unwrap();
     assert_eq!(
         nodes.lines().next(),
-        Some("key:ID,kind,title,content,importance:float,status,props")
+        Some(
+            "key:ID,kind,title,content,importance:float,status,props,valid_from:datetime,\
+             valid_to:datetime"
+        )
     );
     assert_eq!(nodes.lines().count(), 1 + 6);
     assert_eq!(
         edges.lines().next(),
-        Some(":START_ID,:END_ID,:TYPE,weight:float,props")
+        Some(":START_ID,:END_ID,:TYPE,weight:float,props,valid_from:datetime,valid_to:datetime")
     );
+    // The interval last: a start in RFC 3339, an empty end (null) for "never ends".
     assert!(
-        edges.lines().any(|l| l == "x,y,\"\"\"q\"\"\",1,{}"),
+        edges
+            .lines()
+            .any(|l| l.starts_with("x,y,\"\"\"q\"\"\",1,{},") && l.ends_with("Z,")),
         "{edges}"
     );
     assert_eq!(
@@ -2542,4 +2548,282 @@ fn search_with_a_model_is_hybrid_and_checks_the_store() {
     let (code, _, err) = hopgraph(&["search", "--db", d, "cat", "--embed-model", mb]);
     assert_eq!(code, 5, "{err}");
     assert!(err.contains("were made by model"), "{err}");
+}
+
+/// 2024-01-01, -03-01, -06-01 and -09-01 at midnight UTC, in ms.
+const JAN: u64 = 1_704_067_200_000;
+const MAR: u64 = 1_709_251_200_000;
+const JUN: u64 = 1_717_200_000_000;
+const SEP: u64 = 1_725_148_800_000;
+
+/// A store with validity intervals: nodes a, b, c valid from January; `old` valid from
+/// January to March; a -r-> b from January, ended in September (by `end_edge`, after the
+/// link); b -r-> c from January to June; c -r-> old with the default interval.
+fn timed_database(dir: &Path) {
+    let db = Database::open(dir).unwrap();
+    let mut b = WriteBatch::new();
+    for key in ["a", "b", "c", "old"] {
+        b.upsert_node(
+            key,
+            NodeProps {
+                title: key.to_uppercase(),
+                ..NodeProps::default()
+            },
+        );
+    }
+    db.commit(b).unwrap();
+    let mut b = WriteBatch::new();
+    for (key, to) in [("a", None), ("b", None), ("c", None), ("old", Some(MAR))] {
+        b.update_node(
+            key,
+            hopgraph::NodePatch {
+                valid_from: Some(JAN),
+                valid_to: Some(to),
+                ..hopgraph::NodePatch::default()
+            },
+        );
+    }
+    let from_jan = |to| EdgeProps {
+        valid_from: Some(JAN),
+        valid_to: to,
+        ..EdgeProps::default()
+    };
+    b.link("a", "r", "b", from_jan(None));
+    b.link("b", "r", "c", from_jan(Some(JUN)));
+    b.link("c", "r", "old", EdgeProps::default());
+    db.commit(b).unwrap();
+    let snap = db.snapshot();
+    let ab = snap
+        .edge_by_triple(
+            snap.node_id("a").unwrap(),
+            snap.type_id("r").unwrap(),
+            snap.node_id("b").unwrap(),
+        )
+        .unwrap();
+    let mut b = WriteBatch::new();
+    b.end_edge(ab, SEP);
+    db.commit(b).unwrap();
+}
+
+/// Every node's and edge's validity interval, by key and by (source, type, target).
+fn intervals_of(dir: &Path) -> Vec<(String, u64, Option<u64>)> {
+    let snap = read_only(dir).snapshot();
+    let mut out = Vec::new();
+    for id in snap.node_ids() {
+        let n = snap.node(id).unwrap().unwrap();
+        out.push((n.key.clone(), n.valid_from, n.valid_to));
+        for nb in snap.neighbors(id, hopgraph::Direction::Out, &hopgraph::TypeFilter::All) {
+            let e = snap.edge(nb.edge).unwrap().unwrap();
+            let target = snap.node(nb.node).unwrap().unwrap().key.clone();
+            let ty = snap.type_name(nb.edge_type).unwrap();
+            out.push((
+                format!("{}-{ty}->{target}", n.key),
+                e.valid_from,
+                e.valid_to,
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `get --as-of`: a node not valid then is "not found" (exit 1) as an unknown key is, the
+/// end is exclusive, TIME is RFC 3339 (any offset) or milliseconds, edge counts are those
+/// valid then; text and JSON show the interval.
+#[test]
+fn get_as_of_and_validity_in_its_output() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("t");
+    timed_database(&dir);
+    let db = db_arg(&dir);
+    let g = json(&ok(&["get", "--db", &db, "old", "--json"]));
+    assert_eq!(g["valid_from"], "2024-01-01T00:00:00.000Z", "{g}");
+    assert_eq!(g["valid_to"], "2024-03-01T00:00:00.000Z", "{g}");
+    let text = ok(&["get", "--db", &db, "old"]);
+    assert!(
+        text.contains("valid       from 2024-01-01T00:00:00.000Z, until 2024-03-01T00:00:00.000Z"),
+        "{text}"
+    );
+    let text = ok(&["get", "--db", &db, "a"]);
+    assert!(
+        text.contains("valid       from 2024-01-01T00:00:00.000Z, never ends"),
+        "{text}"
+    );
+    let g = json(&ok(&["get", "--db", &db, "a", "--json"]));
+    assert_eq!(g["valid_to"], serde_json::Value::Null, "{g}");
+
+    for at in [
+        "2024-02-01T00:00:00Z",
+        "2024-02-01T01:00:00+01:00",
+        "1706745600000",
+    ] {
+        let g = json(&ok(&["get", "--db", &db, "old", "--as-of", at, "--json"]));
+        assert_eq!(g["key"], "old", "{at}: {g}");
+    }
+    for at in ["2024-03-01T00:00:00Z", "2023-12-31T23:59:59.999Z"] {
+        let err = fails(1, &["get", "--db", &db, "old", "--as-of", at]);
+        assert!(err.contains("unknown node key: old (as of "), "{at}: {err}");
+    }
+    let err = fails(
+        1,
+        &[
+            "get",
+            "--db",
+            &db,
+            "nope",
+            "--as-of",
+            "2024-02-01T00:00:00Z",
+        ],
+    );
+    assert!(err.contains("unknown node key: nope"), "{err}");
+
+    // a -r-> b ended in September; b -r-> c in June.
+    let out_edges =
+        |at: &str| json(&ok(&["get", "--db", &db, "b", "--as-of", at, "--json"]))["edges"].clone();
+    assert_eq!(out_edges("2024-05-01T00:00:00Z")["out"], 1);
+    assert_eq!(out_edges("2024-05-01T00:00:00Z")["in"], 1);
+    assert_eq!(out_edges("2024-07-01T00:00:00Z")["out"], 0);
+    assert_eq!(out_edges("2024-07-01T00:00:00Z")["in"], 1);
+    assert_eq!(out_edges("2024-10-01T00:00:00Z")["in"], 0);
+    let now = json(&ok(&["get", "--db", &db, "b", "--json"]));
+    assert_eq!(
+        (now["edges"]["out"].clone(), now["edges"]["in"].clone()),
+        (1.into(), 1.into())
+    );
+
+    let (code, _, err) = hopgraph(&["get", "--db", &db, "a", "--as-of", "last tuesday"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("RFC 3339"), "{err}");
+}
+
+/// Export carries the intervals (ended edges included) and import keeps them: JSONL into a
+/// fresh store gives the same intervals; the CSV tables hold them as the last two columns.
+/// Fields left out keep the old behaviour: valid from when the import writes, never ends.
+#[test]
+fn intervals_round_trip_through_export_and_import() {
+    let tmp = tempdir();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    timed_database(&a);
+    let file = tmp.path().join("timed.jsonl");
+    ok(&[
+        "export",
+        "--db",
+        &db_arg(&a),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let export = std::fs::read_to_string(&file).unwrap();
+    let ab = export
+        .lines()
+        .map(json)
+        .find(|l| l["edge"]["source"] == "a")
+        .unwrap();
+    assert_eq!(ab["edge"]["valid_from"], "2024-01-01T00:00:00.000Z", "{ab}");
+    assert_eq!(ab["edge"]["valid_to"], "2024-09-01T00:00:00.000Z", "{ab}");
+    ok(&["import", "--db", &db_arg(&b), file.to_str().unwrap()]);
+    let want = intervals_of(&a);
+    assert!(
+        want.contains(&("a-r->b".to_owned(), JAN, Some(SEP)))
+            && want.contains(&("b-r->c".to_owned(), JAN, Some(JUN)))
+            && want.contains(&("old".to_owned(), JAN, Some(MAR))),
+        "{want:?}"
+    );
+    assert_eq!(intervals_of(&b), want);
+    // And what was valid when answers the same in the copy.
+    let g = json(&ok(&[
+        "get",
+        "--db",
+        &db_arg(&b),
+        "b",
+        "--as-of",
+        "2024-07-01T00:00:00Z",
+        "--json",
+    ]));
+    assert_eq!(g["edges"]["out"], 0, "{g}");
+
+    let tables = tmp.path().join("tables");
+    ok(&[
+        "export",
+        "--db",
+        &db_arg(&a),
+        "--format",
+        "csv-tables",
+        "--out",
+        tables.to_str().unwrap(),
+    ]);
+    let nodes = std::fs::read_to_string(tables.join("nodes.csv")).unwrap();
+    let edges = std::fs::read_to_string(tables.join("edges.csv")).unwrap();
+    assert!(
+        nodes.lines().any(|l| l.starts_with("old,")
+            && l.ends_with(",2024-01-01T00:00:00.000Z,2024-03-01T00:00:00.000Z")),
+        "{nodes}"
+    );
+    assert!(
+        nodes
+            .lines()
+            .any(|l| l.starts_with("a,") && l.ends_with(",2024-01-01T00:00:00.000Z,")),
+        "{nodes}"
+    );
+    assert!(
+        edges
+            .lines()
+            .any(|l| l == "a,b,r,1,{},2024-01-01T00:00:00.000Z,2024-09-01T00:00:00.000Z"),
+        "{edges}"
+    );
+
+    // Absent fields: from the import's time, never ending; milliseconds are read too.
+    let hand = tmp.path().join("hand.jsonl");
+    std::fs::write(
+        &hand,
+        concat!(
+            r#"{"node":{"key":"p"}}"#,
+            "\n",
+            r#"{"node":{"key":"q","valid_from":1704067200000,"valid_to":"2024-03-01T01:00:00+01:00"}}"#,
+            "\n",
+            r#"{"edge":{"source":"p","target":"q","type":"t"}}"#,
+            "\n",
+            r#"{"edge":{"source":"q","target":"p","type":"t","valid_from":"2024-01-01T00:00:00Z","valid_to":null}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let c = tmp.path().join("c");
+    ok(&[
+        "import",
+        "--db",
+        &db_arg(&c),
+        "--timestamp",
+        "1700000000000",
+        hand.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        intervals_of(&c),
+        [
+            ("p".to_owned(), 1_700_000_000_000, None),
+            ("p-t->q".to_owned(), 1_700_000_000_000, None),
+            ("q".to_owned(), JAN, Some(MAR)),
+            ("q-t->p".to_owned(), JAN, None),
+        ]
+    );
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        r#"{"node":{"key":"p","valid_from":"2024-03-01T00:00:00Z","valid_to":"2024-01-01T00:00:00Z"}}"#
+            .to_owned()
+            + "\n",
+    )
+    .unwrap();
+    let err = fails(
+        5,
+        &[
+            "import",
+            "--db",
+            &db_arg(&tmp.path().join("d")),
+            bad.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        err.contains("bad.jsonl:1") && err.contains("valid_to"),
+        "{err}"
+    );
 }

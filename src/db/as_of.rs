@@ -15,7 +15,9 @@
 
 use super::snapshot::Snapshot;
 use super::state::{State, TimeCut};
-use crate::graph::{EdgeId, NodeId};
+use std::ops::ControlFlow;
+
+use crate::graph::{EdgeDir, EdgeId, NodeId, RunEntry, TypeFilter, TypeId};
 use crate::traverse::{ElementFilter, Filtered};
 
 /// The elements valid at one moment (the filter of an [`AsOf`] view).
@@ -47,6 +49,23 @@ impl ElementFilter for ValidAt<'_> {
     fn edge_ok(&self, edge: EdgeId) -> bool {
         self.state.edge_valid(edge, &self.cut)
     }
+
+    #[inline]
+    fn runs_carry_entries(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn neighbor_runs<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        f: &mut F,
+    ) -> Option<ControlFlow<()>> {
+        self.state
+            .timed_neighbor_runs(node, dir, types, &self.cut, f)
+    }
 }
 
 /// A snapshot as of a moment: only nodes and edges valid then exist. An
@@ -58,7 +77,10 @@ impl Snapshot {
     /// This snapshot as of `t` (ms since the Unix epoch): a view in which only the nodes
     /// and edges valid at `t` exist (a node's edges go with it). Costs nothing measurable
     /// when no element has an interval other than [created, never) and `t` is at or after
-    /// every start; see the module docs for the costs otherwise.
+    /// every start; see the module docs for the costs otherwise. A kernel does not ask
+    /// whether its own start and end nodes exist: check them with
+    /// [`Snapshot::node_valid_at`] (the key-level queries with [`PathSpec::as_of`](
+    /// crate::PathSpec::as_of) do).
     pub fn as_of(&self, t: u64) -> AsOf<'_> {
         Filtered::new(
             self,
@@ -90,5 +112,126 @@ impl State {
             valid_at: None,
             ..filter.clone()
         })
+    }
+}
+
+impl State {
+    /// The neighbor runs of `node` as of `cut` when only edges need checks (no node is
+    /// timed, `t` is at or after every start, no edge is deleted, the delta changed no
+    /// segment edge's interval): each segment run is
+    /// handed out as slices of the neighbor array between the entries of timed edges
+    /// (found in the segment set's entry bitsets, 1 bit per CSR entry, read
+    /// sequentially), each timed entry checked on its own; delta edges one at a time.
+    /// `None` in every other case (the view then checks each edge).
+    pub(crate) fn timed_neighbor_runs<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        cut: &TimeCut,
+        f: &mut F,
+    ) -> Option<ControlFlow<()>> {
+        if cut.all_nodes
+            || cut.all_edges
+            || cut.timed_nodes
+            || self.segs.any_edge_tombstones
+            || !self.delta.deleted_edges.is_empty()
+            || !self.delta.edge_validity.is_empty()
+        {
+            return None;
+        }
+        let entries = self.segs.timed_entry_bits();
+        Some(self.timed_runs(node, dir, types, cut, entries, f))
+    }
+
+    fn timed_runs<F: FnMut(&[u32], RunEntry) -> ControlFlow<()>>(
+        &self,
+        node: NodeId,
+        dir: EdgeDir,
+        types: &TypeFilter,
+        cut: &TimeCut,
+        entries: &super::state::TimedEntries,
+        f: &mut F,
+    ) -> ControlFlow<()> {
+        // One segment and no delta edges: runs carry handles (see
+        // `State::run_entries_named`); the first handed-out entry naming a neighbour is
+        // then the least accepted edge joining the two, which is what the view's
+        // `least_edge_between` answers.
+        let named = self.run_entries_named();
+        let handle = |range: &std::ops::Range<usize>| {
+            if named {
+                super::state::run_entry(dir, range)
+            } else {
+                RunEntry::NONE
+            }
+        };
+        let changed = entries.changes;
+        for (s, seg_bits) in self.segs.segments.iter().zip(&entries.bits) {
+            let v = s.view(dir);
+            let run = v.run(node);
+            if run.is_empty() {
+                continue;
+            }
+            let words = &seg_bits[dir.index()];
+            let columns = s.row_validity_columns();
+            let mut emit = |range: std::ops::Range<usize>| -> ControlFlow<()> {
+                let nbrs = v.neighbors();
+                let mut clean = range.start;
+                let mut i = range.start;
+                while i < range.end {
+                    // The next timed entry at or after `i`, a word at a time.
+                    let Some(&w) = words.get(i / 64) else { break };
+                    let w = w & (u64::MAX << (i % 64));
+                    if w == 0 {
+                        i = (i / 64 + 1) * 64;
+                        continue;
+                    }
+                    let at = (i / 64) * 64 + w.trailing_zeros() as usize;
+                    if at >= range.end {
+                        break;
+                    }
+                    if clean < at {
+                        f(nbrs.get(clean..at).unwrap_or(&[]), handle(&(clean..at)))?;
+                    }
+                    clean = at + 1;
+                    i = at + 1;
+                    let valid = if changed {
+                        self.edge_valid(v.edge_id(at), cut)
+                    } else {
+                        let (from, to) = columns.of(v.row(at));
+                        crate::model::valid_at(from, to, cut.t)
+                    };
+                    if valid && let Some(n) = nbrs.get(at) {
+                        f(std::slice::from_ref(n), handle(&(at..at + 1)))?;
+                    }
+                }
+                if clean < range.end {
+                    f(
+                        nbrs.get(clean..range.end).unwrap_or(&[]),
+                        handle(&(clean..range.end)),
+                    )?;
+                }
+                ControlFlow::Continue(())
+            };
+            match types {
+                TypeFilter::All => emit(run)?,
+                TypeFilter::Only(list) => {
+                    for t in list {
+                        emit(v.type_run(run.clone(), *t))?;
+                    }
+                }
+            }
+        }
+        let delta = &self.delta.adj[dir.index()];
+        if !delta.is_empty()
+            && let Some(list) = delta.get(&node.0)
+        {
+            for e in list {
+                if types.allows(TypeId(e.edge_type)) && self.edge_valid(EdgeId(e.edge), cut) {
+                    f(&[e.neighbor], RunEntry::NONE)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
     }
 }

@@ -77,6 +77,12 @@ enum Request {
         edge: EdgeId,
         at: u64,
     },
+    EndEdgeTriple {
+        source: String,
+        edge_type: String,
+        target: String,
+        at: u64,
+    },
 }
 
 /// The outcome of one request of a committed batch, in request order.
@@ -227,6 +233,24 @@ impl WriteBatch {
     /// ended, or `at` not after its start.
     pub fn end_edge(&mut self, edge: EdgeId, at: u64) -> &mut Self {
         self.requests.push(Request::EndEdge { edge, at });
+        self
+    }
+
+    /// [`WriteBatch::end_edge`] for the edge (source, type, target); a missing edge is
+    /// an `InvalidArgument` error.
+    pub fn end_edge_triple(
+        &mut self,
+        source: impl Into<String>,
+        edge_type: impl Into<String>,
+        target: impl Into<String>,
+        at: u64,
+    ) -> &mut Self {
+        self.requests.push(Request::EndEdgeTriple {
+            source: source.into(),
+            edge_type: edge_type.into(),
+            target: target.into(),
+            at,
+        });
         self
     }
 
@@ -597,27 +621,25 @@ pub(crate) fn resolve(
                     OpResult::Unlinked { edge: Some(e.id) }
                 }
             },
-            Request::EndEdge { edge, at } => {
-                let e = state.edge(*edge)?.ok_or_else(|| {
-                    Error::invalid_arg("edge", format!("edge {} does not exist", edge.0))
-                })?;
-                if let Some(to) = e.valid_to {
-                    return Err(Error::invalid_arg(
-                        "edge",
-                        format!("edge {} already ended (valid_to {to} ms)", edge.0),
-                    ));
-                }
-                check_interval(e.valid_from, Some(*at))?;
-                let op = WalOp::SetEdgeValidity {
-                    id: e.id,
-                    valid_from: e.valid_from,
-                    valid_to: Some(*at),
+            Request::EndEdge { edge, at } => end_edge(state, &mut ops, *edge, *at)?,
+            Request::EndEdgeTriple {
+                source,
+                edge_type,
+                target,
+                at,
+            } => {
+                let found = match (
+                    state.node_id(source),
+                    state.type_ids.get(edge_type.as_str()),
+                    state.node_id(target),
+                ) {
+                    (Some(s), Some(&t), Some(d)) => state.edge_by_triple(s, TypeId(t), d),
+                    _ => None,
                 };
-                push_op(state, &mut ops, op)?;
-                OpResult::Ended {
-                    edge: e.id,
-                    valid_to: *at,
-                }
+                let edge = found.ok_or_else(|| {
+                    Error::invalid_arg("edge", format!("no edge {source} -{edge_type}-> {target}"))
+                })?;
+                end_edge(state, &mut ops, edge, *at)?
             }
             Request::UnlinkTriple {
                 source,
@@ -644,6 +666,30 @@ pub(crate) fn resolve(
         results.push(result);
     }
     Ok((ops, results))
+}
+
+/// Ends live edge `edge`'s validity at `at`.
+fn end_edge(state: &mut State, ops: &mut Vec<WalOp>, edge: EdgeId, at: u64) -> Result<OpResult> {
+    let e = state
+        .edge(edge)?
+        .ok_or_else(|| Error::invalid_arg("edge", format!("edge {} does not exist", edge.0)))?;
+    if let Some(to) = e.valid_to {
+        return Err(Error::invalid_arg(
+            "edge",
+            format!("edge {} already ended (valid_to {to} ms)", edge.0),
+        ));
+    }
+    check_interval(e.valid_from, Some(at))?;
+    let op = WalOp::SetEdgeValidity {
+        id: e.id,
+        valid_from: e.valid_from,
+        valid_to: Some(at),
+    };
+    push_op(state, ops, op)?;
+    Ok(OpResult::Ended {
+        edge: e.id,
+        valid_to: at,
+    })
 }
 
 /// Applies a resolved operation to the working state and records it for the WAL.

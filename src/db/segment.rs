@@ -174,6 +174,11 @@ impl Segment {
         }
     }
 
+    /// The edge row of each CSR entry in `dir` (`OutEdgePos` / `InEdgePos`).
+    pub fn entry_rows(&self, dir: EdgeDir) -> &[u32] {
+        self.file.csr().edge_pos[dir.index()]
+    }
+
     /// Number of edge rows.
     pub fn edge_rows(&self) -> u64 {
         self.summary().edge_rows
@@ -239,6 +244,12 @@ impl Segment {
         Some((from, valid_to_of(to)))
     }
 
+    /// Whether this segment changed the interval of an older segment's edge
+    /// (`EdgeValidity` has entries).
+    pub fn changes_edge_validity(&self) -> bool {
+        !self.file.layout.edge_validity(self.file.bytes()).is_empty()
+    }
+
     /// The creation time of edge row `row` (0 for a row beyond the columns: a damaged
     /// file).
     pub fn row_created(&self, row: usize) -> u64 {
@@ -250,6 +261,19 @@ impl Segment {
                 .get(row)
                 .copied()
                 .unwrap_or(0),
+        }
+    }
+
+    /// The rows' validity columns, borrowed once for many look-ups (see
+    /// [`RowValidity::of`]).
+    pub fn row_validity_columns(&self) -> RowValidity<'_> {
+        let b = self.file.bytes();
+        let l = &self.file.layout;
+        RowValidity {
+            from: l.u64s(b, K::EdgeValidFrom),
+            to: l.u64s(b, K::EdgeValidTo),
+            created: l.u64s(b, K::EdgeCreated),
+            uniform_created: l.summary.uniform_created_at,
         }
     }
 
@@ -571,6 +595,31 @@ impl Segment {
     }
 }
 
+/// A segment's row validity columns (section 50, 51 and the creation times), borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct RowValidity<'a> {
+    from: &'a [u64],
+    to: &'a [u64],
+    created: &'a [u64],
+    uniform_created: Option<u64>,
+}
+
+impl RowValidity<'_> {
+    /// The interval of row `row` (a row beyond the columns: starts at 0, never ends).
+    #[inline]
+    pub fn of(&self, row: usize) -> (u64, Option<u64>) {
+        let from = match self.from.get(row) {
+            Some(&f) => f,
+            None if self.from.is_empty() => self
+                .uniform_created
+                .unwrap_or_else(|| self.created.get(row).copied().unwrap_or(0)),
+            None => 0,
+        };
+        let to = self.to.get(row).copied().and_then(valid_to_of);
+        (from, to)
+    }
+}
+
 /// The first id of `ids` when they run densely from it (`ids` is increasing, so the first
 /// and last entries and the length settle it), else `None`.
 fn dense_base(ids: &[u32]) -> Option<u32> {
@@ -673,6 +722,12 @@ impl<'a> SegView<'a> {
     #[inline]
     pub fn types(&self) -> &'a [u16] {
         self.types
+    }
+
+    /// The edge row of CSR entry `i` (`usize::MAX` for a damaged position).
+    #[inline]
+    pub fn row(&self, i: usize) -> usize {
+        self.edge_pos.get(i).map_or(usize::MAX, |&r| r as usize)
     }
 
     /// The edge id of CSR entry `i`; `u64::MAX` (no edge) for a damaged position.

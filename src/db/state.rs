@@ -28,7 +28,7 @@ const RUN_ENTRY_IN: u32 = 1 << 31;
 /// the range does not fit below [`RUN_ENTRY_IN`] (a segment of over 2^31 entries: its
 /// hops are then found by search).
 #[inline]
-fn run_entry(dir: EdgeDir, range: &std::ops::Range<usize>) -> RunEntry {
+pub(crate) fn run_entry(dir: EdgeDir, range: &std::ops::Range<usize>) -> RunEntry {
     let tag = if dir == EdgeDir::In { RUN_ENTRY_IN } else { 0 };
     match (u32::try_from(range.start), u32::try_from(range.end)) {
         (Ok(start), Ok(end)) if end < RUN_ENTRY_IN => RunEntry(tag | start),
@@ -110,6 +110,9 @@ pub(crate) struct SegmentSet {
     /// The greatest start of validity of a node and of an edge in any segment (`u64::MAX`
     /// when a segment written before format version 9 leaves it unknown).
     pub time_bounds: [u64; 2],
+    /// Per segment and direction, one bit per CSR entry: the entry's edge is in
+    /// `timed_edges` (empty: no entry is). Built on the first "as of" read that uses it.
+    timed_entry_bits: std::sync::OnceLock<TimedEntries>,
 }
 
 impl SegmentSet {
@@ -124,11 +127,12 @@ impl SegmentSet {
             node_tombstones |= &s.node_tombstones;
             timed_nodes |= &s.timed_nodes;
             timed_edges |= &s.timed_edges;
-            for i in 0..2 {
-                time_bounds[i] = time_bounds[i].max(s.time_bounds[i]);
+            for (bound, seg) in time_bounds.iter_mut().zip(s.time_bounds) {
+                *bound = (*bound).max(seg);
             }
         }
         SegmentSet {
+            timed_entry_bits: std::sync::OnceLock::new(),
             timed_nodes,
             timed_edges,
             time_bounds,
@@ -163,6 +167,68 @@ impl TimeCut {
     pub fn is_trivial(&self) -> bool {
         !(self.all_nodes || self.all_edges || self.timed_nodes || self.timed_edges)
     }
+}
+
+impl SegmentSet {
+    /// Per segment and direction, the bitset of CSR entries whose edge is timed (see
+    /// `timed_entry_bits`), built on first use: the timed edges' rows are found by id
+    /// (O(timed · log rows)), then each direction's entry-to-row array of a segment that
+    /// holds one is read once (O(rows)).
+    pub fn timed_entry_bits(&self) -> &TimedEntries {
+        self.timed_entry_bits.get_or_init(|| {
+            let mut rows: Vec<Vec<u64>> = vec![Vec::new(); self.segments.len()];
+            for id in &self.timed_edges {
+                for (i, s) in self.segments.iter().enumerate().rev() {
+                    if let Some(row) = s.edge_row(EdgeId(id)) {
+                        let words = &mut rows[i];
+                        if words.is_empty() {
+                            let n = usize::try_from(s.edge_rows()).unwrap_or(0);
+                            words.resize(n.div_ceil(64), 0);
+                        }
+                        if let Some(w) = words.get_mut(row / 64) {
+                            *w |= 1 << (row % 64);
+                        }
+                        break;
+                    }
+                }
+            }
+            let bits = self
+                .segments
+                .iter()
+                .zip(&rows)
+                .map(|(s, rows)| {
+                    if rows.is_empty() {
+                        return [Vec::new(), Vec::new()];
+                    }
+                    [EdgeDir::Out, EdgeDir::In].map(|dir| {
+                        let pos = s.entry_rows(dir);
+                        let mut words = vec![0u64; pos.len().div_ceil(64)];
+                        for (i, &row) in pos.iter().enumerate() {
+                            let row = row as usize;
+                            if rows.get(row / 64).is_some_and(|w| w >> (row % 64) & 1 == 1) {
+                                words[i / 64] |= 1 << (i % 64);
+                            }
+                        }
+                        words
+                    })
+                })
+                .collect();
+            TimedEntries {
+                bits,
+                changes: self.segments.iter().any(|s| s.changes_edge_validity()),
+            }
+        })
+    }
+}
+
+/// The segment set's timed CSR entries (see [`SegmentSet::timed_entry_bits`]).
+#[derive(Debug, Default)]
+pub(crate) struct TimedEntries {
+    /// Per segment and direction, one bit per CSR entry (empty: none timed).
+    pub bits: Vec<[Vec<u64>; 2]>,
+    /// Whether some segment changed an older segment's edge (`EdgeValidity`): then a
+    /// timed entry's interval is looked up by id, not read from its row.
+    pub changes: bool,
 }
 
 /// A consistent database state.
@@ -774,7 +840,7 @@ impl State {
     /// Whether neighbor runs carry [`RunEntry`] handles: one segment, no delta edges and
     /// no deleted edges (see [`State::try_for_each_neighbor_run`]).
     #[inline]
-    fn run_entries_named(&self) -> bool {
+    pub(crate) fn run_entries_named(&self) -> bool {
         self.segs.segments.len() == 1
             && !self.segs.any_edge_tombstones
             && self.delta.deleted_edges.is_empty()

@@ -86,6 +86,10 @@ pub(crate) enum Op {
     Link(String, String, String),
     DeleteNode(String),
     Unlink(String, String, String),
+    /// End a node's validity at a time (ms).
+    EndNode(String, u64),
+    /// End an edge's validity at a time (ms).
+    EndEdge(String, String, String, u64),
 }
 
 pub(crate) fn key(batch: u64, i: u32) -> String {
@@ -110,34 +114,92 @@ pub(crate) fn batch_ops(n: u64) -> Vec<Op> {
     if n >= 2 && n.is_multiple_of(3) {
         ops.push(Op::Unlink(key(n - 2, 0), "next".into(), key(n - 2, 1)));
     }
+    // Validity records: an end of a node and of an edge of an earlier batch (times far
+    // after any commit, so each end is after its start), encoding the batch number.
+    if n >= 1 && n.is_multiple_of(2) {
+        ops.push(Op::EndNode(key(n - 1, 2), END_BASE + n));
+        ops.push(Op::EndEdge(
+            key(n - 1, 1),
+            "next".into(),
+            key(n - 1, 2),
+            END_BASE + n,
+        ));
+    }
     ops
 }
 
-/// Nodes and edges (source, type, target) after batches `0..k`.
+/// Validity ends in the crash workloads are this plus the batch number (ms; year 2286).
+const END_BASE: u64 = 10_000_000_000_000;
+
+/// Nodes and edges (source, type, target) after batches `0..k`; a node or edge whose
+/// validity ended carries `~<valid_to>` after its key or type.
 pub(crate) type Graph = (BTreeSet<String>, BTreeSet<(String, String, String)>);
 
-fn model(k: u64) -> Graph {
-    let (mut nodes, mut edges) = Graph::default();
-    for n in 0..k {
-        for op in batch_ops(n) {
-            match op {
-                Op::Node(k) => {
-                    nodes.insert(k);
-                }
-                Op::Link(s, t, d) => {
+/// Applies `op` to the model graph `g` (see [`Graph`]).
+pub(crate) fn apply_op(g: &mut Graph, op: Op) {
+    let (nodes, edges) = g;
+    let plain = |k: &str| k.split('~').next().unwrap_or_default().to_owned();
+    match op {
+        Op::Node(k) => {
+            if !nodes.iter().any(|x| plain(x) == k) {
+                nodes.insert(k);
+            }
+        }
+        Op::Link(s, t, d) => {
+            let s = nodes.iter().find(|x| plain(x) == s).cloned().unwrap_or(s);
+            let d = nodes.iter().find(|x| plain(x) == d).cloned().unwrap_or(d);
+            if !edges
+                .iter()
+                .any(|(a, ty, b)| *a == s && plain(ty) == t && *b == d)
+            {
+                edges.insert((s, t, d));
+            }
+        }
+        Op::DeleteNode(k) => {
+            nodes.retain(|x| plain(x) != k);
+            edges.retain(|(s, _, d)| plain(s) != k && plain(d) != k);
+        }
+        Op::Unlink(s, t, d) => {
+            edges.retain(|(a, ty, b)| !(plain(a) == s && *ty == t && plain(b) == d));
+        }
+        Op::EndNode(k, at) => {
+            if nodes.remove(&k) {
+                let ended = format!("{k}~{at}");
+                nodes.insert(ended.clone());
+                let moved: Vec<_> = edges
+                    .iter()
+                    .filter(|(s, _, d)| *s == k || *d == k)
+                    .cloned()
+                    .collect();
+                for (s, t, d) in moved {
+                    edges.remove(&(s.clone(), t.clone(), d.clone()));
+                    let s = if s == k { ended.clone() } else { s };
+                    let d = if d == k { ended.clone() } else { d };
                     edges.insert((s, t, d));
-                }
-                Op::DeleteNode(k) => {
-                    nodes.remove(&k);
-                    edges.retain(|(s, _, d)| *s != k && *d != k);
-                }
-                Op::Unlink(s, t, d) => {
-                    edges.remove(&(s, t, d));
                 }
             }
         }
+        Op::EndEdge(s, t, d, at) => {
+            let found = edges
+                .iter()
+                .find(|(a, ty, b)| plain(a) == s && *ty == t && plain(b) == d)
+                .cloned();
+            if let Some((a, ty, b)) = found {
+                edges.remove(&(a.clone(), ty.clone(), b.clone()));
+                edges.insert((a, format!("{ty}~{at}"), b));
+            }
+        }
     }
-    (nodes, edges)
+}
+
+fn model(k: u64) -> Graph {
+    let mut g = Graph::default();
+    for n in 0..k {
+        for op in batch_ops(n) {
+            apply_op(&mut g, op);
+        }
+    }
+    g
 }
 
 pub(crate) fn write_batch(n: u64) -> WriteBatch {
@@ -156,6 +218,18 @@ pub(crate) fn write_batch(n: u64) -> WriteBatch {
             Op::Unlink(s, t, d) => {
                 b.unlink_triple(s, t, d);
             }
+            Op::EndNode(k, at) => {
+                b.update_node(
+                    k,
+                    hopgraph::NodePatch {
+                        valid_to: Some(Some(at)),
+                        ..hopgraph::NodePatch::default()
+                    },
+                );
+            }
+            Op::EndEdge(s, t, d, at) => {
+                b.end_edge_triple(s, t, d, at);
+            }
         }
     }
     b
@@ -165,13 +239,20 @@ pub(crate) fn write_batch(n: u64) -> WriteBatch {
 pub(crate) fn read_graph(db: &Database) -> Graph {
     let snap = db.snapshot();
     let (mut nodes, mut edges) = Graph::default();
+    let shown = |n: &hopgraph::Node| match n.valid_to {
+        Some(to) => format!("{}~{to}", n.key),
+        None => n.key.clone(),
+    };
     for id in snap.node_ids() {
         let node = snap.node(id).unwrap().unwrap();
-        nodes.insert(node.key.clone());
+        nodes.insert(shown(&node));
         for nb in snap.neighbors(id, Direction::Out, &TypeFilter::All) {
             let other = snap.node(nb.node).unwrap().unwrap();
-            let ty = snap.type_name(nb.edge_type).unwrap().to_owned();
-            edges.insert((node.key.clone(), ty, other.key.clone()));
+            let mut ty = snap.type_name(nb.edge_type).unwrap().to_owned();
+            if let Some(to) = snap.edge(nb.edge).unwrap().unwrap().valid_to {
+                ty = format!("{ty}~{to}");
+            }
+            edges.insert((shown(&node), ty, shown(&other)));
         }
     }
     (nodes, edges)

@@ -32,7 +32,7 @@ use hopgraph::storage::fault::{FaultIo, FaultKind, Plan, Trigger};
 use hopgraph::storage::io::{Io, IoFile, OpenMode};
 use hopgraph::{BulkLoad, Database, Durability, EdgeProps, Error, NodePatch, Options, WriteBatch};
 
-use crate::crash::{Graph, Op, SplitMix64, batch_ops, key, read_graph, seed_from_env};
+use crate::crash::{Graph, Op, SplitMix64, apply_op, batch_ops, key, read_graph, seed_from_env};
 
 /// One logical step a model can replay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,27 +126,15 @@ struct Model {
 
 fn model(steps: &[Step]) -> Model {
     let mut m = Model::default();
-    let (nodes, edges) = &mut m.graph;
     for step in steps {
+        let (nodes, edges) = &mut m.graph;
         match *step {
             Step::Batch(n) => {
                 for op in batch_ops(n) {
-                    match op {
-                        Op::Node(k) => {
-                            nodes.insert(k);
-                        }
-                        Op::Link(s, t, d) => {
-                            edges.insert((s, t, d));
-                        }
-                        Op::DeleteNode(k) => {
-                            nodes.remove(&k);
-                            m.titles.remove(&k);
-                            edges.retain(|(s, _, d)| *s != k && *d != k);
-                        }
-                        Op::Unlink(s, t, d) => {
-                            edges.remove(&(s, t, d));
-                        }
+                    if let Op::DeleteNode(k) = &op {
+                        m.titles.remove(k);
                     }
+                    apply_op(&mut m.graph, op);
                 }
                 m.titles.insert(key(n, 1), title(n));
             }
@@ -172,8 +160,10 @@ fn read_model(db: &Database) -> Model {
         .0
         .iter()
         .filter_map(|k| {
+            // An ended node shows as `key~valid_to` (see `crash::Graph`).
+            let k = k.split('~').next()?;
             let node = snap.node(snap.node_id(k)?).unwrap()?;
-            (!node.props.title.is_empty()).then(|| (k.clone(), node.props.title.clone()))
+            (!node.props.title.is_empty()).then(|| (k.to_owned(), node.props.title.clone()))
         })
         .collect();
     Model { graph, titles }

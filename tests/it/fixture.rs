@@ -75,6 +75,18 @@ fn check(db: &Database) {
             .len(),
         2
     );
+    // Written before intervals (or without one): valid from creation, never ended; as of
+    // a moment after every write everything is there, before them nothing is.
+    assert_eq!((alpha.valid_from, alpha.valid_to), (alpha.created_at, None));
+    assert_eq!((e.valid_from, e.valid_to), (e.created_at, None));
+    let later = hopgraph::PathSpec::new().as_of(u64::MAX - 1);
+    let path = snap
+        .shortest_path("alpha", "gamma", &later)
+        .unwrap()
+        .unwrap();
+    assert_eq!(path.len(), 1);
+    let before = hopgraph::PathSpec::new().as_of(alpha.created_at - 1);
+    assert!(snap.shortest_path("alpha", "gamma", &before).is_err());
 }
 
 /// Opens the fixture of `version` read-only in place (it must not change) and writable on

@@ -313,7 +313,7 @@ impl SegmentLayout {
             }
             expect.push((K::TimeBounds, 2));
             let n = self.entry(K::EdgeValidity).map_or(0, |e| e.range.len() / 8);
-            if n % 3 != 0 {
+            if !n.is_multiple_of(3) {
                 return Err(self.err_at(
                     K::EdgeValidity,
                     format!("EdgeValidity has {n} elements, not a multiple of 3"),

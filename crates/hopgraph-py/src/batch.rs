@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 
 use hopgraph::{EdgeId, EdgeProps, NodePatch, NodeProps};
 
-use crate::convert::{invalid, object};
+use crate::convert::{invalid, object, opt_time, time};
 use crate::database::Database;
 
 /// Writes applied atomically and durably by one `Database.commit` (all or none).
@@ -15,6 +15,10 @@ use crate::database::Database;
 ///     b.link("outage", "caused_by", "deploy-42", create_missing=True)
 /// ```
 /// Or build one with `hopgraph.WriteBatch()` and pass it to `db.commit(batch)`.
+///
+/// Times (`valid_from`, `valid_to`, `at`) are a `datetime` (naive: UTC), an RFC 3339
+/// string or milliseconds since 1970. A node or edge is valid over
+/// `[valid_from, valid_to)`: by default from its commit, never ending.
 #[pyclass(module = "hopgraph")]
 pub struct WriteBatch {
     pub(crate) inner: hopgraph::WriteBatch,
@@ -34,7 +38,9 @@ impl WriteBatch {
 
     /// Writes node `key` with these properties, replacing any earlier ones (upsert); with
     /// `create_only=True` a node that exists already makes the commit fail instead.
-    #[pyo3(signature = (key, *, r#type = "", title = "", content = "", importance = 0.0, status = "", metadata = None, embedding = None, create_only = false))]
+    /// `valid_from` / `valid_to` set its validity interval (a replaced node otherwise keeps
+    /// its own; a new one is valid from the commit, never ending).
+    #[pyo3(signature = (key, *, r#type = "", title = "", content = "", importance = 0.0, status = "", metadata = None, embedding = None, create_only = false, valid_from = None, valid_to = None))]
     #[allow(clippy::too_many_arguments)]
     fn put_node<'py>(
         mut slf: PyRefMut<'py, Self>,
@@ -47,7 +53,11 @@ impl WriteBatch {
         metadata: Option<&Bound<'py, PyAny>>,
         embedding: Option<&Bound<'py, PyAny>>,
         create_only: bool,
+        valid_from: Option<&Bound<'py, PyAny>>,
+        valid_to: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyRefMut<'py, Self>> {
+        let valid_from = opt_time("valid_from", valid_from)?;
+        let valid_to = opt_time("valid_to", valid_to)?;
         let props = NodeProps {
             kind: r#type.to_owned(),
             title: title.to_owned(),
@@ -60,18 +70,29 @@ impl WriteBatch {
                 .map(crate::convert::embedding)
                 .transpose()?,
         };
+        let interval = (valid_from.is_some() || valid_to.is_some()).then(|| NodePatch {
+            valid_from,
+            valid_to: valid_to.map(Some),
+            ..NodePatch::default()
+        });
         if create_only {
-            slf.inner.create_node(key, props);
+            slf.inner.create_node(key.clone(), props);
         } else {
-            slf.inner.upsert_node(key, props);
+            slf.inner.upsert_node(key.clone(), props);
+        }
+        // The interval as a second request of the same atomic batch.
+        if let Some(patch) = interval {
+            slf.inner.update_node(key, patch);
         }
         Ok(slf)
     }
 
     /// Changes only the given properties of existing node `key` (`metadata` replaces the
     /// whole dict, `merge_metadata` sets some of its keys; `embedding=None` keeps it,
-    /// `clear_embedding=True` removes it). An unknown key fails the commit.
-    #[pyo3(signature = (key, *, r#type = None, title = None, content = None, importance = None, status = None, metadata = None, merge_metadata = None, embedding = None, clear_embedding = false))]
+    /// `clear_embedding=True` removes it). `valid_from` / `valid_to` change its validity
+    /// interval (`valid_to` ends it; `clear_valid_to=True` makes it never end). An unknown
+    /// key fails the commit.
+    #[pyo3(signature = (key, *, r#type = None, title = None, content = None, importance = None, status = None, metadata = None, merge_metadata = None, embedding = None, clear_embedding = false, valid_from = None, valid_to = None, clear_valid_to = false))]
     #[allow(clippy::too_many_arguments)]
     fn update_node<'py>(
         mut slf: PyRefMut<'py, Self>,
@@ -85,7 +106,21 @@ impl WriteBatch {
         merge_metadata: Option<&Bound<'py, PyAny>>,
         embedding: Option<&Bound<'py, PyAny>>,
         clear_embedding: bool,
+        valid_from: Option<&Bound<'py, PyAny>>,
+        valid_to: Option<&Bound<'py, PyAny>>,
+        clear_valid_to: bool,
     ) -> PyResult<PyRefMut<'py, Self>> {
+        let valid_to = match (opt_time("valid_to", valid_to)?, clear_valid_to) {
+            (Some(_), true) => {
+                return Err(invalid(
+                    "valid_to",
+                    "give valid_to or clear_valid_to=True, not both",
+                ));
+            }
+            (Some(t), false) => Some(Some(t)),
+            (None, true) => Some(None),
+            (None, false) => None,
+        };
         let embedding = match (embedding.filter(|e| !e.is_none()), clear_embedding) {
             (Some(_), true) => {
                 return Err(invalid(
@@ -112,7 +147,8 @@ impl WriteBatch {
                 .map(|m| object("merge_metadata", Some(m)))
                 .transpose()?,
             embedding,
-            ..NodePatch::default()
+            valid_from: opt_time("valid_from", valid_from)?,
+            valid_to,
         };
         slf.inner.update_node(key, patch);
         Ok(slf)
@@ -126,8 +162,10 @@ impl WriteBatch {
 
     /// Adds the edge `source -type-> target` (an existing identical triple is kept, not
     /// duplicated). Unknown endpoints fail the commit unless `create_missing=True`, which
-    /// creates them as empty nodes.
-    #[pyo3(signature = (source, r#type, target, *, weight = 1.0, metadata = None, create_missing = false))]
+    /// creates them as empty nodes. `valid_from` / `valid_to`: the edge's validity
+    /// interval (default: from the commit, never ending).
+    #[pyo3(signature = (source, r#type, target, *, weight = 1.0, metadata = None, create_missing = false, valid_from = None, valid_to = None))]
+    #[allow(clippy::too_many_arguments)]
     fn link<'py>(
         mut slf: PyRefMut<'py, Self>,
         source: String,
@@ -136,11 +174,14 @@ impl WriteBatch {
         weight: f32,
         metadata: Option<&Bound<'py, PyAny>>,
         create_missing: bool,
+        valid_from: Option<&Bound<'py, PyAny>>,
+        valid_to: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyRefMut<'py, Self>> {
         let props = EdgeProps {
             weight,
             props: object("metadata", metadata)?,
-            ..EdgeProps::default()
+            valid_from: opt_time("valid_from", valid_from)?,
+            valid_to: opt_time("valid_to", valid_to)?,
         };
         if create_missing {
             slf.inner
@@ -178,6 +219,19 @@ impl WriteBatch {
                 ));
             }
         }
+        Ok(slf)
+    }
+
+    /// Ends edge `edge_id`'s validity at `at` (exclusive): it stays stored, and reads
+    /// `as_of` a moment before `at` still see it. An unknown or already ended edge, or
+    /// `at` not after its start, fails the commit.
+    fn end_edge<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        edge_id: u64,
+        at: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRefMut<'py, Self>> {
+        let at = time("at", at)?;
+        slf.inner.end_edge(EdgeId(edge_id), at);
         Ok(slf)
     }
 

@@ -238,3 +238,70 @@ pub fn datetime(py: Python<'_>, ms: u64) -> PyResult<Py<PyAny>> {
         .call_method1("fromtimestamp", (secs, utc))?
         .unbind())
 }
+
+/// A moment given as an argument (`as_of`, `valid_from`, `at`, ...), in milliseconds since
+/// the Unix epoch: a `datetime` (a naive one is taken as UTC), an RFC 3339 string
+/// (`"2024-05-01T12:00:00Z"`, any offset) or an int of milliseconds since 1970.
+pub fn time(name: &str, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let bad = || {
+        invalid(
+            name,
+            "must be a datetime, an RFC 3339 string such as \"2024-05-01T12:00:00Z\" or \
+             milliseconds since 1970 (an int), not before 1970",
+        )
+    };
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(bad());
+    }
+    if let Ok(ms) = value.extract::<i64>() {
+        return u64::try_from(ms).map_err(|_| bad());
+    }
+    let py = value.py();
+    let dt = py.import("datetime")?;
+    let utc = dt.getattr("timezone")?.getattr("utc")?;
+    let datetime = dt.getattr("datetime")?;
+    let moment = if let Ok(s) = value.extract::<String>() {
+        // fromisoformat before Python 3.11 does not read a `Z`.
+        let s = match s.strip_suffix(['Z', 'z']) {
+            Some(head) => format!("{head}+00:00"),
+            None => s,
+        };
+        datetime
+            .call_method1("fromisoformat", (s,))
+            .map_err(|_| bad())?
+    } else if value.is_instance(&datetime)? {
+        value.clone()
+    } else {
+        return Err(bad());
+    };
+    let moment = if moment.getattr("tzinfo")?.is_none() {
+        let kw = pyo3::types::PyDict::new(py);
+        kw.set_item("tzinfo", &utc)?;
+        moment.call_method("replace", (), Some(&kw))?
+    } else {
+        moment
+    };
+    // Whole milliseconds since the epoch, in integer arithmetic (exact).
+    let epoch = datetime.call_method1("fromtimestamp", (0, &utc))?;
+    let one_ms = dt.getattr("timedelta")?.call(
+        (),
+        Some(&{
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("milliseconds", 1)?;
+            kw
+        }),
+    )?;
+    let ms: i64 = moment
+        .call_method1("__sub__", (epoch,))?
+        .call_method1("__floordiv__", (one_ms,))?
+        .extract()?;
+    u64::try_from(ms).map_err(|_| bad())
+}
+
+/// An optional time argument (`None`: not given).
+pub fn opt_time(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    value
+        .filter(|v| !v.is_none())
+        .map(|v| time(name, v))
+        .transpose()
+}

@@ -343,12 +343,18 @@ impl Database {
     // Reads on the latest commit: each is the `Snapshot` method of the same name.
 
     /// See `Snapshot.get`.
-    fn get(&self, py: Python<'_>, key: &str) -> PyResult<Option<Node>> {
-        self.snapshot()?.get(py, key)
+    #[pyo3(signature = (key, *, as_of = None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        as_of: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Node>> {
+        self.snapshot()?.get(py, key, as_of)
     }
 
     /// See `Snapshot.shortest_path`.
-    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, visited_max = None, timeout = None))]
+    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, visited_max = None, timeout = None, as_of = None))]
     #[allow(clippy::too_many_arguments)]
     fn shortest_path(
         &self,
@@ -360,6 +366,7 @@ impl Database {
         max_hops: u32,
         visited_max: Option<u64>,
         timeout: Option<f64>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Path>> {
         self.snapshot()?.shortest_path(
             py,
@@ -370,11 +377,12 @@ impl Database {
             max_hops,
             visited_max,
             timeout,
+            as_of,
         )
     }
 
     /// See `Snapshot.all_shortest_paths`.
-    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, max_paths = 100))]
+    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, max_paths = 100, as_of = None))]
     #[allow(clippy::too_many_arguments)]
     fn all_shortest_paths(
         &self,
@@ -385,25 +393,29 @@ impl Database {
         direction: &str,
         max_hops: u32,
         max_paths: usize,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Path>> {
-        self.snapshot()?
-            .all_shortest_paths(py, source, target, types, direction, max_hops, max_paths)
+        self.snapshot()?.all_shortest_paths(
+            py, source, target, types, direction, max_hops, max_paths, as_of,
+        )
     }
 
     /// See `Snapshot.neighbors`.
-    #[pyo3(signature = (key, *, types = None, direction = "both"))]
+    #[pyo3(signature = (key, *, types = None, direction = "both", as_of = None))]
     fn neighbors(
         &self,
         py: Python<'_>,
         key: &str,
         types: Option<&Bound<'_, PyAny>>,
         direction: &str,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Neighbor>> {
-        self.snapshot()?.neighbors(py, key, types, direction)
+        self.snapshot()?.neighbors(py, key, types, direction, as_of)
     }
 
     /// See `Snapshot.expand`.
-    #[pyo3(signature = (seeds, *, hops = 2, types = None, direction = "both", limit = 1000))]
+    #[pyo3(signature = (seeds, *, hops = 2, types = None, direction = "both", limit = 1000, as_of = None))]
+    #[allow(clippy::too_many_arguments)]
     fn expand(
         &self,
         py: Python<'_>,
@@ -412,13 +424,15 @@ impl Database {
         types: Option<&Bound<'_, PyAny>>,
         direction: &str,
         limit: usize,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Reached>> {
         self.snapshot()?
-            .expand(py, seeds, hops, types, direction, limit)
+            .expand(py, seeds, hops, types, direction, limit, as_of)
     }
 
     /// See `Snapshot.traverse`.
-    #[pyo3(signature = (start, *, max_depth = 3, types = None, direction = "out", limit = 1000))]
+    #[pyo3(signature = (start, *, max_depth = 3, types = None, direction = "out", limit = 1000, as_of = None))]
+    #[allow(clippy::too_many_arguments)]
     fn traverse(
         &self,
         py: Python<'_>,
@@ -427,13 +441,15 @@ impl Database {
         types: Option<&Bound<'_, PyAny>>,
         direction: &str,
         limit: usize,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Visit>> {
         self.snapshot()?
-            .traverse(py, start, max_depth, types, direction, limit)
+            .traverse(py, start, max_depth, types, direction, limit, as_of)
     }
 
     /// See `Snapshot.search`.
-    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None))]
+    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None, as_of = None))]
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         py: Python<'_>,
@@ -442,13 +458,14 @@ impl Database {
         offset: usize,
         kinds: Option<&Bound<'_, PyAny>>,
         min_importance: Option<f32>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
         self.snapshot()?
-            .search(py, query, limit, offset, kinds, min_importance)
+            .search(py, query, limit, offset, kinds, min_importance, as_of)
     }
 
     /// See `Snapshot.search_vector`.
-    #[pyo3(signature = (embedding, *, limit = 10, kinds = None, ef = None))]
+    #[pyo3(signature = (embedding, *, limit = 10, kinds = None, ef = None, as_of = None))]
     fn search_vector(
         &self,
         py: Python<'_>,
@@ -456,32 +473,55 @@ impl Database {
         limit: usize,
         kinds: Option<&Bound<'_, PyAny>>,
         ef: Option<usize>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
         self.snapshot()?
-            .search_vector(py, embedding, limit, kinds, ef)
+            .search_vector(py, embedding, limit, kinds, ef, as_of)
     }
 }
 
 /// A consistent, immutable view of a database at one commit; reads on it never see later
 /// writes. Cheap to take, safe to share between threads.
+///
+/// Every read takes `as_of=` (a `datetime`, an RFC 3339 string or milliseconds since
+/// 1970): it then sees the graph as it was at that moment, only the nodes and edges valid
+/// then (`valid_from <= as_of < valid_to`); a key not valid then is unknown. Without it
+/// nothing is filtered by time.
 #[pyclass(frozen, module = "hopgraph")]
 pub struct Snapshot {
     inner: hopgraph::Snapshot,
 }
 
-fn spec(types: Option<&Bound<'_, PyAny>>, direction: &str, max_hops: u32) -> PyResult<PathSpec> {
-    Ok(PathSpec::new()
+fn spec(
+    types: Option<&Bound<'_, PyAny>>,
+    direction: &str,
+    max_hops: u32,
+    as_of: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PathSpec> {
+    let spec = PathSpec::new()
         .types(convert::types(types)?)
         .direction(convert::direction(direction)?)
-        .max_hops(max_hops))
+        .max_hops(max_hops);
+    Ok(match convert::opt_time("as_of", as_of)? {
+        Some(t) => spec.as_of(t),
+        None => spec,
+    })
 }
 
-fn kind_filter(kinds: Option<&Bound<'_, PyAny>>) -> PyResult<NodeFilter> {
+/// The search filter of `kinds` and `as_of`.
+fn kind_filter(
+    kinds: Option<&Bound<'_, PyAny>>,
+    as_of: Option<&Bound<'_, PyAny>>,
+) -> PyResult<NodeFilter> {
     let kinds = convert::types(kinds)?;
-    Ok(if kinds.is_empty() {
+    let filter = if kinds.is_empty() {
         NodeFilter::any()
     } else {
         NodeFilter::any().kinds(kinds)
+    };
+    Ok(match convert::opt_time("as_of", as_of)? {
+        Some(t) => filter.valid_at(t),
+        None => filter,
     })
 }
 
@@ -518,11 +558,20 @@ impl Snapshot {
         )
     }
 
-    /// The node with `key`, or None.
-    fn get(&self, py: Python<'_>, key: &str) -> PyResult<Option<Node>> {
+    /// The node with `key`, or None (also when it was not valid at `as_of`).
+    #[pyo3(signature = (key, *, as_of = None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        as_of: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Node>> {
+        let as_of = convert::opt_time("as_of", as_of)?;
         let snap = &self.inner;
         let node = py.detach(|| snap.node_by_key(key)).map_err(error)?;
-        node.map(|n| Node::new(py, &n)).transpose()
+        node.filter(|n| as_of.is_none_or(|t| n.valid_at(t)))
+            .map(|n| Node::new(py, &n))
+            .transpose()
     }
 
     /// The edge with id `edge_id`, or None.
@@ -549,8 +598,8 @@ impl Snapshot {
     /// `max_hops`. `types`: an edge type or a list of them (None: all); `direction`:
     /// "out" (follow edges forward), "in" (backward) or "both". `visited_max` and
     /// `timeout` (seconds) bound the work: past them `LimitReachedError`. Unknown keys:
-    /// `NotFoundError`.
-    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, visited_max = None, timeout = None))]
+    /// `NotFoundError` (also for a key not valid at `as_of`).
+    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, visited_max = None, timeout = None, as_of = None))]
     #[allow(clippy::too_many_arguments)]
     fn shortest_path(
         &self,
@@ -562,8 +611,9 @@ impl Snapshot {
         max_hops: u32,
         visited_max: Option<u64>,
         timeout: Option<f64>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Path>> {
-        let mut spec = spec(types, direction, max_hops)?;
+        let mut spec = spec(types, direction, max_hops, as_of)?;
         if let Some(v) = visited_max {
             spec = spec.visited_max(v);
         }
@@ -581,7 +631,7 @@ impl Snapshot {
 
     /// Every shortest path from `source` to `target` (at most `max_paths`, in a fixed
     /// order); empty when there is none. Arguments as `shortest_path`.
-    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, max_paths = 100))]
+    #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, max_paths = 100, as_of = None))]
     #[allow(clippy::too_many_arguments)]
     fn all_shortest_paths(
         &self,
@@ -592,8 +642,9 @@ impl Snapshot {
         direction: &str,
         max_hops: u32,
         max_paths: usize,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Path>> {
-        let spec = spec(types, direction, max_hops)?;
+        let spec = spec(types, direction, max_hops, as_of)?;
         let snap = &self.inner;
         let found = py
             .detach(|| snap.all_shortest_paths(source, target, &spec, max_paths))
@@ -602,26 +653,29 @@ impl Snapshot {
     }
 
     /// The nodes one edge away from `key`, by (type, neighbor, edge).
-    #[pyo3(signature = (key, *, types = None, direction = "both"))]
+    #[pyo3(signature = (key, *, types = None, direction = "both", as_of = None))]
     fn neighbors(
         &self,
         py: Python<'_>,
         key: &str,
         types: Option<&Bound<'_, PyAny>>,
         direction: &str,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Neighbor>> {
         let types = convert::types(types)?;
         let direction = convert::direction(direction)?;
+        let as_of = convert::opt_time("as_of", as_of)?;
         let snap = &self.inner;
         let found = py
-            .detach(|| snap.neighbors_of(key, direction, &types))
+            .detach(|| snap.neighbors_of_at(key, direction, &types, as_of))
             .map_err(error)?;
         Ok(found.iter().map(Neighbor::new).collect())
     }
 
     /// The nodes within `hops` of any of `seeds`, each once, from its nearest seed, in
     /// (hops, seed, key id) order, at most `limit`; the seeds are not reported.
-    #[pyo3(signature = (seeds, *, hops = 2, types = None, direction = "both", limit = 1000))]
+    #[pyo3(signature = (seeds, *, hops = 2, types = None, direction = "both", limit = 1000, as_of = None))]
+    #[allow(clippy::too_many_arguments)]
     fn expand(
         &self,
         py: Python<'_>,
@@ -630,8 +684,9 @@ impl Snapshot {
         types: Option<&Bound<'_, PyAny>>,
         direction: &str,
         limit: usize,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Reached>> {
-        let spec = spec(types, direction, hops)?;
+        let spec = spec(types, direction, hops, as_of)?;
         let snap = &self.inner;
         let found = py
             .detach(|| snap.expand_from(&seeds, &spec, limit))
@@ -641,7 +696,8 @@ impl Snapshot {
 
     /// Breadth-first walk from `start` up to `max_depth` hops: the first `limit` nodes in
     /// (depth, id) order, each with the steps taken.
-    #[pyo3(signature = (start, *, max_depth = 3, types = None, direction = "out", limit = 1000))]
+    #[pyo3(signature = (start, *, max_depth = 3, types = None, direction = "out", limit = 1000, as_of = None))]
+    #[allow(clippy::too_many_arguments)]
     fn traverse(
         &self,
         py: Python<'_>,
@@ -650,8 +706,9 @@ impl Snapshot {
         types: Option<&Bound<'_, PyAny>>,
         direction: &str,
         limit: usize,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Visit>> {
-        let spec = spec(types, direction, max_depth)?;
+        let spec = spec(types, direction, max_depth, as_of)?;
         let snap = &self.inner;
         let found = py
             .detach(|| snap.traverse_from(start, &spec, limit))
@@ -660,8 +717,10 @@ impl Snapshot {
     }
 
     /// Full-text search over titles, contents and metadata strings (BM25F; words, stems,
-    /// identifiers, phrases in quotes). `kinds`: only nodes of these types.
-    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None))]
+    /// identifiers, phrases in quotes). `kinds`: only nodes of these types; `as_of`: only
+    /// nodes valid then.
+    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None, as_of = None))]
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         py: Python<'_>,
@@ -670,8 +729,9 @@ impl Snapshot {
         offset: usize,
         kinds: Option<&Bound<'_, PyAny>>,
         min_importance: Option<f32>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
-        let mut filter = kind_filter(kinds)?;
+        let mut filter = kind_filter(kinds, as_of)?;
         if let Some(m) = min_importance {
             filter = filter.min_importance(m);
         }
@@ -696,7 +756,7 @@ impl Snapshot {
     /// The nodes whose embeddings are most similar (cosine) to `embedding`: a numpy
     /// float32 array (read in place) or a list of numbers. `ef`: search breadth (larger:
     /// better recall, slower); exact below 100,000 embeddings per segment.
-    #[pyo3(signature = (embedding, *, limit = 10, kinds = None, ef = None))]
+    #[pyo3(signature = (embedding, *, limit = 10, kinds = None, ef = None, as_of = None))]
     fn search_vector(
         &self,
         py: Python<'_>,
@@ -704,10 +764,11 @@ impl Snapshot {
         limit: usize,
         kinds: Option<&Bound<'_, PyAny>>,
         ef: Option<usize>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
         let mut q = VectorQuery::new(convert::embedding(embedding)?)
             .limit(limit)
-            .filter(kind_filter(kinds)?);
+            .filter(kind_filter(kinds, as_of)?);
         if let Some(ef) = ef {
             q = q.ef(ef);
         }

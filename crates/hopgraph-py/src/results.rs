@@ -13,7 +13,7 @@ fn short(s: &str) -> String {
 }
 
 /// A node: its key, kind (`type`), title, content, importance, status, metadata,
-/// embedding and commit times.
+/// embedding, commit times and validity interval.
 #[pyclass(frozen, get_all, module = "hopgraph")]
 pub struct Node {
     /// The unique key.
@@ -39,6 +39,10 @@ pub struct Node {
     pub created_at: Py<PyAny>,
     /// When it last changed (UTC datetime).
     pub updated_at: Py<PyAny>,
+    /// Start of its validity in event time (UTC datetime; by default its creation).
+    pub valid_from: Py<PyAny>,
+    /// End of its validity (exclusive; UTC datetime), or None: it never ends.
+    pub valid_to: Option<Py<PyAny>>,
 }
 
 impl Node {
@@ -55,6 +59,8 @@ impl Node {
             embedding: n.props.embedding.clone(),
             created_at: datetime(py, n.created_at)?,
             updated_at: datetime(py, n.updated_at)?,
+            valid_from: datetime(py, n.valid_from)?,
+            valid_to: n.valid_to.map(|t| datetime(py, t)).transpose()?,
         })
     }
 }
@@ -89,6 +95,11 @@ pub struct Edge {
     pub metadata: Py<PyAny>,
     /// When the edge was created (UTC datetime).
     pub created_at: Py<PyAny>,
+    /// Start of its validity in event time (UTC datetime; by default its creation).
+    pub valid_from: Py<PyAny>,
+    /// End of its validity (exclusive; UTC datetime), or None: it never ends
+    /// (`WriteBatch.end_edge` ends it).
+    pub valid_to: Option<Py<PyAny>>,
 }
 
 impl Edge {
@@ -107,6 +118,8 @@ impl Edge {
             weight: e.weight,
             metadata: py_object(py, &e.props)?,
             created_at: datetime(py, e.created_at)?,
+            valid_from: datetime(py, e.valid_from)?,
+            valid_to: e.valid_to.map(|t| datetime(py, t)).transpose()?,
         })
     }
 }

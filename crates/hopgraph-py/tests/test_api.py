@@ -240,3 +240,58 @@ def test_bulk_load(db):
         db.bulk_load(edges=[("a", "b")])
     with pytest.raises(hopgraph.InvalidArgumentError, match="key"):
         db.bulk_load(nodes=[{"title": "no key"}])
+
+
+def test_validity_intervals_and_as_of(db):
+    """Intervals set on write, shown on Node/Edge, ended with end_edge; every read as_of."""
+    import datetime
+
+    utc = datetime.timezone.utc
+    jan = datetime.datetime(2024, 1, 1, tzinfo=utc)
+    mar, jun, sep = "2024-03-01T00:00:00Z", "2024-06-01T00:00:00+00:00", 1725148800000
+    with db.batch() as b:
+        for key in ("a", "b", "c"):
+            b.put_node(key, title=f"note {key}", valid_from=jan)
+        b.put_node("old", title="old pooled connections", valid_from=jan, valid_to=mar)
+        b.link("a", "r", "b", valid_from=jan)
+        b.link("b", "r", "c", valid_from=jan, valid_to=jun)
+    old = db.get("old")
+    assert (old.valid_from, old.valid_to) == (jan, datetime.datetime(2024, 3, 1, tzinfo=utc))
+    assert db.get("a").valid_to is None
+    ab = [n for n in db.neighbors("a", direction="out")][0]
+    with db.batch() as b:
+        b.end_edge(ab.edge_id, sep)
+    e = db.snapshot().edge(ab.edge_id)
+    assert (e.valid_from, e.valid_to) == (jan, datetime.datetime(2024, 9, 1, tzinfo=utc))
+
+    may, jul = "2024-05-01T00:00:00Z", datetime.datetime(2024, 7, 1)  # naive: UTC
+    assert db.get("old", as_of="2024-02-01T00:00:00Z").key == "old"
+    assert db.get("old", as_of=mar) is None  # the end is exclusive
+    assert db.get("old", as_of=1704067200000 - 1) is None  # before the start
+    assert db.shortest_path("a", "c", as_of=may).keys == ["a", "b", "c"]
+    assert db.shortest_path("a", "c", as_of=jul) is None
+    assert db.shortest_path("a", "c") is not None  # no time: ended edges too
+    assert len(db.all_shortest_paths("a", "c", as_of=may)) == 1
+    assert db.all_shortest_paths("a", "c", as_of=jul) == []
+    with pytest.raises(hopgraph.NotFoundError):
+        db.shortest_path("a", "old", as_of=jul)
+    assert sorted(n.key for n in db.neighbors("b", as_of=may)) == ["a", "c"]
+    assert [n.key for n in db.neighbors("b", as_of=jul)] == ["a"]
+    assert [r.key for r in db.expand(["a"], hops=2, as_of=may)] == ["b", "c"]
+    assert [r.key for r in db.expand(["a"], hops=2, as_of=jul)] == ["b"]
+    assert [v.key for v in db.traverse("a", as_of=may)] == ["b", "c"]
+    assert [v.key for v in db.snapshot().traverse("a", as_of=jul)] == ["b"]
+    assert [h.key for h in db.search("pooled", as_of="2024-02-01T00:00:00Z")] == ["old"]
+    assert db.search("pooled", as_of=jul) == []
+    assert [h.key for h in db.search("pooled")] == ["old"]
+
+    with db.batch() as b:
+        b.update_node("old", clear_valid_to=True)
+    assert db.get("old", as_of=jul).valid_to is None
+    with pytest.raises(hopgraph.InvalidArgumentError, match="valid_to"):
+        with db.batch() as b:
+            b.link("a", "s", "c", valid_from=jun, valid_to=may)
+    with pytest.raises(hopgraph.InvalidArgumentError, match="as_of"):
+        db.get("a", as_of="last tuesday")
+    with pytest.raises(hopgraph.InvalidArgumentError, match="valid_to"):
+        hopgraph.WriteBatch().update_node("a", valid_to=mar, clear_valid_to=True)

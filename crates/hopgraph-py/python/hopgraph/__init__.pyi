@@ -10,6 +10,9 @@ FORMAT_VERSION: int
 Direction = Literal["out", "in", "both"]
 Types = Union[None, str, Sequence[str]]
 Vector = Any  # a 1-d numpy float32 array (read in place) or a sequence of numbers
+# A moment: a datetime (naive: UTC), an RFC 3339 string ("2024-05-01T12:00:00Z") or
+# milliseconds since 1970.
+Time = Union[datetime.datetime, str, int]
 
 class Error(Exception): ...
 class NotFoundError(Error): ...
@@ -32,6 +35,8 @@ class Node:
     embedding: Optional[list[float]]
     created_at: datetime.datetime
     updated_at: datetime.datetime
+    valid_from: datetime.datetime
+    valid_to: Optional[datetime.datetime]  # None: never ends
 
 class Edge:
     id: int
@@ -41,6 +46,8 @@ class Edge:
     weight: float
     metadata: dict[str, Any]
     created_at: datetime.datetime
+    valid_from: datetime.datetime
+    valid_to: Optional[datetime.datetime]  # None: never ends
 
 class Step:
     edge_id: int
@@ -91,6 +98,8 @@ class WriteBatch:
         metadata: Optional[dict[str, Any]] = None,
         embedding: Optional[Vector] = None,
         create_only: bool = False,
+        valid_from: Optional[Time] = None,
+        valid_to: Optional[Time] = None,
     ) -> "WriteBatch": ...
     def update_node(
         self,
@@ -105,6 +114,9 @@ class WriteBatch:
         merge_metadata: Optional[dict[str, Any]] = None,
         embedding: Optional[Vector] = None,
         clear_embedding: bool = False,
+        valid_from: Optional[Time] = None,
+        valid_to: Optional[Time] = None,
+        clear_valid_to: bool = False,
     ) -> "WriteBatch": ...
     def delete_node(self, key: str) -> "WriteBatch": ...
     def link(
@@ -116,7 +128,10 @@ class WriteBatch:
         weight: float = 1.0,
         metadata: Optional[dict[str, Any]] = None,
         create_missing: bool = False,
+        valid_from: Optional[Time] = None,
+        valid_to: Optional[Time] = None,
     ) -> "WriteBatch": ...
+    def end_edge(self, edge_id: int, at: Time) -> "WriteBatch": ...
     def unlink(
         self, edge_or_source: Union[int, str], type: Optional[str] = None, target: Optional[str] = None
     ) -> "WriteBatch": ...
@@ -129,7 +144,7 @@ class Snapshot:
     node_count: int
     edge_count: int
     def __contains__(self, key: str) -> bool: ...
-    def get(self, key: str) -> Optional[Node]: ...
+    def get(self, key: str, *, as_of: Optional[Time] = None) -> Optional[Node]: ...
     def edge(self, edge_id: int) -> Optional[Edge]: ...
     def shortest_path(
         self,
@@ -141,6 +156,7 @@ class Snapshot:
         max_hops: int = 10,
         visited_max: Optional[int] = None,
         timeout: Optional[float] = None,
+        as_of: Optional[Time] = None,
     ) -> Optional[Path]: ...
     def all_shortest_paths(
         self,
@@ -151,19 +167,49 @@ class Snapshot:
         direction: Direction = "both",
         max_hops: int = 10,
         max_paths: int = 100,
+        as_of: Optional[Time] = None,
     ) -> list[Path]: ...
-    def neighbors(self, key: str, *, types: Types = None, direction: Direction = "both") -> list[Neighbor]: ...
+    def neighbors(
+        self, key: str, *, types: Types = None, direction: Direction = "both", as_of: Optional[Time] = None
+    ) -> list[Neighbor]: ...
     def expand(
-        self, seeds: Sequence[str], *, hops: int = 2, types: Types = None, direction: Direction = "both", limit: int = 1000
+        self,
+        seeds: Sequence[str],
+        *,
+        hops: int = 2,
+        types: Types = None,
+        direction: Direction = "both",
+        limit: int = 1000,
+        as_of: Optional[Time] = None,
     ) -> list[Reached]: ...
     def traverse(
-        self, start: str, *, max_depth: int = 3, types: Types = None, direction: Direction = "out", limit: int = 1000
+        self,
+        start: str,
+        *,
+        max_depth: int = 3,
+        types: Types = None,
+        direction: Direction = "out",
+        limit: int = 1000,
+        as_of: Optional[Time] = None,
     ) -> list[Visit]: ...
     def search(
-        self, query: str, *, limit: int = 10, offset: int = 0, kinds: Types = None, min_importance: Optional[float] = None
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        kinds: Types = None,
+        min_importance: Optional[float] = None,
+        as_of: Optional[Time] = None,
     ) -> list[Hit]: ...
     def search_vector(
-        self, embedding: Vector, *, limit: int = 10, kinds: Types = None, ef: Optional[int] = None
+        self,
+        embedding: Vector,
+        *,
+        limit: int = 10,
+        kinds: Types = None,
+        ef: Optional[int] = None,
+        as_of: Optional[Time] = None,
     ) -> list[Hit]: ...
 
 class Database:

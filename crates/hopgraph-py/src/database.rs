@@ -353,6 +353,11 @@ impl Database {
         self.snapshot()?.get(py, key, as_of)
     }
 
+    /// See `Snapshot.edge`.
+    fn edge(&self, py: Python<'_>, edge_id: u64) -> PyResult<Option<Edge>> {
+        self.snapshot()?.edge(py, edge_id)
+    }
+
     /// See `Snapshot.shortest_path`.
     #[pyo3(signature = (source, target, *, types = None, direction = "both", max_hops = 10, visited_max = None, timeout = None, as_of = None))]
     #[allow(clippy::too_many_arguments)]

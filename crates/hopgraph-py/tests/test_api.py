@@ -261,7 +261,7 @@ def test_validity_intervals_and_as_of(db):
     ab = [n for n in db.neighbors("a", direction="out")][0]
     with db.batch() as b:
         b.end_edge(ab.edge_id, sep)
-    e = db.snapshot().edge(ab.edge_id)
+    e = db.edge(ab.edge_id)
     assert (e.valid_from, e.valid_to) == (jan, datetime.datetime(2024, 9, 1, tzinfo=utc))
 
     may, jul = "2024-05-01T00:00:00Z", datetime.datetime(2024, 7, 1)  # naive: UTC

@@ -231,6 +231,7 @@ class Database:
     def __exit__(self, *exc: Any) -> bool: ...
     # The reads of Snapshot, on the latest commit.
     get = Snapshot.get
+    edge = Snapshot.edge
     shortest_path = Snapshot.shortest_path
     all_shortest_paths = Snapshot.all_shortest_paths
     neighbors = Snapshot.neighbors

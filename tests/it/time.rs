@@ -426,3 +426,48 @@ fn ended_edge_is_avoided_from_its_end_on() {
         assert!(err.contains("already ended"), "{err}");
     }
 }
+
+/// Vector search as of a moment: a node ended by then is not a hit, before its end it is,
+/// in the delta and from a segment alike.
+#[test]
+fn vector_search_sees_what_was_valid() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    for (k, v) in [("a", [1.0, 0.0]), ("b", [0.9, 0.1]), ("c", [0.0, 1.0])] {
+        let mut p = titled(k);
+        p.embedding = Some(v.to_vec());
+        b.create_node(k, p);
+    }
+    db.commit(b).unwrap();
+    let created = db.snapshot().node_by_key("a").unwrap().unwrap().created_at;
+    let end = created + 1_000;
+    let mut b = WriteBatch::new();
+    b.update_node(
+        "a",
+        NodePatch {
+            valid_to: Some(Some(end)),
+            ..NodePatch::default()
+        },
+    );
+    db.commit(b).unwrap();
+    for flush in [false, true] {
+        if flush {
+            db.checkpoint().unwrap();
+        }
+        let snap = db.snapshot();
+        let hits = |t: u64| -> Vec<String> {
+            let q = hopgraph::VectorQuery::new(vec![1.0, 0.0])
+                .limit(2)
+                .filter(NodeFilter::any().valid_at(t));
+            snap.search_vector(&q)
+                .unwrap()
+                .iter()
+                .map(|h| snap.node(h.node).unwrap().unwrap().key.clone())
+                .collect()
+        };
+        assert_eq!(hits(end - 1), ["a", "b"]);
+        assert_eq!(hits(end), ["b", "c"]);
+        assert!(hits(created - 1).is_empty());
+    }
+}

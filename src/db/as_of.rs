@@ -166,50 +166,63 @@ impl State {
             }
         };
         let changed = entries.changes;
-        for (s, seg_bits) in self.segs.segments.iter().zip(&entries.bits) {
+        // At or after every end (and, the caller checked, every start), an ended entry is
+        // out and every other one in: only the ended ones are skipped, none looked up.
+        let settled = cut.t >= entries.end_max;
+        let marks = if settled {
+            &entries.ended
+        } else {
+            &entries.bits
+        };
+        for (s, seg_bits) in self.segs.segments.iter().zip(marks) {
             let v = s.view(dir);
             let run = v.run(node);
             if run.is_empty() {
                 continue;
             }
             let words = &seg_bits[dir.index()];
-            let columns = s.row_validity_columns();
+            let columns = (!settled && !changed).then(|| s.row_validity_columns());
+            let marked = |i: usize| words.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
+            let accepted = |i: usize| {
+                if !marked(i) {
+                    true
+                } else if settled {
+                    false
+                } else if let Some(columns) = &columns {
+                    let (from, to) = columns.of(v.row(i));
+                    crate::model::valid_at(from, to, cut.t)
+                } else {
+                    self.edge_valid(v.edge_id(i), cut)
+                }
+            };
             let mut emit = |range: std::ops::Range<usize>| -> ControlFlow<()> {
                 let nbrs = v.neighbors();
-                let mut clean = range.start;
-                let mut i = range.start;
-                while i < range.end {
-                    // The next timed entry at or after `i`, a word at a time.
-                    let Some(&w) = words.get(i / 64) else { break };
-                    let w = w & (u64::MAX << (i % 64));
-                    if w == 0 {
-                        i = (i / 64 + 1) * 64;
-                        continue;
-                    }
-                    let at = (i / 64) * 64 + w.trailing_zeros() as usize;
-                    if at >= range.end {
-                        break;
-                    }
-                    if clean < at {
-                        f(nbrs.get(clean..at).unwrap_or(&[]), handle(&(clean..at)))?;
-                    }
-                    clean = at + 1;
-                    i = at + 1;
-                    let valid = if changed {
-                        self.edge_valid(v.edge_id(at), cut)
-                    } else {
-                        let (from, to) = columns.of(v.row(at));
-                        crate::model::valid_at(from, to, cut.t)
-                    };
-                    if valid && let Some(n) = nbrs.get(at) {
-                        f(std::slice::from_ref(n), handle(&(at..at + 1)))?;
+                let Some(all) = nbrs.get(range.clone()) else {
+                    return ControlFlow::Continue(());
+                };
+                let Some(first) = next_marked(words, range.clone()) else {
+                    return f(all, handle(&range));
+                };
+                // The clean start keeps its handle; from the first marked entry on, the
+                // accepted neighbours are gathered and handed out in chunks (one call per
+                // chunk instead of one per piece between marked entries).
+                if range.start < first {
+                    f(&all[..first - range.start], handle(&(range.start..first)))?;
+                }
+                let mut buf = [0u32; 64];
+                let mut len = 0;
+                for i in first..range.end {
+                    if accepted(i) {
+                        buf[len] = nbrs[i];
+                        len += 1;
+                        if len == buf.len() {
+                            f(&buf, RunEntry::NONE)?;
+                            len = 0;
+                        }
                     }
                 }
-                if clean < range.end {
-                    f(
-                        nbrs.get(clean..range.end).unwrap_or(&[]),
-                        handle(&(clean..range.end)),
-                    )?;
+                if len > 0 {
+                    f(&buf[..len], RunEntry::NONE)?;
                 }
                 ControlFlow::Continue(())
             };
@@ -234,4 +247,19 @@ impl State {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// The first entry of `range` whose bit is set in `words`, a word at a time.
+#[inline]
+fn next_marked(words: &[u64], range: std::ops::Range<usize>) -> Option<usize> {
+    let mut i = range.start;
+    while i < range.end {
+        let w = *words.get(i / 64)? & (u64::MAX << (i % 64));
+        if w != 0 {
+            let at = (i / 64) * 64 + w.trailing_zeros() as usize;
+            return (at < range.end).then_some(at);
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    None
 }

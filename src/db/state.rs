@@ -176,45 +176,63 @@ impl SegmentSet {
     /// holds one is read once (O(rows)).
     pub fn timed_entry_bits(&self) -> &TimedEntries {
         self.timed_entry_bits.get_or_init(|| {
-            let mut rows: Vec<Vec<u64>> = vec![Vec::new(); self.segments.len()];
+            // Per segment, bitsets over its rows: timed, and of those, ended.
+            let mut rows: Vec<[Vec<u64>; 2]> = vec![[Vec::new(), Vec::new()]; self.segments.len()];
+            let mut end_max = 0u64;
             for id in &self.timed_edges {
-                for (i, s) in self.segments.iter().enumerate().rev() {
-                    if let Some(row) = s.edge_row(EdgeId(id)) {
-                        let words = &mut rows[i];
-                        if words.is_empty() {
-                            let n = usize::try_from(s.edge_rows()).unwrap_or(0);
-                            words.resize(n.div_ceil(64), 0);
-                        }
-                        if let Some(w) = words.get_mut(row / 64) {
-                            *w |= 1 << (row % 64);
-                        }
-                        break;
+                let id = EdgeId(id);
+                let Some((i, row)) = self
+                    .segments
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find_map(|(i, s)| s.edge_row(id).map(|row| (i, row)))
+                else {
+                    continue;
+                };
+                // The newest interval: a change by a newer segment, else the row's own.
+                let (_, to) = self.segments[i + 1..]
+                    .iter()
+                    .rev()
+                    .find_map(|s| s.edge_validity_change(id))
+                    .unwrap_or_else(|| self.segments[i].row_validity(row));
+                let n = usize::try_from(self.segments[i].edge_rows()).unwrap_or(0);
+                for (k, words) in rows[i].iter_mut().enumerate() {
+                    if k == 1 && to.is_none() {
+                        continue;
+                    }
+                    if words.is_empty() {
+                        words.resize(n.div_ceil(64), 0);
+                    }
+                    if let Some(w) = words.get_mut(row / 64) {
+                        *w |= 1 << (row % 64);
                     }
                 }
+                end_max = end_max.max(to.unwrap_or(0));
             }
-            let bits = self
-                .segments
-                .iter()
-                .zip(&rows)
-                .map(|(s, rows)| {
-                    if rows.is_empty() {
-                        return [Vec::new(), Vec::new()];
+            let per_entry = |s: &Segment, dir: EdgeDir, rows: &[u64]| {
+                if rows.is_empty() {
+                    return Vec::new();
+                }
+                let pos = s.entry_rows(dir);
+                let mut words = vec![0u64; pos.len().div_ceil(64)];
+                for (i, &row) in pos.iter().enumerate() {
+                    let row = row as usize;
+                    if rows.get(row / 64).is_some_and(|w| w >> (row % 64) & 1 == 1) {
+                        words[i / 64] |= 1 << (i % 64);
                     }
-                    [EdgeDir::Out, EdgeDir::In].map(|dir| {
-                        let pos = s.entry_rows(dir);
-                        let mut words = vec![0u64; pos.len().div_ceil(64)];
-                        for (i, &row) in pos.iter().enumerate() {
-                            let row = row as usize;
-                            if rows.get(row / 64).is_some_and(|w| w >> (row % 64) & 1 == 1) {
-                                words[i / 64] |= 1 << (i % 64);
-                            }
-                        }
-                        words
-                    })
-                })
-                .collect();
+                }
+                words
+            };
+            let (mut bits, mut ended) = (Vec::new(), Vec::new());
+            for (s, [timed, done]) in self.segments.iter().zip(&rows) {
+                bits.push([EdgeDir::Out, EdgeDir::In].map(|d| per_entry(s, d, timed)));
+                ended.push([EdgeDir::Out, EdgeDir::In].map(|d| per_entry(s, d, done)));
+            }
             TimedEntries {
                 bits,
+                ended,
+                end_max,
                 changes: self.segments.iter().any(|s| s.changes_edge_validity()),
             }
         })
@@ -226,6 +244,11 @@ impl SegmentSet {
 pub(crate) struct TimedEntries {
     /// Per segment and direction, one bit per CSR entry (empty: none timed).
     pub bits: Vec<[Vec<u64>; 2]>,
+    /// The same for the timed entries whose edge has an end.
+    pub ended: Vec<[Vec<u64>; 2]>,
+    /// The latest end of a timed edge (0: none). A moment at or after it and after every
+    /// start sees every ended edge gone and every other one there: no look-up needed.
+    pub end_max: u64,
     /// Whether some segment changed an older segment's edge (`EdgeValidity`): then a
     /// timed entry's interval is looked up by id, not read from its row.
     pub changes: bool,

@@ -14,8 +14,10 @@ use proptest::prelude::*;
 use crate::common::{tempdir, titled};
 
 const TYPES: [&str; 2] = ["derived_from", "related_to"];
-/// Explicit times the histories use (ms): far before any commit time.
-const TIMES: [u64; 5] = [100, 200, 300, 400, 500];
+/// Explicit times the histories use (ms): far before any commit time, and two far after
+/// (year 2096), so that ends exist after every start.
+const TIMES: [u64; 7] = [100, 200, 300, 400, 500, FUTURE, FUTURE + 1_000];
+const FUTURE: u64 = 4_000_000_000_000;
 
 #[derive(Clone, Debug)]
 enum Step {
@@ -110,12 +112,12 @@ impl Model {
 
 fn step_strategy() -> impl Strategy<Value = Step> {
     let k = 0u8..6;
-    let iv = proptest::option::of((0u8..5, 0u8..3));
+    let iv = proptest::option::of((0u8..7, 0u8..3));
     prop_oneof![
         4 => (k.clone(), iv.clone()).prop_map(|(k, i)| Step::Create(k, i)),
-        2 => (k.clone(), 0u8..5).prop_map(|(k, i)| Step::EndNode(k, i)),
+        2 => (k.clone(), 0u8..7).prop_map(|(k, i)| Step::EndNode(k, i)),
         5 => (k.clone(), k.clone(), 0u8..2, iv).prop_map(|(s, t, ty, i)| Step::Link(s, t, ty, i)),
-        2 => (k.clone(), k.clone(), 0u8..2, 0u8..5).prop_map(|(s, t, ty, i)| Step::EndEdge(s, t, ty, i)),
+        2 => (k.clone(), k.clone(), 0u8..2, 0u8..7).prop_map(|(s, t, ty, i)| Step::EndEdge(s, t, ty, i)),
         1 => k.prop_map(Step::Delete),
         1 => Just(Step::Checkpoint),
         1 => Just(Step::Compact),
@@ -252,7 +254,23 @@ fn check(db: &Database, m: &Model) -> Result<(), TestCaseError> {
         .map(|n| n.created_at)
         .max()
         .unwrap_or(0);
-    let moments = [0, 150, 250, 350, 450, 550, 750, now, now + 1, u64::MAX - 1];
+    let moments = [
+        0,
+        150,
+        250,
+        350,
+        450,
+        550,
+        750,
+        now,
+        now + 1,
+        FUTURE - 1,
+        FUTURE + 50,
+        FUTURE + 950,
+        FUTURE + 1_050,
+        FUTURE + 5_000,
+        u64::MAX - 1,
+    ];
     for (&k, &(from, to)) in &m.nodes {
         let n = snap.node_by_key(&key(k)).unwrap().unwrap();
         prop_assert_eq!((n.valid_from, n.valid_to), (from, to), "node {}", k);
@@ -339,15 +357,25 @@ fn check(db: &Database, m: &Model) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
 
+    /// With `edges_only`, no node gets an interval: the reads then take the paths
+    /// that check edges only (bitsets of timed and ended CSR entries).
     #[test]
-    fn as_of_reads_agree_with_a_model(steps in proptest::collection::vec(step_strategy(), 1..40)) {
+    fn as_of_reads_agree_with_a_model(
+        steps in proptest::collection::vec(step_strategy(), 1..40),
+        edges_only in any::<bool>(),
+    ) {
         let dir = tempdir();
         let mut db = Database::open(dir.path()).unwrap();
         let mut m = Model::default();
         for step in &steps {
-            apply(&mut db, dir.path(), &mut m, step);
+            let step = match step {
+                Step::Create(k, _) if edges_only => Step::Create(*k, None),
+                Step::EndNode(..) if edges_only => continue,
+                other => other.clone(),
+            };
+            apply(&mut db, dir.path(), &mut m, &step);
             check(&db, &m)?;
         }
     }
@@ -424,5 +452,50 @@ fn ended_edge_is_avoided_from_its_end_on() {
         again.end_edge(ab.unwrap(), later + 5);
         let err = db.commit(again).unwrap_err().to_string();
         assert!(err.contains("already ended"), "{err}");
+    }
+}
+
+/// Vector search as of a moment: a node ended by then is not a hit, before its end it is,
+/// in the delta and from a segment alike.
+#[test]
+fn vector_search_sees_what_was_valid() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    for (k, v) in [("a", [1.0, 0.0]), ("b", [0.9, 0.1]), ("c", [0.0, 1.0])] {
+        let mut p = titled(k);
+        p.embedding = Some(v.to_vec());
+        b.create_node(k, p);
+    }
+    db.commit(b).unwrap();
+    let created = db.snapshot().node_by_key("a").unwrap().unwrap().created_at;
+    let end = created + 1_000;
+    let mut b = WriteBatch::new();
+    b.update_node(
+        "a",
+        NodePatch {
+            valid_to: Some(Some(end)),
+            ..NodePatch::default()
+        },
+    );
+    db.commit(b).unwrap();
+    for flush in [false, true] {
+        if flush {
+            db.checkpoint().unwrap();
+        }
+        let snap = db.snapshot();
+        let hits = |t: u64| -> Vec<String> {
+            let q = hopgraph::VectorQuery::new(vec![1.0, 0.0])
+                .limit(2)
+                .filter(NodeFilter::any().valid_at(t));
+            snap.search_vector(&q)
+                .unwrap()
+                .iter()
+                .map(|h| snap.node(h.node).unwrap().unwrap().key.clone())
+                .collect()
+        };
+        assert_eq!(hits(end - 1), ["a", "b"]);
+        assert_eq!(hits(end), ["b", "c"]);
+        assert!(hits(created - 1).is_empty());
     }
 }

@@ -211,9 +211,9 @@ impl State {
                 }
                 let mut buf = [0u32; 64];
                 let mut len = 0;
-                for i in first..range.end {
+                for (i, &n) in (first..range.end).zip(&all[first - range.start..]) {
                     if accepted(i) {
-                        buf[len] = nbrs[i];
+                        buf[len] = n;
                         len += 1;
                         if len == buf.len() {
                             f(&buf, RunEntry::NONE)?;

@@ -235,9 +235,12 @@ fn apply(db: &mut Database, dir: &std::path::Path, m: &mut Model, step: &Step) {
         }
         Step::Checkpoint => {
             db.checkpoint().unwrap();
+            // Every segment's time sections agree with its records and rows.
+            db.verify().unwrap();
         }
         Step::Compact => {
             db.compact().unwrap();
+            db.verify().unwrap();
         }
         Step::Reopen => {
             let fresh = Database::open(dir).unwrap();

@@ -35,6 +35,8 @@ pub const MESSAGE_VALUES_MAX: usize = 1 << 16;
 pub const MESSAGE_DEPTH_MAX: usize = ARGUMENTS_DEPTH_MAX + 8;
 /// Longest string anywhere in a message, unless its argument has a lower limit.
 pub const STRING_BYTES_MAX: usize = limits::NODE_CONTENT_BYTES_MAX;
+/// Longest timestamp argument (`as_of`, `valid_from`, `valid_to`, `at`), in bytes.
+pub const TIME_BYTES_MAX: usize = 64;
 /// Most items of an array anywhere in a message, unless its argument has a lower limit.
 pub const ARRAY_ITEMS_MAX: usize = limits::EMBEDDING_DIMS_MAX;
 
@@ -67,7 +69,13 @@ fn limits_of(name: &str) -> ArgLimits {
         "query" => arg(ARRAY_ITEMS_MAX, hopgraph_memory::search::QUERY_BYTES_MAX),
         "title" => arg(ARRAY_ITEMS_MAX, hopgraph_memory::nodes::TITLE_BYTES_MAX),
         "memory_id" | "source_id" | "target_id" | "edge_id" | "from_id" | "to_id" | "id"
-        | "from" | "to" | "name" => arg(ARRAY_ITEMS_MAX, ID_BYTES_MAX),
+        | "from" | "to" | "name" | "by_id" => arg(ARRAY_ITEMS_MAX, ID_BYTES_MAX),
+        "as_of" | "valid_from" | "valid_to" | "at" => arg(ARRAY_ITEMS_MAX, TIME_BYTES_MAX),
+        "reason" => arg(ARRAY_ITEMS_MAX, hopgraph_memory::history::REASON_BYTES_MAX),
+        "derived_edge_types" => arg(
+            hopgraph_memory::history::DERIVED_TYPES_MAX,
+            limits::EDGE_TYPE_BYTES_MAX,
+        ),
         "edge_type" | "relationType" => arg(ARRAY_ITEMS_MAX, limits::EDGE_TYPE_BYTES_MAX),
         "context" => arg(ARRAY_ITEMS_MAX, hopgraph_memory::CONTEXT_NAME_BYTES_MAX),
         _ => DEFAULT,
@@ -77,7 +85,7 @@ fn limits_of(name: &str) -> ArgLimits {
 /// Limits of the items of list argument `name`.
 fn item_limits_of(name: &str) -> ArgLimits {
     match name {
-        "edge_types" => arg(ARRAY_ITEMS_MAX, limits::EDGE_TYPE_BYTES_MAX),
+        "edge_types" | "derived_edge_types" => arg(ARRAY_ITEMS_MAX, limits::EDGE_TYPE_BYTES_MAX),
         "seed_doc_ids" => arg(ARRAY_ITEMS_MAX, ID_BYTES_MAX),
         _ => DEFAULT,
     }

@@ -115,7 +115,7 @@ fn context() -> Value {
         "minLength": 1,
         "maxLength": 64,
         "pattern": CONTEXT_PATTERN,
-        "description": "Separate database (default \"default\"); create_memory and aim_memory_store create it, reads of a missing one see an empty store."
+        "description": "Separate database (default \"default\"); only create_memory and aim_memory_store create one."
     })
 }
 
@@ -129,6 +129,41 @@ fn location() -> Value {
 
 fn id(description: &str) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": 512, "description": description})
+}
+
+/// An RFC 3339 timestamp argument.
+fn time(description: &str) -> Value {
+    json!({"type": "string", "maxLength": 64, "description": description})
+}
+
+/// The `as_of` argument of the read tools.
+fn as_of() -> Value {
+    time("RFC 3339: see only what was valid then.")
+}
+
+/// `valid_from` and `valid_to` in a result: RFC 3339, `valid_to` null while valid.
+fn validity() -> Value {
+    json!({
+        "valid_from": {"type": "string"},
+        "valid_to": {"type": ["string", "null"], "description": "null: still valid."}
+    })
+}
+
+/// Adds `extra`'s properties to the object schema of properties `props`.
+fn with(mut props: Value, extra: Value) -> Value {
+    if let (Some(m), Some(x)) = (props.as_object_mut(), extra.as_object()) {
+        m.extend(x.clone());
+    }
+    props
+}
+
+fn stale() -> Value {
+    json!({
+        "type": ["object", "null"],
+        "description": "Derived from a memory that stopped being valid (update_memory clears it).",
+        "properties": {"since": {"type": "string"}, "because": {"type": "string"}, "hops": {"type": "integer", "minimum": 1}},
+        "required": ["since", "because", "hops"]
+    })
 }
 
 fn nullable(t: &str) -> Value {
@@ -166,8 +201,10 @@ fn memory_view(extra: Value) -> Value {
         "metadata": {"type": "object"},
         "status": {"type": ["string", "null"], "description": "metadata.status, e.g. \"superseded\"."},
         "created_at": {"type": "string", "description": "RFC 3339 timestamp."},
-        "embedding": {"type": "array", "items": {"type": "number"}, "description": "Only with echo_embedding."}
+        "embedding": {"type": "array", "items": {"type": "number"}, "description": "Only with echo_embedding."},
+        "stale": stale()
     });
+    props = with(props, validity());
     if let (Some(m), Some(x)) = (props.as_object_mut(), extra.as_object()) {
         m.extend(x.clone());
     }
@@ -594,7 +631,9 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "metadata": {"type": "object", "default": {}, "description": "Any keys (status, confidence, ...), at most 64 KB."},
                     "id": id("Caller-chosen id; an existing one is an error."),
                     "title": {"type": "string", "maxLength": 4096},
-                    "echo_embedding": {"type": "boolean", "default": false}
+                    "echo_embedding": {"type": "boolean", "default": false},
+                    "valid_from": time("RFC 3339; default now."),
+                    "valid_to": time("RFC 3339; default never.")
                 }),
                 &["type", "content"],
             ),
@@ -606,7 +645,7 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "update_memory",
             title: "Update a memory",
-            description: "Change the fields given (metadata replaces the whole object); id, created_at and edges stay. Re-indexed, and re-embedded by a server model when title or content change. Returns the memory. Example: {\"memory_id\": \"m-17\", \"content\": \"Deploy failed: config change\", \"importance\": 0.8}",
+            description: "Change the fields given (metadata replaces the whole object); id, created_at and edges stay; a stale flag is cleared. Re-indexed, and re-embedded by a server model when title or content change. Returns the memory. Example: {\"memory_id\": \"m-17\", \"content\": \"Deploy failed: config change\", \"importance\": 0.8}",
             input: input(
                 json!({
                     "memory_id": id("Memory id."),
@@ -616,7 +655,9 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "metadata": {"type": "object", "description": "At most 64 KB."},
                     "title": {"type": "string", "maxLength": 4096},
                     "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096},
-                    "echo_embedding": {"type": "boolean", "default": false}
+                    "echo_embedding": {"type": "boolean", "default": false},
+                    "valid_from": time("RFC 3339."),
+                    "valid_to": time("RFC 3339.")
                 }),
                 &["memory_id"],
             ),
@@ -626,10 +667,78 @@ fn memory_tool_defs() -> Vec<ToolDef> {
             idempotent: true,
         },
         ToolDef {
+            name: "supersede_memory",
+            title: "Supersede a memory",
+            description: "Replace a current memory, in one commit: the new memory (by_id, or type, content, ... as in create_memory) valid from `at`, an edge new -supersedes-> old with metadata.reason, the old one valid until `at` with status superseded. Memories derived from the old one (X -derived_from-> old, up to 5 hops, current only) are flagged stale and listed. Example: {\"memory_id\": \"addr-1\", \"content\": \"Alice lives in Paris\", \"type\": \"semantic\", \"reason\": \"moved\"}",
+            input: input(
+                json!({
+                    "memory_id": id("The memory being replaced."),
+                    "by_id": id("An existing memory that replaces it."),
+                    "type": {"type": "string", "enum": ["episodic", "semantic", "procedural", "strategic"]},
+                    "content": {"type": "string"},
+                    "title": {"type": "string", "maxLength": 4096},
+                    "id": id("Id of the new memory."),
+                    "importance": {"type": "number", "minimum": 0.0, "maximum": 1.0},
+                    "metadata": {"type": "object"},
+                    "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096},
+                    "at": time("RFC 3339; default now."),
+                    "reason": {"type": "string", "maxLength": 2048},
+                    "derived_edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 100, "default": ["derived_from", "depends_on", "based_on"]}
+                }),
+                &["memory_id"],
+            ),
+            output: {
+                let get = memory_view(json!({
+                    "updated_at": {"type": "string"},
+                    "edges": object(json!({"outgoing": {"type": "integer", "minimum": 0}, "incoming": {"type": "integer", "minimum": 0}}), &[])
+                }));
+                object(
+                    json!({
+                        "old": get.clone(),
+                        "new": get,
+                        "edge_id": {"type": "string"},
+                        "stale": {"type": "array", "maxItems": 100, "items": object(json!({
+                            "id": {"type": "string"},
+                            "title": nullable("string"),
+                            "hops": {"type": "integer", "minimum": 1}
+                        }), &[])},
+                        "truncated": {"type": "boolean"}
+                    }),
+                    &[],
+                )
+            },
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        ToolDef {
+            name: "memory_history",
+            title: "Supersession history of a memory",
+            description: "The chain of memories linked by supersedes edges through this one, oldest first, with each one's validity and the reason it replaced its predecessor. Read-only.",
+            input: input(json!({"memory_id": id("Memory id.")}), &["memory_id"]),
+            output: object(
+                json!({
+                    "history": {"type": "array", "maxItems": 100, "items": object(with(json!({
+                        "id": {"type": "string"},
+                        "title": nullable("string"),
+                        "reason": nullable("string")
+                    }), validity()), &[])},
+                    "truncated": {"type": "boolean"}
+                }),
+                &[],
+            ),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+        ToolDef {
             name: "get_memory",
             title: "Get a memory",
             description: "One memory by id, with its counts of outgoing and incoming edges. Read-only.",
-            input: input(json!({"memory_id": id("Memory id.")}), &["memory_id"]),
+            input: input(
+                json!({"memory_id": id("Memory id."), "as_of": as_of()}),
+                &["memory_id"],
+            ),
             output: memory_view(json!({
                 "updated_at": {"type": "string", "description": "RFC 3339 timestamp."},
                 "edges": object(json!({"outgoing": {"type": "integer", "minimum": 0}, "incoming": {"type": "integer", "minimum": 0}}), &[])
@@ -641,7 +750,7 @@ fn memory_tool_defs() -> Vec<ToolDef> {
         ToolDef {
             name: "memory_search",
             title: "Search memories",
-            description: "Find memories by words (BM25 over title, content and observations; any word may match, all words, the phrase or a title match rank higher; \"Deploys\" finds \"deploy\") and/or by `embedding` (cosine). With both, the two rankings are fused and neighbours of the best hits can join. Each hit names the best-matching `field` with a `snippet`. `near` keeps memories within `max_hops` of those ids and ranks closer ones higher (score x (1 + 2^-hops)); hits then carry `hops`. Scores: text 0-1 (best 1), cosine, or fused. Read-only.\n\nEXAMPLES:\n- memory_search({query: \"deploy rollback\"})\n- memory_search({query: \"why did the cache fail\", near: [\"incident-42\"], max_hops: 2, edge_types: [\"caused_by\"]})",
+            description: "Find memories by words (BM25 over title, content and observations; any word may match, all words, the phrase or a title match rank higher; \"Deploys\" finds \"deploy\") and/or by `embedding` (cosine). With both, the two rankings are fused and neighbours of the best hits can join. Each hit names the best-matching `field` with a `snippet`. `near` keeps memories within `max_hops` of those ids and ranks closer ones higher (score x (1 + 2^-hops)); hits then carry `hops`. Scores: text 0-1 (best 1), cosine, or fused. Only current memories unless `as_of` or include_history. Read-only.\n\nEXAMPLES:\n- memory_search({query: \"deploy rollback\"})\n- memory_search({query: \"why did the cache fail\", near: [\"incident-42\"], max_hops: 2, edge_types: [\"caused_by\"]})",
             input: input(
                 json!({
                     "query": {"type": "string", "maxLength": 4096, "description": "Required unless `embedding` is given."},
@@ -654,7 +763,11 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "embedding": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 4096, "description": "Omit to let a server model embed `query`."},
                     "near": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 100, "description": "Memory ids; edges walked both ways."},
                     "max_hops": {"type": "integer", "minimum": 1, "maximum": 6, "default": 2, "description": "With `near`."},
-                    "edge_types": {"type": "array", "items": {"type": "string"}, "description": "With `near`; default any."}
+                    "edge_types": {"type": "array", "items": {"type": "string"}, "description": "With `near`; default any."},
+                    "as_of": as_of(),
+                    "include_history": {"type": "boolean", "default": false, "description": "Also memories not valid now; hits carry `current`."},
+                    "recency_half_life_days": {"type": "number", "exclusiveMinimum": 0, "description": "Score x 2^(-age/half-life), age since valid_from."},
+                    "importance_weight": {"type": "number", "minimum": 0, "maximum": 1, "description": "Score x (1 - w + w x importance)."}
                 }),
                 &[],
             ),
@@ -667,8 +780,12 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                         "type": nullable("string"),
                         "field": {"type": ["string", "null"], "enum": ["title", "content", "observations", null], "description": "The field that matched best; null for an embedding-only hit."},
                         "snippet": {"type": ["string", "null"], "maxLength": 200, "description": "Up to 200 characters of that field around the first match."},
-                        "hops": {"type": "integer", "minimum": 0, "description": "With `near` only: hops from the nearest `near` memory (0: one of them)."}
-                    }), &["hops"])},
+                        "hops": {"type": "integer", "minimum": 0, "description": "With `near` only: hops from the nearest `near` memory (0: one of them)."},
+                        "current": {"type": "boolean", "description": "With include_history only: valid now."},
+                        "stale": stale(),
+                        "valid_from": {"type": "string"},
+                        "valid_to": {"type": ["string", "null"]}
+                    }), &["hops", "current"])},
                     "truncated": {"type": "boolean"}
                 }),
                 &[],
@@ -704,7 +821,9 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "target_id": id("Memory id."),
                     "edge_type": {"type": "string", "minLength": 1, "maxLength": 128},
                     "metadata": {"type": "object", "description": "At most 4 KB."},
-                    "weight": {"type": "number", "default": 1.0}
+                    "weight": {"type": "number", "default": 1.0},
+                    "valid_from": time("RFC 3339; default now."),
+                    "valid_to": time("RFC 3339; default never.")
                 }),
                 &["source_id", "target_id", "edge_type"],
             ),
@@ -716,8 +835,26 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "edge_type": {"type": "string"},
                     "metadata": {"type": "object"},
                     "weight": {"type": "number"},
-                    "created_at": {"type": "string"}
+                    "created_at": {"type": "string"},
+                    "valid_from": {"type": "string"},
+                    "valid_to": {"type": ["string", "null"]}
                 }),
+                &[],
+            ),
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        ToolDef {
+            name: "end_link",
+            title: "End an edge",
+            description: "Stop an edge being valid at `at`; it stays for history and as_of reads (unlink deletes). An edge already ended is an error.",
+            input: input(
+                json!({"edge_id": id("Edge id."), "at": time("RFC 3339; default now.")}),
+                &["edge_id"],
+            ),
+            output: object(
+                json!({"edge_id": {"type": "string"}, "valid_to": {"type": "string"}}),
                 &[],
             ),
             read_only: false,
@@ -746,18 +883,22 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "memory_id": id("Memory id."),
                     "edge_type": {"type": "string", "minLength": 1, "maxLength": 128},
                     "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+                    "as_of": as_of()
                 }),
                 &["memory_id"],
             ),
             output: list_of(object(
-                json!({
-                    "memory_id": {"type": "string"},
-                    "edge_id": {"type": "string"},
-                    "edge_type": {"type": "string"},
-                    "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
-                    "summary": {"type": "string"}
-                }),
+                with(
+                    json!({
+                        "memory_id": {"type": "string"},
+                        "edge_id": {"type": "string"},
+                        "edge_type": {"type": "string"},
+                        "direction": {"type": "string", "enum": ["outgoing", "incoming"]},
+                        "summary": {"type": "string"}
+                    }),
+                    validity(),
+                ),
                 &[],
             )),
             read_only: true,
@@ -774,7 +915,8 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Default all."},
                     "max_depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both"}
+                    "direction": {"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both"},
+                    "as_of": as_of()
                 }),
                 &["memory_id"],
             ),
@@ -782,11 +924,11 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                 json!({
                     "memory_id": {"type": "string"},
                     "depth": {"type": "integer", "minimum": 1},
-                    "path": {"type": "array", "items": object(json!({
+                    "path": {"type": "array", "items": object(with(json!({
                         "edge_id": {"type": "string"},
                         "edge_type": {"type": "string"},
                         "direction": {"type": "string", "enum": ["outgoing", "incoming"]}
-                    }), &[])},
+                    }), validity()), &[])},
                     "summary": {"type": "string"}
                 }),
                 &[],
@@ -806,7 +948,8 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "max_hops": {"type": "integer", "minimum": 1, "maximum": 10, "default": 4},
                     "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Default all."},
                     "direction": {"type": "string", "enum": ["both", "out", "in"], "default": "both"},
-                    "all_shortest": {"type": "boolean", "default": false, "description": "Every shortest path in `paths` (at most 16)."}
+                    "all_shortest": {"type": "boolean", "default": false, "description": "Every shortest path in `paths` (at most 16)."},
+                    "as_of": as_of()
                 }),
                 &["from_id", "to_id"],
             ),
@@ -817,9 +960,17 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                         "title": {"type": ["string", "null"], "description": "Memory title."},
                         "edge_type_to_next": {"type": "string", "description": "The edge type linking this node to the next one in the path. Absent on the final node."},
                         "direction_to_next": {"type": "string", "enum": ["forward", "backward"], "description": "forward when the edge runs from this node to the next."},
-                        "edge_id": {"type": "string", "description": "The id of that edge."}
+                        "edge_id": {"type": "string", "description": "The id of that edge."},
+                        "valid_from": {"type": "string", "description": "That edge's validity."},
+                        "valid_to": {"type": ["string", "null"]}
                     }),
-                    &["edge_type_to_next", "direction_to_next", "edge_id"],
+                    &[
+                        "edge_type_to_next",
+                        "direction_to_next",
+                        "edge_id",
+                        "valid_from",
+                        "valid_to",
+                    ],
                 );
                 object(
                     json!({
@@ -849,9 +1000,10 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                     "direction": {"type": "string", "enum": ["both", "forward", "backward", "outgoing", "incoming", "any"], "default": "both", "description": "outgoing/incoming = forward/backward."},
                     "edge_types": {"type": "array", "items": {"type": "string"}, "maxItems": 1000, "description": "Default all."},
                     "filter_properties": {"type": "object", "description": "e.g. {\"type\": \"semantic\"}"},
-                    "include_superseded": {"type": "boolean", "default": false, "description": "false drops memories with status superseded."},
+                    "include_superseded": {"type": "boolean", "default": false, "description": "false drops memories with status superseded or not valid now."},
                     "include_route": {"type": "boolean", "default": false},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+                    "as_of": as_of()
                 }),
                 &["seed_doc_ids", "hops"],
             ),

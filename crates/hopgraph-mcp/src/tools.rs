@@ -14,9 +14,11 @@ use hopgraph::Direction;
 use hopgraph::kernel::Budget;
 use hopgraph_memory::aim;
 use hopgraph_memory::edges::{self, LinkRequest};
+use hopgraph_memory::history::{self, SupersedeRequest};
 use hopgraph_memory::nodes::{self, CreateMemoryRequest, UpdateMemoryRequest};
 use hopgraph_memory::path::{self, PathRequest};
 use hopgraph_memory::search::{self, SearchRequest};
+use hopgraph_memory::time::opt_time;
 use hopgraph_memory::walk::{self, ExpandRequest, ListResult, RelatedRequest, TraverseRequest};
 use hopgraph_memory::{ToolError, ToolErrorKind, stats};
 
@@ -51,6 +53,48 @@ fn husk_direction(args: &Args<'_>) -> Result<Direction, ToolError> {
             _ => Direction::Both,
         },
     )
+}
+
+/// The optional `as_of` argument, in ms since the Unix epoch.
+fn as_of(args: &Args<'_>) -> Result<Option<u64>, ToolError> {
+    opt_time("as_of", args.opt_str("as_of")?.as_deref())
+}
+
+/// The fields of a new memory (`create_memory`, `supersede_memory`).
+fn new_memory(args: &Args<'_>) -> Result<CreateMemoryRequest, ToolError> {
+    let id = args.opt_str("id")?;
+    if let Some(id) = &id {
+        check_id("id", id)?;
+    }
+    Ok(CreateMemoryRequest {
+        memory_type: args.req_str("type")?,
+        content: args.req_str("content")?,
+        embedding: args.opt_num_list("embedding")?,
+        importance: args.opt_f64("importance")?,
+        metadata: args.opt_obj("metadata")?,
+        id,
+        title: args.opt_str("title")?,
+        echo_embedding: args.opt_bool("echo_embedding")?.unwrap_or(false),
+        valid_from: args.opt_str("valid_from")?,
+        valid_to: args.opt_str("valid_to")?,
+    })
+}
+
+/// Fills in a new memory's embedding with the server's model (the caller's wins), before
+/// the memory functions take the write lock.
+fn embed_new(
+    handle: &DbHandle,
+    embedder: Option<&hopgraph_embed::Embedder>,
+    req: &mut CreateMemoryRequest,
+) -> Result<(), ToolError> {
+    if let Some(e) = embedder
+        && req.embedding.is_none()
+    {
+        embed::check_model(handle, e, true)?;
+        let text = embed::memory_text(req.title.as_deref(), &req.content);
+        req.embedding = Some(embed::embed_one(e, text)?);
+    }
+    Ok(())
 }
 
 fn usize_of(x: i64) -> usize {
@@ -147,31 +191,61 @@ pub fn call(
     };
     match name {
         "create_memory" => {
-            let id = args.opt_str("id")?;
-            if let Some(id) = &id {
-                check_id("id", id)?;
-            }
-            let mut req = CreateMemoryRequest {
-                memory_type: args.req_str("type")?,
-                content: args.req_str("content")?,
-                embedding: args.opt_num_list("embedding")?,
-                importance: args.opt_f64("importance")?,
-                metadata: args.opt_obj("metadata")?,
-                id,
-                title: args.opt_str("title")?,
-                echo_embedding: args.opt_bool("echo_embedding")?.unwrap_or(false),
-            };
+            let mut req = new_memory(&args)?;
             let handle = written(None)?;
-            // The caller's embedding wins; otherwise the server's model embeds the text,
-            // before `create_memory` takes the write lock.
-            if let Some(e) = embedder
-                && req.embedding.is_none()
-            {
-                embed::check_model(&handle, e, true)?;
-                let text = embed::memory_text(req.title.as_deref(), &req.content);
-                req.embedding = Some(embed::embed_one(e, text)?);
-            }
+            embed_new(&handle, embedder, &mut req)?;
             ToolOutput::json(&nodes::create_memory(&handle, &req)?)
+        }
+        "supersede_memory" => {
+            let by_id = args.opt_str("by_id")?;
+            const NEW_FIELDS: [&str; 7] = [
+                "type",
+                "content",
+                "title",
+                "id",
+                "importance",
+                "metadata",
+                "embedding",
+            ];
+            let new_fields = NEW_FIELDS.iter().any(|k| args.get(k).is_some());
+            let mut req = SupersedeRequest {
+                memory_id: args.req_id("memory_id")?,
+                new_memory: None,
+                at: args.opt_str("at")?,
+                reason: args.opt_str("reason")?,
+                derived_edge_types: args.opt_str_list("derived_edge_types")?,
+                by_id,
+            };
+            match &req.by_id {
+                Some(by) => {
+                    check_id("by_id", by)?;
+                    if new_fields {
+                        return Err(ToolError::invalid_arg(
+                            "by_id",
+                            "give either by_id or the new memory's fields (type, content, ...), not both",
+                        ));
+                    }
+                }
+                None => req.new_memory = Some(new_memory(&args)?),
+            }
+            let handle = written(None)?;
+            if let Some(m) = &mut req.new_memory {
+                embed_new(&handle, embedder, m)?;
+            }
+            ToolOutput::json(&history::supersede_memory(
+                &handle,
+                &mut stores.scratch(),
+                &req,
+            )?)
+        }
+        "memory_history" => {
+            let id = args.req_id("memory_id")?;
+            ToolOutput::json(&history::memory_history(&read(None)?, &id)?)
+        }
+        "end_link" => {
+            let id = args.req_id("edge_id")?;
+            let at = args.opt_str("at")?;
+            ToolOutput::json(&edges::end_link(&*written(None)?, &id, at.as_deref())?)
         }
         "update_memory" => {
             let mut req = UpdateMemoryRequest {
@@ -183,6 +257,8 @@ pub fn call(
                 title: args.opt_str("title")?,
                 embedding: args.opt_num_list("embedding")?,
                 echo_embedding: args.opt_bool("echo_embedding")?.unwrap_or(false),
+                valid_from: args.opt_str("valid_from")?,
+                valid_to: args.opt_str("valid_to")?,
             };
             let handle = written(None)?;
             // A changed title or content gets the model's embedding of the new text,
@@ -205,7 +281,8 @@ pub fn call(
         }
         "get_memory" => {
             let id = args.req_id("memory_id")?;
-            ToolOutput::json(&nodes::get_memory(&read(None)?, &id)?)
+            let t = as_of(&args)?;
+            ToolOutput::json(&nodes::get_memory_as_of(&read(None)?, &id, t)?)
         }
         "delete_memory" => {
             let id = args.req_id("memory_id")?;
@@ -230,6 +307,10 @@ pub fn call(
                     .opt_int("max_hops", 1, 6)?
                     .map(|x| u64::try_from(x).unwrap_or(1)),
                 edge_types: args.opt_str_list("edge_types")?,
+                as_of: args.opt_str("as_of")?,
+                include_history: args.opt_bool("include_history")?.unwrap_or(false),
+                recency_half_life_days: args.opt_f64("recency_half_life_days")?,
+                importance_weight: args.opt_f64("importance_weight")?,
             };
             let handle = stores.for_read(ctx, None)?;
             let snap = handle
@@ -260,6 +341,8 @@ pub fn call(
                 edge_type: args.req_str("edge_type")?,
                 metadata: args.opt_obj("metadata")?,
                 weight: args.opt_f64("weight")?,
+                valid_from: args.opt_str("valid_from")?,
+                valid_to: args.opt_str("valid_to")?,
             };
             ToolOutput::json(&edges::link(&*written(None)?, &req)?)
         }
@@ -274,7 +357,8 @@ pub fn call(
                 direction: husk_direction(&args)?,
                 limit: usize_of(args.opt_int("limit", 1, 100)?.unwrap_or(20)),
             };
-            wrapped(&walk::related(&read(None)?, &req)?)
+            let t = as_of(&args)?;
+            wrapped(&walk::related_as_of(&read(None)?, &req, t)?)
         }
         "traverse" => {
             let req = TraverseRequest {
@@ -285,8 +369,14 @@ pub fn call(
                 direction: husk_direction(&args)?,
                 budget: budget(),
             };
+            let t = as_of(&args)?;
             let snap = read(None)?;
-            wrapped(&walk::traverse(&snap, &mut stores.scratch(), &req)?)
+            wrapped(&walk::traverse_as_of(
+                &snap,
+                &mut stores.scratch(),
+                &req,
+                t,
+            )?)
         }
         "memory_path" => {
             let req = PathRequest {
@@ -305,8 +395,9 @@ pub fn call(
                 all_shortest: args.opt_bool("all_shortest")?.unwrap_or(false),
                 budget: budget(),
             };
+            let t = as_of(&args)?;
             let snap = read(None)?;
-            let result = path::memory_path(&snap, &mut stores.scratch(), &req)?;
+            let result = path::memory_path_as_of(&snap, &mut stores.scratch(), &req, t)?;
             let mut out = ToolOutput::json(&result)?;
             out.text = result.text();
             Ok(out)
@@ -344,8 +435,9 @@ pub fn call(
                 limit: usize_of(args.opt_int("limit", 1, 1000)?.unwrap_or(100)),
                 budget: budget(),
             };
+            let t = as_of(&args)?;
             let snap = read(None)?;
-            ToolOutput::json(&walk::expand(&snap, &mut stores.scratch(), &req)?)
+            ToolOutput::json(&walk::expand_as_of(&snap, &mut stores.scratch(), &req, t)?)
         }
         "graph_stats" => {
             let s = match stores.for_read(ctx, None)? {

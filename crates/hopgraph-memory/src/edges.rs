@@ -1,4 +1,4 @@
-//! `link` and `unlink` (HUSK's graph tools).
+//! `link` and `unlink` (HUSK's graph tools), and `end_link`.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -11,6 +11,8 @@ use hopgraph::Error;
 use hopgraph::{Edge, EdgeProps, Props};
 use hopgraph::{EdgeId, limits};
 use hopgraph::{OpResult, Snapshot, WriteBatch};
+
+use crate::time::{check_interval, now_ms, opt_time, parse_time};
 
 /// A `link` request.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -26,6 +28,10 @@ pub struct LinkRequest {
     pub metadata: Option<Props>,
     /// Edge weight (default 1.0).
     pub weight: Option<f64>,
+    /// Start of validity (RFC 3339); default: when it is written.
+    pub valid_from: Option<String>,
+    /// End of validity (RFC 3339, exclusive); default: never ends.
+    pub valid_to: Option<String>,
 }
 
 /// An edge as `link` returns it.
@@ -45,6 +51,10 @@ pub struct EdgeView {
     pub weight: Value,
     /// Creation time (RFC 3339).
     pub created_at: String,
+    /// Start of validity (RFC 3339).
+    pub valid_from: String,
+    /// End of validity (RFC 3339); `null`: still valid.
+    pub valid_to: Option<String>,
 }
 
 impl EdgeView {
@@ -68,6 +78,8 @@ impl EdgeView {
             metadata: edge.props.clone(),
             weight: number_f32(edge.weight),
             created_at: rfc3339(edge.created_at),
+            valid_from: rfc3339(edge.valid_from),
+            valid_to: edge.valid_to.map(rfc3339),
         })
     }
 }
@@ -91,6 +103,9 @@ pub fn link(db: &Database, req: &LinkRequest) -> Result<EdgeView, ToolError> {
             format!("must be a finite 32-bit float, got {weight}"),
         ));
     }
+    let valid_from = opt_time("valid_from", req.valid_from.as_deref())?;
+    let valid_to = opt_time("valid_to", req.valid_to.as_deref())?;
+    check_interval(valid_from.unwrap_or_else(now_ms), valid_to)?;
     let source_missing = || ToolError::new(ToolErrorKind::NotFound, "Source memory not found.");
     let target_missing = || ToolError::new(ToolErrorKind::NotFound, "Target memory not found.");
     let snap = db.snapshot();
@@ -108,7 +123,8 @@ pub fn link(db: &Database, req: &LinkRequest) -> Result<EdgeView, ToolError> {
         EdgeProps {
             weight: weight32,
             props: metadata,
-            ..EdgeProps::default()
+            valid_from,
+            valid_to,
         },
     );
     let info = match db.commit(batch) {
@@ -175,4 +191,80 @@ pub fn unlink(db: &Database, edge_id: &str) -> Result<UnlinkResult, ToolError> {
         }),
         _ => Err(not_found()),
     }
+}
+
+/// What `end_link` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EndLinkResult {
+    /// The edge.
+    pub edge_id: String,
+    /// Its end of validity now (RFC 3339).
+    pub valid_to: String,
+}
+
+/// `end_link`: the edge stays in the store (for history and `as_of` reads) and stops being
+/// valid at `at` (RFC 3339; default now).
+///
+/// # Errors
+/// `Edge not found.`; `Edge <id> already ended (valid_to <time>).`; an `at` not after the
+/// edge's `valid_from`; storage errors. Nothing is written on an error.
+pub fn end_link(
+    db: &Database,
+    edge_id: &str,
+    at: Option<&str>,
+) -> Result<EndLinkResult, ToolError> {
+    let not_found = || ToolError::new(ToolErrorKind::NotFound, "Edge not found.");
+    let at = match at {
+        Some(s) => parse_time("at", s)?,
+        None => now_ms(),
+    };
+    let id = parse_edge_id(edge_id).ok_or_else(not_found)?;
+    let edge = db
+        .snapshot()
+        .edge(id)
+        .map_err(|e| engine_error(&e))?
+        .ok_or_else(not_found)?;
+    if let Some(to) = edge.valid_to {
+        return Err(already_ended(edge_id, to));
+    }
+    if at <= edge.valid_from {
+        return Err(ToolError::invalid_arg(
+            "at",
+            format!(
+                "must be after the edge's valid_from {}, got {}",
+                rfc3339(edge.valid_from),
+                rfc3339(at)
+            ),
+        ));
+    }
+    let mut batch = WriteBatch::new();
+    batch.end_edge(id, at);
+    match db.commit(batch) {
+        Ok(_) => {}
+        Err(e) => {
+            // Another writer got there first: answer as if we had seen it.
+            let snap = db.snapshot();
+            return Err(match snap.edge(id) {
+                Ok(None) => not_found(),
+                Ok(Some(edge)) if edge.valid_to.is_some() => {
+                    already_ended(edge_id, edge.valid_to.unwrap_or_default())
+                }
+                _ => engine_error(&e),
+            });
+        }
+    }
+    Ok(EndLinkResult {
+        edge_id: edge_id.to_owned(),
+        valid_to: rfc3339(at),
+    })
+}
+
+fn already_ended(edge_id: &str, valid_to: u64) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::InvalidArgument,
+        format!(
+            "Edge {edge_id} already ended (valid_to {}).",
+            rfc3339(valid_to)
+        ),
+    )
 }

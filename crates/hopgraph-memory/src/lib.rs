@@ -16,16 +16,39 @@
 //! - an AIM entity is a node with `type` = entityType, `title` = name and
 //!   `metadata.observations` = its observations;
 //! - timestamps are milliseconds since the Unix epoch in the engine and RFC 3339 strings in
-//!   results.
+//!   results;
+//! - every memory and edge has a validity interval (`valid_from`, `valid_to`), the engine's;
+//!   supersession, the staleness cascade and the history chain are in [`history`], the
+//!   timestamp rules and the staleness flag's storage in [`time`].
+
+/// Runs a kernel call on the snapshot, or on its view as of a moment when one is given
+/// (`$g` names the graph inside `$call`).
+macro_rules! on_view {
+    ($snap:expr, $as_of:expr, |$g:ident| $call:expr) => {
+        match $as_of {
+            None => {
+                let $g = $snap;
+                $call
+            }
+            Some(t) => {
+                let view = $snap.as_of(t);
+                let $g = &view;
+                $call
+            }
+        }
+    };
+}
 
 pub mod aim;
 pub mod edges;
 pub mod embed_text;
+pub mod history;
 pub mod kg;
 pub mod nodes;
 pub mod path;
 pub mod search;
 pub mod stats;
+pub mod time;
 pub mod walk;
 
 use std::fmt;
@@ -208,7 +231,7 @@ pub fn non_empty(s: &str) -> Option<String> {
 /// A node's properties as tools show and filter them: its metadata's top-level keys plus
 /// `type`, `title` and `importance`, which win over metadata keys of the same name.
 pub fn node_properties(node: &Node) -> Map<String, Value> {
-    let mut m = node.props.props.clone();
+    let mut m = time::visible_metadata(&node.props.props);
     m.insert("type".into(), Value::String(node.props.kind.clone()));
     m.insert("title".into(), Value::String(node.props.title.clone()));
     m.insert("importance".into(), number_f32(node.props.importance));
@@ -221,6 +244,21 @@ pub fn node_status(node: &Node) -> &str {
         Some(Value::String(s)) => s,
         _ => &node.props.status,
     }
+}
+
+/// The validity of edge `id` as results show it (`null` end: still valid); `None` for an
+/// edge without a record.
+///
+/// # Errors
+/// A damaged edge record.
+pub fn edge_validity(
+    snap: &hopgraph::Snapshot,
+    id: hopgraph::EdgeId,
+) -> Result<Option<time::Validity>, ToolError> {
+    Ok(snap
+        .edge(id)
+        .map_err(|e| engine_error(&e))?
+        .map(|e| time::Validity::of(e.valid_from, e.valid_to)))
 }
 
 /// Characters of content shown when a node has no title.

@@ -1,4 +1,4 @@
-//! `create_memory`, `get_memory` and `delete_memory`.
+//! `create_memory`, `update_memory`, `get_memory` and `delete_memory`.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -9,9 +9,15 @@ use super::{
 };
 use hopgraph::Database;
 use hopgraph::Error;
+use hopgraph::kernel::Adjacency;
 use hopgraph::{Direction, TypeFilter, limits};
 use hopgraph::{Node, NodeProps, Props};
 use hopgraph::{OpResult, Snapshot, WriteBatch};
+
+use crate::time::{
+    STALE_KEY, StaleView, check_interval, check_not_reserved, now_ms, opt_time, stale_of,
+    visible_metadata,
+};
 
 /// The `Memory not found.` error of every tool that takes a `memory_id`.
 pub fn memory_not_found() -> ToolError {
@@ -37,6 +43,10 @@ pub struct CreateMemoryRequest {
     pub title: Option<String>,
     /// Return the embedding in the result.
     pub echo_embedding: bool,
+    /// Start of validity (RFC 3339); default: when it is written.
+    pub valid_from: Option<String>,
+    /// End of validity (RFC 3339, exclusive); default: never ends.
+    pub valid_to: Option<String>,
 }
 
 /// A memory as `create_memory` and `get_memory` return it.
@@ -59,6 +69,12 @@ pub struct MemoryView {
     pub status: Option<String>,
     /// Creation time (RFC 3339).
     pub created_at: String,
+    /// Start of validity (RFC 3339).
+    pub valid_from: String,
+    /// End of validity (RFC 3339); `null`: still valid.
+    pub valid_to: Option<String>,
+    /// Set when the memory was derived from one that stopped being valid; `null` otherwise.
+    pub stale: Option<StaleView>,
     /// The embedding, only when asked for (`echo_embedding`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding: Option<Vec<f64>>,
@@ -73,9 +89,12 @@ impl MemoryView {
             title: non_empty(&node.props.title),
             content: node.props.content.clone(),
             importance: number_f32(node.props.importance),
-            metadata: node.props.props.clone(),
+            metadata: visible_metadata(&node.props.props),
             status: non_empty(node_status(node)),
             created_at: rfc3339(node.created_at),
+            valid_from: rfc3339(node.valid_from),
+            valid_to: node.valid_to.map(rfc3339),
+            stale: stale_of(node),
             embedding: if with_embedding {
                 node.props
                     .embedding
@@ -123,6 +142,58 @@ pub fn check_embedding(name: &str, e: &[f64]) -> Result<Vec<f32>, ToolError> {
 /// Invalid arguments (type outside [`MEMORY_TYPES`], importance outside 0–1, bad embedding,
 /// oversized metadata or content), `Memory <id> already exists.`, storage errors.
 pub fn create_memory(db: &Database, req: &CreateMemoryRequest) -> Result<MemoryView, ToolError> {
+    let new = prepare_memory(req)?;
+    let id = new.id.clone();
+    let mut batch = WriteBatch::new();
+    new.write(&mut batch);
+    commit_new(db, batch)?;
+    let node = read_node(&db.snapshot(), &id)?.ok_or_else(memory_not_found)?;
+    Ok(MemoryView::of(&node, req.echo_embedding))
+}
+
+/// A new memory, checked and ready to be written.
+#[derive(Clone, Debug)]
+pub(crate) struct NewMemory {
+    /// Its key.
+    pub id: String,
+    props: NodeProps,
+    valid_from: Option<u64>,
+    valid_to: Option<u64>,
+}
+
+impl NewMemory {
+    /// Adds the memory (and its interval) to `batch`.
+    pub fn write(self, batch: &mut WriteBatch) {
+        let (from, to) = (self.valid_from, self.valid_to);
+        batch.create_node(self.id.clone(), self.props);
+        if from.is_some() || to.is_some() {
+            batch.update_node(self.id, interval_patch(from, to));
+        }
+    }
+
+    /// Starts the memory's validity at `t` instead.
+    pub fn valid_from(&mut self, t: u64) {
+        self.valid_from = Some(t);
+    }
+}
+
+/// Commits a batch that creates memories, with the contract's message for an id taken.
+pub(crate) fn commit_new(
+    db: &Database,
+    batch: WriteBatch,
+) -> Result<hopgraph::CommitInfo, ToolError> {
+    match db.commit(batch) {
+        Ok(info) => Ok(info),
+        Err(Error::NodeExists { key }) => Err(ToolError::new(
+            ToolErrorKind::AlreadyExists,
+            format!("Memory {key} already exists."),
+        )),
+        Err(e) => Err(engine_error(&e)),
+    }
+}
+
+/// Checks a `create_memory` request and builds the memory it asks for.
+pub(crate) fn prepare_memory(req: &CreateMemoryRequest) -> Result<NewMemory, ToolError> {
     if !MEMORY_TYPES.contains(&req.memory_type.as_str()) {
         return Err(ToolError::invalid_arg(
             "type",
@@ -150,6 +221,11 @@ pub fn create_memory(db: &Database, req: &CreateMemoryRequest) -> Result<MemoryV
     };
     let metadata = req.metadata.clone().unwrap_or_default();
     check_metadata("metadata", &metadata, limits::NODE_PROPS_BYTES_MAX)?;
+    check_not_reserved("metadata", &metadata)?;
+    let valid_from = opt_time("valid_from", req.valid_from.as_deref())?;
+    let valid_to = opt_time("valid_to", req.valid_to.as_deref())?;
+    // Without `valid_from` the commit time starts the interval; now is its lower bound.
+    check_interval(valid_from.unwrap_or_else(now_ms), valid_to)?;
     let title = req.title.clone().unwrap_or_default();
     if title.len() > TITLE_BYTES_MAX {
         return Err(ToolError::invalid_arg(
@@ -179,20 +255,21 @@ pub fn create_memory(db: &Database, req: &CreateMemoryRequest) -> Result<MemoryV
         props: metadata,
         embedding,
     };
-    let mut batch = WriteBatch::new();
-    batch.create_node(id.clone(), props);
-    match db.commit(batch) {
-        Ok(_) => {}
-        Err(Error::NodeExists { key }) => {
-            return Err(ToolError::new(
-                ToolErrorKind::AlreadyExists,
-                format!("Memory {key} already exists."),
-            ));
-        }
-        Err(e) => return Err(engine_error(&e)),
+    Ok(NewMemory {
+        id,
+        props,
+        valid_from,
+        valid_to,
+    })
+}
+
+/// The patch that gives a node the interval `[from, to)` (`None`: as it is).
+pub(crate) fn interval_patch(from: Option<u64>, to: Option<u64>) -> hopgraph::NodePatch {
+    hopgraph::NodePatch {
+        valid_from: from,
+        valid_to: to.map(Some),
+        ..hopgraph::NodePatch::default()
     }
-    let node = read_node(&db.snapshot(), &id)?.ok_or_else(memory_not_found)?;
-    Ok(MemoryView::of(&node, req.echo_embedding))
 }
 
 /// Longest title accepted, in bytes.
@@ -219,6 +296,10 @@ pub struct UpdateMemoryRequest {
     pub embedding: Option<Vec<f64>>,
     /// Return the embedding in the result.
     pub echo_embedding: bool,
+    /// New start of validity (RFC 3339).
+    pub valid_from: Option<String>,
+    /// New end of validity (RFC 3339, exclusive).
+    pub valid_to: Option<String>,
 }
 
 impl UpdateMemoryRequest {
@@ -230,10 +311,12 @@ impl UpdateMemoryRequest {
 
 /// `update_memory`: changes the given fields of an existing memory in one atomic commit,
 /// keeping its id, `created_at` and edges; the engine re-indexes its text (and its
-/// embedding when one is given) and sets `updated_at`.
+/// embedding when one is given) and sets `updated_at`. Any update clears the memory's
+/// staleness flag (the agent has re-checked it).
 ///
 /// # Errors
-/// `Memory not found.`, invalid arguments (as `create_memory`'s), storage errors.
+/// `Memory not found.`, invalid arguments (as `create_memory`'s; an interval that would
+/// end before it starts), storage errors.
 pub fn update_memory(db: &Database, req: &UpdateMemoryRequest) -> Result<MemoryView, ToolError> {
     check_key("memory_id", &req.memory_id)?;
     if let Some(t) = &req.memory_type
@@ -276,6 +359,17 @@ pub fn update_memory(db: &Database, req: &UpdateMemoryRequest) -> Result<MemoryV
     };
     if let Some(m) = &req.metadata {
         check_metadata("metadata", m, limits::NODE_PROPS_BYTES_MAX)?;
+        check_not_reserved("metadata", m)?;
+    }
+    let valid_from = opt_time("valid_from", req.valid_from.as_deref())?;
+    let valid_to = opt_time("valid_to", req.valid_to.as_deref())?;
+    if valid_from.is_some() || valid_to.is_some() {
+        // The interval the memory would have (the engine checks again in the commit).
+        let old = read_node(&db.snapshot(), &req.memory_id)?.ok_or_else(memory_not_found)?;
+        check_interval(
+            valid_from.unwrap_or(old.valid_from),
+            valid_to.or(old.valid_to),
+        )?;
     }
     let embedding = match &req.embedding {
         Some(e) => Some(Some(check_embedding("embedding", e)?)),
@@ -285,6 +379,12 @@ pub fn update_memory(db: &Database, req: &UpdateMemoryRequest) -> Result<MemoryV
         Some(Value::String(s)) => s.clone(),
         _ => String::new(),
     });
+    // New metadata replaces the object (and with it the flag); else the flag is removed.
+    let clear_stale = req.metadata.is_none().then(|| {
+        let mut m = Props::new();
+        m.insert(STALE_KEY.into(), Value::Null);
+        m
+    });
     let patch = hopgraph::NodePatch {
         kind: req.memory_type.clone(),
         title: req.title.clone(),
@@ -292,8 +392,10 @@ pub fn update_memory(db: &Database, req: &UpdateMemoryRequest) -> Result<MemoryV
         importance,
         status,
         props: req.metadata.clone(),
+        merge_props: clear_stale,
         embedding,
-        ..hopgraph::NodePatch::default()
+        valid_from,
+        valid_to: valid_to.map(Some),
     };
     let mut batch = WriteBatch::new();
     batch.update_node(req.memory_id.clone(), patch);
@@ -340,14 +442,45 @@ pub struct GetMemoryResult {
 /// # Errors
 /// `Memory not found.`; storage errors.
 pub fn get_memory(snap: &Snapshot, memory_id: &str) -> Result<GetMemoryResult, ToolError> {
+    get_memory_as_of(snap, memory_id, None)
+}
+
+/// `get_memory` with `as_of` (ms since the Unix epoch): a memory not valid then is
+/// `Memory not found.`, and only the edges valid then are counted.
+///
+/// # Errors
+/// `Memory not found.`; storage errors.
+pub fn get_memory_as_of(
+    snap: &Snapshot,
+    memory_id: &str,
+    as_of: Option<u64>,
+) -> Result<GetMemoryResult, ToolError> {
     let node = read_node(snap, memory_id)?.ok_or_else(memory_not_found)?;
-    Ok(GetMemoryResult {
-        memory: MemoryView::of(&node, false),
-        updated_at: rfc3339(node.updated_at),
-        edges: EdgeCounts {
+    let edges = match as_of {
+        None => EdgeCounts {
             outgoing: snap.degree(node.id, Direction::Out, &TypeFilter::All),
             incoming: snap.degree(node.id, Direction::In, &TypeFilter::All),
         },
+        Some(t) => {
+            if !node.valid_at(t) {
+                return Err(memory_not_found());
+            }
+            let view = snap.as_of(t);
+            let count = |dir| {
+                let mut n = 0u64;
+                view.for_each_edge(node.id, dir, &TypeFilter::All, |_| n += 1);
+                n
+            };
+            EdgeCounts {
+                outgoing: count(hopgraph::EdgeDir::Out),
+                incoming: count(hopgraph::EdgeDir::In),
+            }
+        }
+    };
+    Ok(GetMemoryResult {
+        memory: MemoryView::of(&node, false),
+        updated_at: rfc3339(node.updated_at),
+        edges,
     })
 }
 

@@ -73,6 +73,12 @@ pub struct PathEntry<'s> {
         serialize_with = "edge_id_text"
     )]
     pub edge_id: Option<EdgeId>,
+    /// Start of that edge's validity (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// End of that edge's validity (RFC 3339; `null`: still valid).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<Option<String>>,
 }
 
 /// Writes an edge id as the contract's decimal string, without an intermediate `String`.
@@ -161,12 +167,22 @@ fn entries<'s>(snap: &'s Snapshot, path: &Path) -> Result<Vec<PathEntry<'s>>, To
             )
         })?;
         let hop = path.hops.get(i);
+        let validity = match hop {
+            Some(h) => crate::edge_validity(snap, h.edge)?,
+            None => None,
+        };
+        let (valid_from, valid_to) = match validity {
+            Some(v) => (Some(v.valid_from), Some(v.valid_to)),
+            None => (None, None),
+        };
         out.push(PathEntry {
             id: key,
             title: (!title.is_empty()).then_some(title),
             edge_type_to_next: hop.map(|h| snap.type_name(h.edge_type).unwrap_or("?")),
             direction_to_next: hop.map(|h| if h.forward { "forward" } else { "backward" }),
             edge_id: hop.map(|h| h.edge),
+            valid_from,
+            valid_to,
         });
     }
     Ok(out)
@@ -187,8 +203,27 @@ pub fn memory_path<'s>(
     scratch: &mut Scratch,
     req: &PathRequest,
 ) -> Result<PathResult<'s>, ToolError> {
+    memory_path_as_of(snap, scratch, req, None)
+}
+
+/// [`memory_path`] as of `as_of` (ms since the Unix epoch) when given: only memories and
+/// edges valid then exist (an endpoint not valid then is an unknown memory id).
+///
+/// # Errors
+/// As [`memory_path`].
+pub fn memory_path_as_of<'s>(
+    snap: &'s Snapshot,
+    scratch: &mut Scratch,
+    req: &PathRequest,
+    as_of: Option<u64>,
+) -> Result<PathResult<'s>, ToolError> {
     // Both endpoints at once: their key-index reads overlap.
     let [from, to] = snap.node_id_pair(&req.from, &req.to);
+    let valid = |id: Option<hopgraph::NodeId>| match (id, as_of) {
+        (Some(id), Some(t)) => snap.node_valid_at(id, t).then_some(id),
+        (id, _) => id,
+    };
+    let (from, to) = (valid(from), valid(to));
     let Some(from) = from else {
         return Ok(PathResult::not_found(format!(
             "Unknown memory id: {}",
@@ -225,7 +260,14 @@ pub fn memory_path<'s>(
         r
     };
     if req.all_shortest {
-        let out = kernel::all_shortest_paths(snap, scratch, from, to, &query, ALL_SHORTEST_MAX);
+        let out = on_view!(snap, as_of, |g| kernel::all_shortest_paths(
+            g,
+            scratch,
+            from,
+            to,
+            &query,
+            ALL_SHORTEST_MAX
+        ));
         if let Completion::LimitReached { visited } = out.completion
             && out.paths.is_empty()
         {
@@ -249,7 +291,9 @@ pub fn memory_path<'s>(
             limit_reached: false,
         });
     }
-    match kernel::shortest_path(snap, scratch, from, to, &query) {
+    match on_view!(snap, as_of, |g| kernel::shortest_path(
+        g, scratch, from, to, &query
+    )) {
         PathOutcome::Found(p) => Ok(PathResult {
             found: true,
             hops: u32::try_from(p.hops.len()).unwrap_or(u32::MAX),

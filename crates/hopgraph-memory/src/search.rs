@@ -12,12 +12,20 @@
 //! `min_importance`, `created_after`/`created_before`) apply during the search. With
 //! `near`, only memories within `max_hops` of those ids are searched (the expansion
 //! kernel finds them) and closer ones are boosted ([`near_boost`]).
+//!
+//! Time: without `as_of` only current memories (valid now) are searched, unless
+//! `include_history` (then every memory, each hit saying whether it is `current`); with
+//! `as_of` only the memories valid then (the engine's `NodeFilter::valid_at`, applied
+//! during the search; a `near` walk sees only the edges and memories valid then too).
+//! Optional re-ranking by recency and importance multiplies the final scores
+//! ([`Rerank`]).
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use super::nodes::check_embedding;
+use super::time::parse_time;
 use super::{ToolError, check_range, engine_error, non_empty};
 use hopgraph::kernel::{self, ExpandQuery, Scratch};
 use hopgraph::{Direction, NodeFilter, Snapshot, TypeFilter};
@@ -66,6 +74,16 @@ pub struct SearchRequest {
     pub max_hops: Option<u64>,
     /// With `near`: walk only edges of these types (default: any type).
     pub edge_types: Option<Vec<String>>,
+    /// Search as of this time (RFC 3339): only memories valid then.
+    pub as_of: Option<String>,
+    /// Without `as_of`: search every memory, not only the current ones; hits then carry
+    /// `current`.
+    pub include_history: bool,
+    /// Multiply each score by `2^(-age / half_life)` (age: from `valid_from` to `as_of`
+    /// or now), in days, > 0.
+    pub recency_half_life_days: Option<f64>,
+    /// Multiply each score by `1 - w + w * importance` (0-1).
+    pub importance_weight: Option<f64>,
 }
 
 /// One search hit.
@@ -92,7 +110,53 @@ pub struct SearchHit {
     /// absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hops: Option<u32>,
+    /// Start of the memory's validity (RFC 3339).
+    pub valid_from: String,
+    /// End of its validity (RFC 3339); `null`: still valid.
+    pub valid_to: Option<String>,
+    /// With `include_history`: whether the memory is valid now; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<bool>,
+    /// Its staleness flag (`null` when not stale).
+    pub stale: Option<crate::time::StaleView>,
 }
+
+/// Re-ranking by time and importance (both off by default): a hit's score is multiplied
+/// by `2^(-age / half_life)` (age = the reference time - `valid_from`, at least 0) and by
+/// `1 - importance_weight + importance_weight × importance`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rerank {
+    /// `as_of`, or now.
+    pub reference_ms: u64,
+    /// Half-life of the recency factor, in ms.
+    pub half_life_ms: Option<f64>,
+    /// Weight of importance, 0-1.
+    pub importance_weight: Option<f64>,
+}
+
+impl Rerank {
+    /// Whether anything is re-ranked.
+    pub fn is_on(&self) -> bool {
+        self.half_life_ms.is_some() || self.importance_weight.is_some()
+    }
+
+    /// The factor for a memory valid from `valid_from` with `importance`.
+    pub fn factor(&self, valid_from: u64, importance: f32) -> f64 {
+        let mut f = 1.0;
+        if let Some(h) = self.half_life_ms {
+            #[allow(clippy::cast_precision_loss, reason = "ages in ms fit f64 closely")]
+            let age = self.reference_ms.saturating_sub(valid_from) as f64;
+            f *= (-age / h).exp2();
+        }
+        if let Some(w) = self.importance_weight {
+            f *= 1.0 - w + w * f64::from(importance.clamp(0.0, 1.0));
+        }
+        f
+    }
+}
+
+/// Milliseconds in a day.
+const DAY_MS: f64 = 86_400_000.0;
 
 /// What `memory_search` returns.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -158,7 +222,31 @@ pub fn memory_search_in(
             "must contain a word (or give an `embedding`)",
         ));
     }
+    let now = crate::time::now_ms();
+    let as_of = crate::time::opt_time("as_of", req.as_of.as_deref())?;
+    // The moment the search sees: `as_of`, else now unless the whole history is asked for.
+    let at = as_of.or((!req.include_history).then_some(now));
+    let rerank = Rerank {
+        reference_ms: as_of.unwrap_or(now),
+        half_life_ms: match req.recency_half_life_days {
+            Some(d) if d.is_finite() && d > 0.0 && d <= 1e9 => Some(d * DAY_MS),
+            Some(d) => {
+                return Err(ToolError::invalid_arg(
+                    "recency_half_life_days",
+                    format!("must be a number of days > 0 (at most 1e9), got {d}"),
+                ));
+            }
+            None => None,
+        },
+        importance_weight: match req.importance_weight {
+            Some(w) => Some(check_range("importance_weight", w, 0.0, 1.0)?),
+            None => None,
+        },
+    };
     let mut filter = filter_of(req)?;
+    if let Some(t) = at {
+        filter = filter.valid_at(t);
+    }
     let hops = match &req.near {
         Some(near) => {
             let max_hops = check_range(
@@ -173,6 +261,7 @@ pub fn memory_search_in(
                 near,
                 u32::try_from(max_hops).unwrap_or(2),
                 req.edge_types.as_deref(),
+                at,
             )?;
             filter = filter.nodes(hops.keys().copied());
             Some(hops)
@@ -201,7 +290,7 @@ pub fn memory_search_in(
     let text = if has_text {
         // Fusion needs both lists deeper than the page: a memory ranked low by words but
         // high by meaning must still be in the text list to be counted twice.
-        let depth = if query_embedding.is_some() {
+        let depth = if query_embedding.is_some() || rerank.is_on() {
             want.max(FUSION_DEPTH_MIN)
         } else {
             want
@@ -221,14 +310,27 @@ pub fn memory_search_in(
     } else {
         Vec::new()
     };
-    let mut hits = fuse(
+    // Re-ranking picks from a deeper pool than the page.
+    let pool = if rerank.is_on() {
+        want.max(FUSION_DEPTH_MIN)
+    } else {
+        want
+    };
+    let hits = fuse(
         snap,
         &text,
         query_embedding.as_deref(),
         &filter,
         hops.as_ref(),
-        want,
+        pool,
         &mut truncated,
+    )?;
+    let mut hits = finish(
+        snap,
+        hits,
+        &rerank,
+        req.include_history.then_some(now),
+        want,
     )?;
     if hits.len() > offset + limit {
         truncated = true;
@@ -250,6 +352,7 @@ fn near_hops(
     near: &[String],
     max_hops: u32,
     edge_types: Option<&[String]>,
+    at: Option<u64>,
 ) -> Result<HashMap<NodeId, u32>, ToolError> {
     if near.is_empty() || near.len() > NEAR_IDS_MAX {
         return Err(ToolError::invalid_arg(
@@ -282,7 +385,7 @@ fn near_hops(
     let mut query = ExpandQuery::new(&seeds, max_hops, Direction::Both);
     query.types = &types;
     query.limit = NEAR_REACH_MAX.saturating_sub(seeds.len());
-    let out = kernel::expand(snap, scratch, &query);
+    let out = on_view!(snap, at, |g| kernel::expand(g, scratch, &query));
     let mut hops: HashMap<NodeId, u32> = seeds.iter().map(|&s| (s, 0)).collect();
     for r in out.results {
         hops.entry(r.node).or_insert(r.hop);
@@ -545,9 +648,52 @@ fn fuse(
             field,
             snippet: matched.map(|(_, s)| s.clone()),
             hops: hops.and_then(|h| h.get(&id).copied()),
+            valid_from: crate::rfc3339(node.valid_from),
+            valid_to: node.valid_to.map(crate::rfc3339),
+            current: None,
+            stale: crate::time::stale_of(&node),
         });
     }
     // Equal rounded scores keep the fused order (cosine, then node id).
+    Ok(hits)
+}
+
+/// Applies the re-ranking (re-sorting and re-rounding when on) and marks `current` when
+/// `now` is given (`include_history`).
+fn finish(
+    snap: &Snapshot,
+    mut hits: Vec<SearchHit>,
+    rerank: &Rerank,
+    now: Option<u64>,
+    want: usize,
+) -> Result<Vec<SearchHit>, ToolError> {
+    if !rerank.is_on() && now.is_none() {
+        return Ok(hits);
+    }
+    let mut nodes = Vec::with_capacity(hits.len());
+    for h in &hits {
+        nodes.push(
+            snap.node_id(&h.id)
+                .map(|id| snap.node(id))
+                .transpose()
+                .map_err(|e| engine_error(&e))?
+                .flatten(),
+        );
+    }
+    for (h, node) in hits.iter_mut().zip(&nodes) {
+        let Some(node) = node else { continue };
+        if let Some(now) = now {
+            h.current = Some(node.valid_at(now));
+        }
+        if rerank.is_on() {
+            h.score = round6(h.score * rerank.factor(node.valid_from, node.props.importance));
+        }
+    }
+    if rerank.is_on() {
+        // Stable: equal scores keep the order the fusion gave them.
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    }
+    hits.truncate(want);
     Ok(hits)
 }
 
@@ -576,70 +722,6 @@ fn accepts(snap: &Snapshot, filter: &NodeFilter, node: NodeId) -> Result<bool, T
         .is_some_and(|n| filter.matches(&n)))
 }
 
-/// Parses an RFC 3339 time (`2025-01-31`, `2025-01-31T12:00:00Z`,
-/// `2025-01-31T12:00:00.250+02:00`) into ms since the Unix epoch.
-fn parse_time(name: &str, s: &str) -> Result<u64, ToolError> {
-    let bad = || ToolError::invalid_arg(name, format!("must be an RFC 3339 time, got {s:?}"));
-    let num = |x: &str| -> Result<i64, ToolError> {
-        if x.is_empty() || !x.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad());
-        }
-        x.parse().map_err(|_| bad())
-    };
-    let (date, time) = match s.split_once(['T', 't', ' ']) {
-        Some((d, t)) => (d, Some(t)),
-        None => (s, None),
-    };
-    let mut d = date.split('-');
-    let (y, m, day) = (
-        num(d.next().ok_or_else(bad)?)?,
-        num(d.next().ok_or_else(bad)?)?,
-        num(d.next().ok_or_else(bad)?)?,
-    );
-    if d.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
-        return Err(bad());
-    }
-    // Days from civil (Howard Hinnant's algorithm).
-    let yy = if m <= 2 { y - 1 } else { y };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let mut ms = days * 86_400_000;
-    if let Some(t) = time {
-        let (clock, zone_ms) = if let Some(c) = t.strip_suffix(['Z', 'z']) {
-            (c, 0)
-        } else if let Some(at) = t.rfind(['+', '-']) {
-            let (c, z) = t.split_at(at);
-            let (zh, zm) = z[1..].split_once(':').ok_or_else(bad)?;
-            let off = (num(zh)? * 60 + num(zm)?) * 60_000;
-            (c, if z.starts_with('-') { -off } else { off })
-        } else {
-            return Err(bad());
-        };
-        let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
-        let mut p = hms.split(':');
-        let (h, mi, sec) = (
-            num(p.next().ok_or_else(bad)?)?,
-            num(p.next().ok_or_else(bad)?)?,
-            num(p.next().ok_or_else(bad)?)?,
-        );
-        if p.next().is_some() || h > 23 || mi > 59 || sec > 60 {
-            return Err(bad());
-        }
-        let frac_ms = if frac.is_empty() {
-            0
-        } else {
-            let digits: String = frac.chars().chain("000".chars()).take(3).collect();
-            num(&digits)?
-        };
-        ms += ((h * 60 + mi) * 60 + sec) * 1000 + frac_ms - zone_ms;
-    }
-    u64::try_from(ms).map_err(|_| bad())
-}
-
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
@@ -651,7 +733,7 @@ fn round6(x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{FUSION, Fusion, fused_scores, near_boost, parse_time, quoted_list, spread_scores};
+    use super::{FUSION, Fusion, fused_scores, near_boost, quoted_list, spread_scores};
     use hopgraph::NodeId;
     use std::collections::HashMap;
 
@@ -720,23 +802,5 @@ mod tests {
         assert!(close(near_boost(u32::MAX), 1.0));
         assert_eq!(quoted_list(&["a"]), "\"a\"");
         assert_eq!(quoted_list(&["a", "b", "c"]), "\"a\", \"b\" or \"c\"");
-    }
-
-    #[test]
-    fn times_parse_like_rfc3339_prints_them() {
-        for ms in [0u64, 951_782_400_123, 1_735_689_599_999] {
-            assert_eq!(parse_time("t", &crate::rfc3339(ms)).ok(), Some(ms));
-        }
-        assert_eq!(parse_time("t", "1970-01-02").ok(), Some(86_400_000));
-        assert_eq!(parse_time("t", "1970-01-01T02:00:00+02:00").ok(), Some(0));
-        for bad in [
-            "",
-            "yesterday",
-            "2024-13-01",
-            "2024-01-01T25:00:00Z",
-            "2024-01-01T00:00:00",
-        ] {
-            assert!(parse_time("t", bad).is_err(), "{bad}");
-        }
     }
 }

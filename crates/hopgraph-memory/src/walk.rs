@@ -7,7 +7,11 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::{ToolError, ToolErrorKind, node_properties, node_status, non_empty, rfc3339, summary};
+use crate::time::now_ms;
+use crate::{
+    ToolError, ToolErrorKind, edge_validity, node_properties, node_status, non_empty, rfc3339,
+    summary,
+};
 use hopgraph::Node;
 use hopgraph::Snapshot;
 use hopgraph::kernel::{self, Budget, Completion, ExpandQuery, Scratch};
@@ -92,7 +96,7 @@ pub struct ExpandRequest {
     pub edge_types: Option<Vec<String>>,
     /// Strict equality on node properties; filters results, not traversal.
     pub filter_properties: Option<Map<String, Value>>,
-    /// Keep nodes whose status is `superseded`.
+    /// Keep nodes whose status is `superseded` and nodes that are not current (valid now).
     pub include_superseded: bool,
     /// Report each result's full route.
     pub include_route: bool,
@@ -171,8 +175,8 @@ pub struct ExpandResult {
     pub limit_reached: bool,
 }
 
-fn matches(node: &Node, req: &ExpandRequest) -> bool {
-    if !req.include_superseded && node_status(node) == "superseded" {
+fn matches(node: &Node, req: &ExpandRequest, now: u64) -> bool {
+    if !req.include_superseded && (node_status(node) == "superseded" || !node.valid_at(now)) {
         return false;
     }
     match &req.filter_properties {
@@ -197,10 +201,25 @@ pub fn expand(
     scratch: &mut Scratch,
     req: &ExpandRequest,
 ) -> Result<ExpandResult, ToolError> {
+    expand_as_of(snap, scratch, req, None)
+}
+
+/// [`expand`] as of `as_of` (ms since the Unix epoch) when given: only memories and edges
+/// valid then exist (a seed not valid then is an `unknown_doc`).
+///
+/// # Errors
+/// As [`expand`].
+pub fn expand_as_of(
+    snap: &Snapshot,
+    scratch: &mut Scratch,
+    req: &ExpandRequest,
+    as_of: Option<u64>,
+) -> Result<ExpandResult, ToolError> {
     let mut warnings = Vec::new();
     let mut seeds: Vec<(String, NodeId)> = Vec::new();
+    let valid = |id: NodeId| as_of.is_none_or(|t| snap.node_valid_at(id, t));
     for key in &req.seed_doc_ids {
-        match snap.node_id(key) {
+        match snap.node_id(key).filter(|&id| valid(id)) {
             Some(id) => seeds.push((key.clone(), id)),
             None => warnings.push(Warning {
                 seed_doc_id: key.clone(),
@@ -221,7 +240,8 @@ pub fn expand(
         type_rank[i] = u32::try_from(rank).unwrap_or(u32::MAX);
     }
     let filter_types = filter_of(snap, &req.edge_types);
-    let keep = |id: NodeId| matches!(snap.node(id), Ok(Some(n)) if matches(&n, req));
+    let now = now_ms();
+    let keep = |id: NodeId| matches!(snap.node(id), Ok(Some(n)) if matches(&n, req, now));
     let query = ExpandQuery {
         seeds: &seed_ids,
         hops: req.hops,
@@ -234,7 +254,7 @@ pub fn expand(
         include_route: req.include_route,
         budget: req.budget,
     };
-    let out = kernel::expand(snap, scratch, &query);
+    let out = on_view!(snap, as_of, |g| kernel::expand(g, scratch, &query));
     let mut documents = Vec::with_capacity(out.results.len());
     let dir_word = |f: bool| if f { "forward" } else { "backward" };
     for r in &out.results {
@@ -315,6 +335,9 @@ pub struct RelatedEntry {
     pub direction: &'static str,
     /// Title or the start of the content.
     pub summary: String,
+    /// The edge's validity.
+    #[serde(flatten)]
+    pub validity: crate::time::Validity,
 }
 
 /// Answers `related`: direct neighbors, the limit applied after the type filter.
@@ -328,11 +351,45 @@ pub fn related(
     snap: &Snapshot,
     req: &RelatedRequest,
 ) -> Result<ListResult<RelatedEntry>, ToolError> {
-    let id = snap
-        .node_id(&req.memory_id)
-        .ok_or_else(|| ToolError::new(ToolErrorKind::NotFound, MEMORY_NOT_FOUND))?;
+    related_as_of(snap, req, None)
+}
+
+/// The start memory of a walk: known, and valid at `as_of` when given.
+fn start_node(snap: &Snapshot, key: &str, as_of: Option<u64>) -> Result<NodeId, ToolError> {
+    snap.node_id(key)
+        .filter(|&id| as_of.is_none_or(|t| snap.node_valid_at(id, t)))
+        .ok_or_else(|| ToolError::new(ToolErrorKind::NotFound, MEMORY_NOT_FOUND))
+}
+
+/// An edge's validity, which every listed edge has.
+fn validity_of(snap: &Snapshot, e: hopgraph::EdgeId) -> Result<crate::time::Validity, ToolError> {
+    edge_validity(snap, e)?.ok_or_else(|| {
+        ToolError::new(
+            ToolErrorKind::Internal,
+            format!("internal error: edge {} has no record", e.0),
+        )
+    })
+}
+
+/// [`related`] as of `as_of` (ms since the Unix epoch) when given: only the memories and
+/// edges valid then exist (a `memory_id` not valid then is `Memory not found.`).
+///
+/// # Errors
+/// As [`related`].
+pub fn related_as_of(
+    snap: &Snapshot,
+    req: &RelatedRequest,
+    as_of: Option<u64>,
+) -> Result<ListResult<RelatedEntry>, ToolError> {
+    let id = start_node(snap, &req.memory_id, as_of)?;
     let types = filter_of(snap, &req.edge_type.clone().map(|t| vec![t]));
-    let (steps, truncated) = kernel::neighbors(snap, id, req.direction, &types, req.limit);
+    let (steps, truncated) = on_view!(snap, as_of, |g| kernel::neighbors(
+        g,
+        id,
+        req.direction,
+        &types,
+        req.limit
+    ));
     let mut results = Vec::with_capacity(steps.len());
     for (n, e, t, fwd) in steps {
         let node = node_of(snap, n)?;
@@ -342,6 +399,7 @@ pub fn related(
             edge_type: type_name(snap, t),
             direction: if fwd { "outgoing" } else { "incoming" },
             summary: summary(&node),
+            validity: validity_of(snap, e)?,
         });
     }
     Ok(ListResult { results, truncated })
@@ -373,6 +431,9 @@ pub struct TraverseHop {
     pub edge_type: String,
     /// `outgoing` or `incoming`, seen from the node the hop leaves.
     pub direction: &'static str,
+    /// The edge's validity.
+    #[serde(flatten)]
+    pub validity: crate::time::Validity,
 }
 
 /// One reached memory.
@@ -400,12 +461,24 @@ pub fn traverse(
     scratch: &mut Scratch,
     req: &TraverseRequest,
 ) -> Result<ListResult<TraverseEntry>, ToolError> {
-    let id = snap
-        .node_id(&req.memory_id)
-        .ok_or_else(|| ToolError::new(ToolErrorKind::NotFound, MEMORY_NOT_FOUND))?;
+    traverse_as_of(snap, scratch, req, None)
+}
+
+/// [`traverse`] as of `as_of` (ms since the Unix epoch) when given: only the memories and
+/// edges valid then exist (a `memory_id` not valid then is `Memory not found.`).
+///
+/// # Errors
+/// As [`traverse`].
+pub fn traverse_as_of(
+    snap: &Snapshot,
+    scratch: &mut Scratch,
+    req: &TraverseRequest,
+    as_of: Option<u64>,
+) -> Result<ListResult<TraverseEntry>, ToolError> {
+    let id = start_node(snap, &req.memory_id, as_of)?;
     let types = filter_of(snap, &req.edge_types);
-    let out = kernel::traverse(
-        snap,
+    let out = on_view!(snap, as_of, |g| kernel::traverse(
+        g,
         scratch,
         id,
         req.direction,
@@ -413,22 +486,23 @@ pub fn traverse(
         req.max_depth,
         req.limit,
         &req.budget,
-    );
+    ));
     let mut results = Vec::with_capacity(out.visits.len());
     for v in &out.visits {
         let node = node_of(snap, v.node)?;
+        let mut path = Vec::with_capacity(v.path.len());
+        for &(e, t, fwd) in &v.path {
+            path.push(TraverseHop {
+                edge_id: e.0.to_string(),
+                edge_type: type_name(snap, t),
+                direction: if fwd { "outgoing" } else { "incoming" },
+                validity: validity_of(snap, e)?,
+            });
+        }
         results.push(TraverseEntry {
             memory_id: node.key.clone(),
             depth: v.depth,
-            path: v
-                .path
-                .iter()
-                .map(|&(e, t, fwd)| TraverseHop {
-                    edge_id: e.0.to_string(),
-                    edge_type: type_name(snap, t),
-                    direction: if fwd { "outgoing" } else { "incoming" },
-                })
-                .collect(),
+            path,
             summary: summary(&node),
         });
     }

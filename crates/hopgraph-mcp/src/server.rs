@@ -93,7 +93,9 @@ impl ServerHandler for HopgraphServer {
                  takes an optional `context` naming a separate database (lowercase \
                  a-z 0-9 _ - .); create_memory and aim_memory_store create it, reads of one \
                  that does not exist yet answer as an empty store (so a first \
-                 memory_search is simply empty), and list_contexts lists them.",
+                 memory_search is simply empty), and list_contexts lists them. When a \
+                 fact changes, supersede_memory replaces it and keeps the old one as \
+                 history (memory_history; as_of on the reads).",
             )
     }
 

@@ -16,7 +16,8 @@
 //! Time: without `as_of` only current memories (valid now) are searched, unless
 //! `include_history` (then every memory, each hit saying whether it is `current`); with
 //! `as_of` only the memories valid then (the engine's `NodeFilter::valid_at`, applied
-//! during the search; a `near` walk sees only the edges and memories valid then too).
+//! during the search; a `near` walk and the fusion's graph step see only the edges and
+//! memories valid then too).
 //! Optional re-ranking by recency and importance multiplies the final scores
 //! ([`Rerank`]).
 
@@ -27,7 +28,7 @@ use serde::Serialize;
 use super::nodes::check_embedding;
 use super::time::parse_time;
 use super::{ToolError, check_range, engine_error, non_empty};
-use hopgraph::kernel::{self, ExpandQuery, Scratch};
+use hopgraph::kernel::{self, Adjacency, ExpandQuery, Scratch};
 use hopgraph::{Direction, NodeFilter, Snapshot, TypeFilter};
 use hopgraph::{NodeId, TextField, TextQuery, VectorQuery};
 
@@ -583,7 +584,7 @@ fn fuse(
         let mut scores = fused_scores(&t, &vector, &FUSION);
         if FUSION.graph_share > 0.0 {
             let joined = spread_scores(&mut scores, FUSION.graph_share, FUSION.graph_seeds, |n| {
-                graph_neighbours(snap, n)
+                graph_neighbours(snap, n, filter.valid_at)
             });
             for (n, s) in joined {
                 if accepts(snap, filter, n)? {
@@ -699,16 +700,25 @@ fn finish(
 
 /// The neighbours a memory passes a share of its score to in the graph step: all, both
 /// directions, any edge type; none for a memory with more than [`GRAPH_DEGREE_MAX`] edges.
-fn graph_neighbours(snap: &Snapshot, node: NodeId) -> Option<Vec<NodeId>> {
-    if snap.degree(node, Direction::Both, &TypeFilter::All) > GRAPH_DEGREE_MAX {
-        return None;
+/// With `at` (the moment the search sees), only the edges valid then count.
+fn graph_neighbours(snap: &Snapshot, node: NodeId, at: Option<u64>) -> Option<Vec<NodeId>> {
+    let Some(t) = at else {
+        if snap.degree(node, Direction::Both, &TypeFilter::All) > GRAPH_DEGREE_MAX {
+            return None;
+        }
+        return Some(
+            snap.neighbors(node, Direction::Both, &TypeFilter::All)
+                .into_iter()
+                .map(|n| n.node)
+                .collect(),
+        );
+    };
+    let view = snap.as_of(t);
+    let mut out = Vec::new();
+    for dir in [hopgraph::EdgeDir::Out, hopgraph::EdgeDir::In] {
+        view.for_each_edge(node, dir, &TypeFilter::All, |e| out.push(e.neighbor));
     }
-    Some(
-        snap.neighbors(node, Direction::Both, &TypeFilter::All)
-            .into_iter()
-            .map(|n| n.node)
-            .collect(),
-    )
+    (u64::try_from(out.len()).unwrap_or(u64::MAX) <= GRAPH_DEGREE_MAX).then_some(out)
 }
 
 /// Whether a node that joined through the graph step passes the search's filters.

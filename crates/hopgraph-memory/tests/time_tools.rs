@@ -828,3 +828,42 @@ fn end_link_keeps_the_edge_for_history() {
         .found
     );
 }
+
+/// The hybrid search's graph step passes score only along edges valid at the moment the
+/// search sees: a neighbour through an ended edge does not join.
+#[test]
+fn the_graph_step_ignores_ended_edges() {
+    let (_d, db) = open();
+    let with_vec = |id: &str, content: &str, v: [f64; 2]| CreateMemoryRequest {
+        embedding: Some(v.to_vec()),
+        ..memory_from(id, content, T2020)
+    };
+    nodes::create_memory(&db, &with_vec("hit", "rollback of the deploy", [1.0, 0.0])).unwrap();
+    nodes::create_memory(
+        &db,
+        &with_vec("via_current", "unrelated words", [-1.0, 0.0]),
+    )
+    .unwrap();
+    nodes::create_memory(&db, &with_vec("via_ended", "other words", [-1.0, 0.0])).unwrap();
+    link(&db, "hit", "via_current", "related_to");
+    let ended = link(&db, "hit", "via_ended", "related_to");
+    edges::end_link(&db, &ended, Some(T2021)).unwrap();
+    let req = SearchRequest {
+        query: "rollback".into(),
+        embedding: Some(vec![1.0, 0.0]),
+        ..SearchRequest::default()
+    };
+    let mut ids = search_ids(&db, &req);
+    ids.sort();
+    assert_eq!(ids, ["hit", "via_current"]);
+    // Seen as of 2020, when both edges were valid, both neighbours join.
+    let mut ids = search_ids(
+        &db,
+        &SearchRequest {
+            as_of: Some("2020-06-01T00:00:00Z".into()),
+            ..req
+        },
+    );
+    ids.sort();
+    assert_eq!(ids, ["hit", "via_current", "via_ended"]);
+}

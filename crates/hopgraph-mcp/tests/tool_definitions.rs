@@ -1,6 +1,7 @@
 //! What an agent pays to know the tools: the default tool set's definitions as clients hand
 //! them to a model (for each tool its name, description and inputSchema, as compact JSON)
-//! must stay within 20 KB (issue 42).
+//! must stay within 20 KB (issue 42; 24,477 bytes for 15 tools before it, 19,723 for 18
+//! with the time tools after).
 
 use hopgraph_mcp::schema::Profile;
 use hopgraph_mcp::server::rmcp_tools;
@@ -49,6 +50,9 @@ fn default_tool_definitions_fit_the_budget() {
         "link",
         "memory_path",
         "expand",
+        "supersede_memory",
+        "memory_history",
+        "end_link",
     ] {
         assert!(sizes.iter().any(|(n, _)| n == name), "{name} is not listed");
     }

@@ -54,7 +54,10 @@ database that does not exist yet. The same options mean the same everywhere: --t
 (repeat it or comma-separate: --type a,b) filters edge types (in `search`, where the walk
 of --near takes them, it is --edge-type), --kind K is a node's kind (`add node`, `search`),
 --max-hops N bounds a walk, --direction out|in|both, --json prints JSON, --limit N caps a
-list. Times are printed as RFC 3339 (UTC), in text and JSON alike.
+list, --as-of TIME (get, neighbors, path, expand, traverse, search) answers from the graph as
+it was at TIME: only the nodes and edges valid then (valid_from <= TIME < valid_to) exist.
+Times are printed as RFC 3339 (UTC), in text and JSON alike, and read as RFC 3339 (any
+offset) or milliseconds since 1970.
 
 A first session, from the repository's root, on its sample of 2,000 agent memories
 (examples/memory-2k-text.*, made by benches/workload/gen_graph.py --text):

@@ -14,9 +14,10 @@ use super::input::{Invalid, InvalidLines, LineReader};
 use super::{CliError, CliResult, DbArg, json_line, open_read_only};
 use hopgraph::kernel::{Budget, Scratch};
 use hopgraph::{Direction, Snapshot};
-use hopgraph_memory::path::{PathRequest, PathResult, memory_path};
+use hopgraph_memory::path::{PathRequest, PathResult, memory_path_as_of};
 use hopgraph_memory::walk::{
-    ExpandRequest, MEMORY_NOT_FOUND, RelatedRequest, TraverseRequest, expand, related, traverse,
+    ExpandRequest, MEMORY_NOT_FOUND, RelatedRequest, TraverseRequest, expand_as_of, related_as_of,
+    traverse_as_of,
 };
 use hopgraph_memory::{ToolError, ToolErrorKind};
 
@@ -96,8 +97,13 @@ Finds a shortest path between two nodes (by key), treating edges as undirected u
 --direction says otherwise. Prints it as `a \"Title\" → caused_by → b \"Title\"` (← for an edge
 walked backwards), or with --json as one JSON object {found, hops, path[{id, title,
 edge_type_to_next, direction_to_next, edge_id}], message?, paths?, limit_reached?}, the same
-answer as the MCP tool memory_path. No path, or an unknown key, is an answer (found: false
-and a message) that exits with code 1, as grep does when nothing matches.
+answer as the MCP tool memory_path; each hop's edge has its validity (valid_from, valid_to:
+null when it never ends). No path, or an unknown key, is an answer (found: false and a
+message) that exits with code 1, as grep does when nothing matches.
+
+With --as-of TIME (RFC 3339, or ms since 1970) the path is looked for in the graph as it
+was then: only nodes and edges valid at TIME (valid_from <= TIME < valid_to) exist, and an
+endpoint not valid then is an unknown key.
 
 With --pairs FILE (one `from<TAB>to` pair per line, # comments allowed; - reads standard
 input) it answers every pair on one opened database (exit 0 whatever was found): one JSON
@@ -117,6 +123,8 @@ Examples:  (on the sample that `hopgraph --help` imports)
   hopgraph path --db ./mem incident-feature-flags-disk-4 \\
       incident-notifier-pool-4 --type caused_by,supersedes --direction out --json
   hopgraph path --db ./mem deploy-billing-api-2-3 incident-checkout-pool --all
+  hopgraph path --db ./mem deploy-auth-3-0 deploy-ledger-2-1 \\
+      --as-of 2100-01-01T00:00:00Z
   hopgraph path --db ./mem --pairs examples/memory-2k-text.pairs.tsv \\
       --max-hops 6 > answers.jsonl
   hopgraph path --db ./mem --type caused_by --warm \\
@@ -157,6 +165,8 @@ pub(crate) struct PathArgs {
     json: bool,
     #[command(flatten)]
     budget: BudgetArgs,
+    #[command(flatten)]
+    as_of: AsOfArg,
 }
 
 pub(crate) fn path(args: PathArgs) -> CliResult {
@@ -186,7 +196,8 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
         }
         request.from.clone_from(from);
         request.to.clone_from(to);
-        let result = memory_path(&snap, &mut scratch, &request).map_err(tool)?;
+        let result =
+            memory_path_as_of(&snap, &mut scratch, &request, args.as_of.as_of).map_err(tool)?;
         if args.json {
             json_line(&mut out, &result)?;
         } else {
@@ -223,7 +234,8 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
     for (from, to) in pairs {
         (request.from, request.to) = (from, to);
         let t = Instant::now();
-        let result = memory_path(&snap, &mut scratch, &request).map_err(tool)?;
+        let result =
+            memory_path_as_of(&snap, &mut scratch, &request, args.as_of.as_of).map_err(tool)?;
         latencies.push(t.elapsed());
         found += u64::from(result.found);
         limited += u64::from(result.limit_reached);
@@ -310,15 +322,21 @@ const NEIGHBORS_EXAMPLES: &str = "\
 Examples:  (on the sample that `hopgraph --help` imports)
   hopgraph neighbors --db ./mem deploy-billing-api-2-3
   hopgraph neighbors --db ./mem incident-feature-flags-lag-3 \\
-      --type caused_by --direction in --json";
+      --type caused_by --direction in --json
+  hopgraph neighbors --db ./mem deploy-billing-api-2-3 \\
+      --as-of 2100-01-01T00:00:00Z";
 
 /// The edges at one node and the nodes at their other ends.
 #[derive(Debug, Args)]
 #[command(
     long_about = "Lists the edges at a node: one line per edge, `→ type → key \"summary\"` \
-                  for an outgoing edge and `← type ← key` for an incoming one, in the order of \
-                  the MCP tool `related`. With --json: {results[{memory_id, edge_id, \
-                  edge_type, direction, summary}], truncated}, as the MCP tool `related`.",
+                  for an outgoing edge and `← type ← key` for an incoming one (with `(valid \
+                  until TIME)` for an edge that ends), in the order of the MCP tool `related`. \
+                  With --json: {results[{memory_id, edge_id, edge_type, direction, summary, \
+                  valid_from, valid_to}], truncated}, as the MCP tool `related` (valid_to null: \
+                  never ends). With --as-of TIME (RFC 3339, or ms since 1970) only the edges \
+                  and nodes valid then (valid_from <= TIME < valid_to) are listed, and a node \
+                  not valid then is an unknown key.",
     after_long_help = NEIGHBORS_EXAMPLES
 )]
 pub(crate) struct NeighborsArgs {
@@ -338,6 +356,8 @@ pub(crate) struct NeighborsArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    as_of: AsOfArg,
 }
 
 pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
@@ -367,7 +387,8 @@ pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
             result.truncated = true;
             break;
         }
-        let part = related(&snap, &request).map_err(|e| not_found(e, &args.key))?;
+        let part = related_as_of(&snap, &request, args.as_of.as_of)
+            .map_err(|e| not_found(e, &args.key))?;
         result.results.extend(part.results);
         result.truncated |= part.truncated;
     }
@@ -382,6 +403,9 @@ pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
                 '←'
             };
             write!(out, "{arrow} {} {arrow} {}", r.edge_type, r.memory_id)?;
+            if let Some(to) = &r.validity.valid_to {
+                write!(out, " (valid until {to})")?;
+            }
             summary(&mut out, &r.summary)?;
         }
         truncated_note(&mut out, result.truncated)?;
@@ -423,7 +447,9 @@ Examples:  (on the sample that `hopgraph --help` imports)
   hopgraph expand --db ./mem deploy-billing-api-2-3 deploy-auth-3-0 \\
       --max-hops 3 --direction any --type caused_by --route --json
   hopgraph expand --db ./mem deploy-billing-api-2-3 --max-hops 2 \\
-      --filter '{\"type\":\"decision\"}' --include-superseded";
+      --filter '{\"type\":\"decision\"}' --include-superseded
+  hopgraph expand --db ./mem deploy-billing-api-2-3 --max-hops 2 \\
+      --as-of 2100-01-01T00:00:00Z";
 
 /// The nodes within a few hops of one or more seeds.
 #[derive(Debug, Args)]
@@ -432,8 +458,10 @@ Examples:  (on the sample that `hopgraph --help` imports)
                   hop count, edge type and direction that reached it first (fewest hops, then \
                   lower seed key, then lower edge type, then forward before backward). Seeds \
                   are never results. --filter and --include-superseded filter results, not the \
-                  walk. With --json: {documents[...], warnings[...], truncated}, as the MCP \
-                  tool `expand`; unknown seeds are warnings, not errors.",
+                  walk. With --as-of TIME (RFC 3339, or ms since 1970) the walk sees only the \
+                  nodes and edges valid then (valid_from <= TIME < valid_to; a seed not valid \
+                  then is unknown). With --json: {documents[...], warnings[...], truncated}, \
+                  as the MCP tool `expand`; unknown seeds are warnings, not errors.",
     after_long_help = EXPAND_EXAMPLES
 )]
 pub(crate) struct ExpandArgs {
@@ -469,6 +497,8 @@ pub(crate) struct ExpandArgs {
     json: bool,
     #[command(flatten)]
     budget: BudgetArgs,
+    #[command(flatten)]
+    as_of: AsOfArg,
 }
 
 pub(crate) fn parse_json_object(
@@ -497,7 +527,8 @@ pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
         budget: args.budget.budget(),
     };
     let snap = db.snapshot();
-    let result = expand(&snap, &mut Scratch::new(), &request).map_err(tool)?;
+    let result =
+        expand_as_of(&snap, &mut Scratch::new(), &request, args.as_of.as_of).map_err(tool)?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         json_line(&mut out, &result)?;
@@ -553,16 +584,21 @@ const TRAVERSE_EXAMPLES: &str = "\
 Examples:  (on the sample that `hopgraph --help` imports)
   hopgraph traverse --db ./mem deploy-billing-api-2-3
   hopgraph traverse --db ./mem deploy-billing-api-2-3 --max-hops 5 \\
-      --type caused_by --type supersedes --direction out --json";
+      --type caused_by --type supersedes --direction out --json
+  hopgraph traverse --db ./mem deploy-billing-api-2-3 \\
+      --as-of 2100-01-01T00:00:00Z";
 
 /// A breadth-first walk from one node.
 #[derive(Debug, Args)]
 #[command(
     long_about = "Walks breadth-first from a node (edges undirected unless --direction says \
                   otherwise) and lists the nodes reached, depth never decreasing, the start \
-                  excluded, each with the edges of its path. With --json: {results[{memory_id, \
-                  depth, path[{edge_id, edge_type, direction}], summary}], truncated}, as the \
-                  MCP tool `traverse`.",
+                  excluded, each with the edges of its path (an edge that ends shows `(until \
+                  TIME)`). With --as-of TIME (RFC 3339, or ms since 1970) only the nodes and \
+                  edges valid then (valid_from <= TIME < valid_to) are walked, and a start not \
+                  valid then is an unknown key. With --json: {results[{memory_id, depth, \
+                  path[{edge_id, edge_type, direction, valid_from, valid_to}], summary}], \
+                  truncated}, as the MCP tool `traverse`.",
     after_long_help = TRAVERSE_EXAMPLES
 )]
 pub(crate) struct TraverseArgs {
@@ -588,6 +624,8 @@ pub(crate) struct TraverseArgs {
     json: bool,
     #[command(flatten)]
     budget: BudgetArgs,
+    #[command(flatten)]
+    as_of: AsOfArg,
 }
 
 pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
@@ -601,8 +639,8 @@ pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
         budget: args.budget.budget(),
     };
     let snap: Snapshot = db.snapshot();
-    let result =
-        traverse(&snap, &mut Scratch::new(), &request).map_err(|e| not_found(e, &args.key))?;
+    let result = traverse_as_of(&snap, &mut Scratch::new(), &request, args.as_of.as_of)
+        .map_err(|e| not_found(e, &args.key))?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         json_line(&mut out, &result)?;
@@ -616,6 +654,9 @@ pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
                     '←'
                 };
                 write!(out, " {a} {}", h.edge_type)?;
+                if let Some(to) = &h.validity.valid_to {
+                    write!(out, " (until {to})")?;
+                }
             }
             write!(out, "  {}", r.memory_id)?;
             summary(&mut out, &r.summary)?;

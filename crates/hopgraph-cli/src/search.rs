@@ -15,6 +15,8 @@ Examples:  (on the sample that `hopgraph --help` imports)
       --near deploy-ledger-2-1 --max-hops 3
   hopgraph search --db ./mem \"disk\" --near deploy-auth-3-0 \\
       --edge-type caused_by,related_to
+  hopgraph search --db ./mem \"pooled connections\" \\
+      --as-of 2100-01-01T00:00:00Z
   hopgraph search --db ./mem \"why did checkout fail\" \\
       --embed-model sentence-transformers/all-MiniLM-L6-v2";
 
@@ -37,7 +39,13 @@ Examples:  (on the sample that `hopgraph --help` imports)
                   Hugging Face model id; or $HOPGRAPH_EMBED_MODEL) the query is embedded \
                   too and the ranking is hybrid (BM25 fused with cosine similarity, as \
                   `memory_search` with a server model); the store's embeddings must come \
-                  from the same model (`hopgraph reembed` makes them).",
+                  from the same model (`hopgraph reembed` makes them). Time: only the nodes \
+                  valid now are searched (valid_from <= now < valid_to), with --as-of TIME \
+                  (RFC 3339, or ms since 1970) those valid at TIME (and --near walks only \
+                  the edges valid then), with --include-history every node (hits then say \
+                  whether they are current); every hit has its valid_from and valid_to \
+                  (null: never ends), and the text shows `(valid until TIME)` for one that \
+                  ends.",
     after_long_help = SEARCH_EXAMPLES
 )]
 pub(crate) struct SearchArgs {
@@ -82,6 +90,11 @@ pub(crate) struct SearchArgs {
     embed_model: Option<std::path::PathBuf>,
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    as_of: crate::query::AsOfArg,
+    /// Search every node, not only those valid now (hits say whether they are current).
+    #[arg(long, conflicts_with = "as_of")]
+    include_history: bool,
 }
 
 pub(crate) fn run(args: SearchArgs) -> CliResult {
@@ -106,6 +119,8 @@ pub(crate) fn run(args: SearchArgs) -> CliResult {
         near: (!args.near.is_empty()).then_some(args.near),
         max_hops: args.max_hops,
         edge_types: (!args.edge_types.is_empty()).then_some(args.edge_types),
+        as_of: args.as_of.as_of.map(hopgraph_memory::rfc3339),
+        include_history: args.include_history,
         ..SearchRequest::default()
     };
     let mut request = request;
@@ -133,6 +148,12 @@ pub(crate) fn run(args: SearchArgs) -> CliResult {
                     .map(|c| if c.is_control() { ' ' } else { c })
                     .collect();
                 write!(out, "  {flat}")?;
+            }
+            if h.current == Some(false) {
+                write!(out, "  (not current)")?;
+            }
+            if let Some(to) = &h.valid_to {
+                write!(out, "  (valid until {to})")?;
             }
             writeln!(out)?;
         }

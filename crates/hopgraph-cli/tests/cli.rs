@@ -2827,3 +2827,171 @@ fn intervals_round_trip_through_export_and_import() {
         "{err}"
     );
 }
+
+/// `--as-of` on path (one pair and --pairs), neighbors, traverse, expand and search: each
+/// answers from the graph as it was then, and shows the intervals of what it lists.
+#[test]
+fn reads_as_of_a_moment() {
+    let tmp = tempdir();
+    let dir = tmp.path().join("t");
+    timed_database(&dir);
+    let db = db_arg(&dir);
+    const MAY: &str = "2024-05-01T00:00:00Z";
+    const JUL: &str = "2024-07-01T00:00:00Z";
+
+    // path: a -> b -> c until June (b -r-> c ends then).
+    let p = json(&ok(&[
+        "path", "--db", &db, "a", "c", "--as-of", MAY, "--json",
+    ]));
+    assert_eq!(
+        (p["found"].clone(), p["hops"].clone()),
+        (true.into(), 2.into()),
+        "{p}"
+    );
+    assert_eq!(p["path"][0]["valid_to"], "2024-09-01T00:00:00.000Z", "{p}");
+    assert_eq!(p["path"][1]["valid_to"], "2024-06-01T00:00:00.000Z", "{p}");
+    let text = ok(&["path", "--db", &db, "a", "c", "--as-of", "1714521600000"]);
+    assert!(text.contains("a") && text.contains("c"), "{text}");
+    let p = json(&no_path(&[
+        "path", "--db", &db, "a", "c", "--as-of", JUL, "--json",
+    ]));
+    assert_eq!(p["found"], false, "{p}");
+    // Without --as-of no time filters the walk: ended edges are walked too.
+    ok(&["path", "--db", &db, "a", "c"]);
+    // An endpoint not valid then is an unknown key.
+    let p = json(&no_path(&[
+        "path", "--db", &db, "a", "old", "--as-of", JUL, "--json",
+    ]));
+    assert!(p["message"].as_str().unwrap_or("").contains("old"), "{p}");
+    let pairs = tmp.path().join("pairs.tsv");
+    std::fs::write(&pairs, "a\tc\nb\tc\n").unwrap();
+    let (code, out, _) = hopgraph(&[
+        "path",
+        "--db",
+        &db,
+        "--pairs",
+        pairs.to_str().unwrap(),
+        "--as-of",
+        MAY,
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.lines().map(json).all(|l| l["found"] == true), "{out}");
+
+    // neighbors: b has a (in) and c (out) in May, only a in July, none in October.
+    let n = json(&ok(&[
+        "neighbors",
+        "--db",
+        &db,
+        "b",
+        "--as-of",
+        MAY,
+        "--json",
+    ]));
+    assert_eq!(n["results"].as_array().unwrap().len(), 2, "{n}");
+    let text = ok(&["neighbors", "--db", &db, "b", "--as-of", JUL]);
+    assert_eq!(
+        text, "← r ← a (valid until 2024-09-01T00:00:00.000Z) \"A\"\n",
+        "{text}"
+    );
+    let n = json(&ok(&["neighbors", "--db", &db, "b", "--json"]));
+    for r in n["results"].as_array().unwrap() {
+        assert_eq!(r["valid_from"], "2024-01-01T00:00:00.000Z", "{n}");
+        assert!(r["valid_to"].is_string(), "{n}");
+    }
+    let err = fails(1, &["neighbors", "--db", &db, "old", "--as-of", JUL]);
+    assert!(err.contains("unknown node key: old"), "{err}");
+
+    // traverse: from a, b and c in May, b alone in July.
+    let t = json(&ok(&[
+        "traverse", "--db", &db, "a", "--as-of", MAY, "--json",
+    ]));
+    let reached: Vec<&str> = t["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["memory_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(reached, ["b", "c"], "{t}");
+    assert_eq!(
+        t["results"][0]["path"][0]["valid_to"],
+        "2024-09-01T00:00:00.000Z"
+    );
+    let text = ok(&["traverse", "--db", &db, "a", "--as-of", JUL]);
+    assert_eq!(
+        text, "depth 1  via → r (until 2024-09-01T00:00:00.000Z)  b \"B\"\n",
+        "{text}"
+    );
+    fails(1, &["traverse", "--db", &db, "old", "--as-of", JUL]);
+
+    // expand: the same walk from seeds; a seed not valid then is a warning.
+    let e = json(&ok(&[
+        "expand",
+        "--db",
+        &db,
+        "a",
+        "--max-hops",
+        "2",
+        "--as-of",
+        MAY,
+        "--json",
+    ]));
+    let docs: Vec<&str> = e["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["doc_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(docs, ["b", "c"], "{e}");
+    let e = json(&ok(&[
+        "expand",
+        "--db",
+        &db,
+        "a",
+        "old",
+        "--max-hops",
+        "2",
+        "--as-of",
+        JUL,
+        "--json",
+    ]));
+    assert_eq!(e["documents"].as_array().unwrap().len(), 1, "{e}");
+    assert_eq!(e["warnings"][0]["seed_doc_id"], "old", "{e}");
+
+    // search: `old` was valid in February only; now it is history.
+    let s = json(&ok(&[
+        "search",
+        "--db",
+        &db,
+        "old",
+        "--as-of",
+        "2024-02-01T00:00:00Z",
+        "--json",
+    ]));
+    assert_eq!(s["results"][0]["id"], "old", "{s}");
+    assert_eq!(
+        s["results"][0]["valid_to"], "2024-03-01T00:00:00.000Z",
+        "{s}"
+    );
+    let s = json(&ok(&[
+        "search", "--db", &db, "old", "--as-of", JUL, "--json",
+    ]));
+    assert_eq!(s["results"].as_array().unwrap().len(), 0, "{s}");
+    let s = json(&ok(&["search", "--db", &db, "old", "--json"]));
+    assert_eq!(s["results"].as_array().unwrap().len(), 0, "{s}");
+    let text = ok(&["search", "--db", &db, "old", "--include-history"]);
+    assert!(
+        text.contains("old")
+            && text.contains("(not current)  (valid until 2024-03-01T00:00:00.000Z)"),
+        "{text}"
+    );
+    let (code, _, err) = hopgraph(&[
+        "search",
+        "--db",
+        &db,
+        "old",
+        "--as-of",
+        MAY,
+        "--include-history",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -114,10 +114,10 @@ pub(crate) fn run(args: SearchArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
     let request = SearchRequest {
         query: args.query,
-        limit: Some(args.limit),
+        limit: i64::try_from(args.limit).ok(),
         memory_type: kind,
         near: (!args.near.is_empty()).then_some(args.near),
-        max_hops: args.max_hops,
+        max_hops: args.max_hops.and_then(|h| i64::try_from(h).ok()),
         edge_types: (!args.edge_types.is_empty()).then_some(args.edge_types),
         as_of: args.as_of.as_of.map(hopgraph_memory::rfc3339),
         include_history: args.include_history,

@@ -142,6 +142,14 @@ impl<'a> Args<'a> {
             .map_err(|_| wrong(name, "an integer", v))
     }
 
+    /// An optional integer of any `i64` value (a range the memory layer checks).
+    ///
+    /// # Errors
+    /// Not an integer, or beyond `i64`.
+    pub fn opt_integer(&self, name: &str) -> Result<Option<i64>, ToolError> {
+        self.opt_int(name, i64::MIN, i64::MAX)
+    }
+
     /// A required integer in `min..=max`.
     ///
     /// # Errors

@@ -291,21 +291,16 @@ pub fn call(
         "memory_search" => {
             let mut req = SearchRequest {
                 query: args.opt_str("query")?.unwrap_or_default(),
-                limit: args
-                    .opt_int("limit", 1, 50)?
-                    .map(|x| u64::try_from(x).unwrap_or(1)),
-                offset: args
-                    .opt_int("offset", 0, 1000)?
-                    .map(|x| u64::try_from(x).unwrap_or(0)),
+                // Ranges are the memory layer's to check (one place for each).
+                limit: args.opt_integer("limit")?,
+                offset: args.opt_integer("offset")?,
                 memory_type: args.opt_str("type")?,
                 min_importance: args.opt_f64("min_importance")?,
                 created_after: args.opt_str("created_after")?,
                 created_before: args.opt_str("created_before")?,
                 embedding: args.opt_num_list("embedding")?,
                 near: args.opt_str_list("near")?,
-                max_hops: args
-                    .opt_int("max_hops", 1, 6)?
-                    .map(|x| u64::try_from(x).unwrap_or(1)),
+                max_hops: args.opt_integer("max_hops")?,
                 edge_types: args.opt_str_list("edge_types")?,
                 as_of: args.opt_str("as_of")?,
                 include_history: args.opt_bool("include_history")?.unwrap_or(false),

@@ -35,14 +35,14 @@ use hopgraph::{NodeId, TextField, TextQuery, VectorQuery};
 /// Longest query accepted, in bytes.
 pub const QUERY_BYTES_MAX: usize = hopgraph::limits::TEXT_QUERY_BYTES_MAX;
 /// Largest `offset`.
-pub const OFFSET_MAX: u64 = 1000;
+pub const OFFSET_MAX: i64 = 1000;
 /// Fewest candidates taken from each ranked list before fusion, so that a memory ranked
 /// low by one list but high by the other still reaches the fused top.
 pub const FUSION_DEPTH_MIN: usize = 50;
 /// `max_hops` when `near` is given without it.
-pub const NEAR_HOPS_DEFAULT: u64 = 2;
+pub const NEAR_HOPS_DEFAULT: i64 = 2;
 /// Largest `max_hops`.
-pub const NEAR_HOPS_MAX: u64 = 6;
+pub const NEAR_HOPS_MAX: i64 = 6;
 /// Most ids in `near`.
 pub const NEAR_IDS_MAX: usize = 100;
 /// Most memories a `near` restriction admits, closest first (the near memories, then one
@@ -54,10 +54,10 @@ pub const NEAR_REACH_MAX: usize = 100_000;
 pub struct SearchRequest {
     /// The text to find (may be empty when `embedding` is given).
     pub query: String,
-    /// 1–50, default 10.
-    pub limit: Option<u64>,
+    /// 1–50, default 10 (checked here, the one place: adapters pass what they were given).
+    pub limit: Option<i64>,
     /// Hits to skip (0–1000, default 0), for paging.
-    pub offset: Option<u64>,
+    pub offset: Option<i64>,
     /// Only memories of this type (memory type or AIM entityType).
     pub memory_type: Option<String>,
     /// Only memories with at least this importance.
@@ -72,7 +72,7 @@ pub struct SearchRequest {
     /// ways), closer ones boosted ([`near_boost`]). Unknown ids are an error naming them.
     pub near: Option<Vec<String>>,
     /// Hops from `near` (1–6, default 2); only with `near`.
-    pub max_hops: Option<u64>,
+    pub max_hops: Option<i64>,
     /// With `near`: walk only edges of these types (default: any type).
     pub edge_types: Option<Vec<String>>,
     /// Search as of this time (RFC 3339): only memories valid then.

@@ -299,7 +299,7 @@ fn search_near_restricts_by_hops_and_boosts_closer() {
     use hopgraph_memory::search::{SearchRequest, memory_search};
     let (_d, db) = graph();
     let snap = db.snapshot();
-    let search = |near: &[&str], hops: Option<u64>, types: Option<&[&str]>| {
+    let search = |near: &[&str], hops: Option<i64>, types: Option<&[&str]>| {
         memory_search(
             &snap,
             &SearchRequest {

@@ -4,7 +4,8 @@
 //! give them parking_lot's poison-free API); everywhere else it uses parking_lot.
 //! [`Published`] is the snapshot publication cell: writers replace the current state,
 //! readers take a reference-counted copy, and the loom model below checks that a reader
-//! always sees a complete state and never goes back in time.
+//! always sees a complete state and never goes back in time. The group-commit protocol that
+//! publishes through it has its own loom model (`db/group.rs`).
 
 #[cfg(not(loom))]
 pub(crate) use parking_lot::{Mutex, MutexGuard, RwLock};

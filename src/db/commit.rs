@@ -1,30 +1,28 @@
-//! Group commit.
+//! Group commit, with the database's WAL behind it.
 //!
-//! Every committer enqueues its batch and then takes the writer mutex. Whoever gets it
-//! first is the leader: it drains the queue, takes the inter-process lock, catches up with
-//! other processes' commits, resolves each batch in order into one WAL record, writes all
-//! records with one positioned write, fsyncs once (in `Sync` mode), publishes the new state
-//! and hands each follower its result. Followers find their result already set when they
-//! get the mutex. A commit is acknowledged only after its record is written (and synced);
-//! readers see it only then. A failed write or fsync poisons the handle: the state of the
-//! log is unknown, so no further write is attempted until the database is reopened.
+//! The protocol (queue, leader, result hand-off, publication, poisoning) is
+//! [`super::group`]'s; this file is the writer it drives. A leader takes the inter-process
+//! lock, catches up with other processes' commits, resolves each batch in order into one
+//! WAL record, writes all records with one positioned write and fsyncs once (in `Sync`
+//! mode); the protocol then publishes the new state and hands each follower its result. A
+//! commit is acknowledged only after its record is written (and synced); readers see it
+//! only then. A failed write or fsync poisons the handle: the state of the log is unknown,
+//! so no further write is attempted until the database is reopened.
 
 use std::sync::Arc;
 
 use super::batch::{WriteBatch, resolve};
+use super::group::{self, GroupWriter, Written};
 use super::handle::{Database, Writer};
 use super::open::{RecoveryReport, catch_up};
 use super::options::{CommitInfo, Durability};
+use super::state::State;
 use crate::error::{Error, Result};
 use crate::format::record::{CommitPayload, encode_commit};
 use crate::format::wal::encode_record;
-use crate::sync::Mutex;
 
-#[derive(Debug)]
-pub(super) struct Pending {
-    batch: WriteBatch,
-    result: Mutex<Option<Result<CommitInfo>>>,
-}
+/// A committer's batch waiting in the commit queue.
+pub(super) type Pending = group::Pending<WriteBatch, Result<CommitInfo>>;
 
 pub(super) fn now_ms() -> u64 {
     std::time::SystemTime::now()
@@ -45,51 +43,60 @@ impl Database {
         if self.shared.options.read_only {
             return Err(Error::ReadOnly);
         }
-        let pending = Arc::new(Pending {
-            batch,
-            result: Mutex::new(None),
-        });
-        self.shared.queue.lock().push(pending.clone());
-        let mut w = self.shared.writer.lock();
-        if let Some(r) = pending.result.lock().take() {
-            return r;
-        }
-        // Our batch is still queued (a leader sets the result of everything it drains
-        // before releasing the writer mutex), so this group includes it.
-        let group = std::mem::take(&mut *self.shared.queue.lock());
-        let outcomes = self.commit_group(&mut w, &group);
-        for (p, r) in group.iter().zip(outcomes) {
-            *p.result.lock() = Some(r);
-        }
-        self.maybe_maintain(&mut w);
-        drop(w);
-        let r = pending.result.lock().take();
-        r.unwrap_or_else(|| Err(Error::Internal("commit result missing".into())))
+        group::commit(self, &self.shared.queue, &self.shared.writer, batch)
     }
 
-    fn commit_group(&self, w: &mut Writer, group: &[Arc<Pending>]) -> Vec<Result<CommitInfo>> {
-        let poisoned = |why: &str| {
-            group
-                .iter()
-                .map(|_| Err(Error::WriterPoisoned(why.to_owned())))
-                .collect()
-        };
-        if let Some(why) = &w.poisoned {
-            return poisoned(why);
+    /// Runs the automatic checkpoint and compaction policies after a commit group.
+    fn maybe_maintain(&self, w: &mut Writer) {
+        let o = &self.shared.options;
+        if w.poisoned.is_some() || w.wal_end < o.checkpoint_wal_bytes {
+            return;
         }
+        if let Err(e) = self.checkpoint_locked(w) {
+            w.last_maintenance_error = Some(format!("automatic checkpoint failed: {e}"));
+        }
+    }
+}
+
+impl GroupWriter for Database {
+    type Writer = Writer;
+    type Batch = WriteBatch;
+    type Output = Result<CommitInfo>;
+    type State = State;
+
+    fn poisoned<'w>(&self, w: &'w Writer) -> Option<&'w str> {
+        w.poisoned.as_deref()
+    }
+
+    fn poison(&self, w: &mut Writer, why: String) {
+        w.poisoned = Some(why);
+    }
+
+    fn refused(&self, why: &str) -> Result<CommitInfo> {
+        Err(Error::WriterPoisoned(why.to_owned()))
+    }
+
+    fn lost(&self) -> Result<CommitInfo> {
+        Err(Error::Internal("commit result missing".into()))
+    }
+
+    fn write_group(
+        &self,
+        w: &mut Writer,
+        group: &[&WriteBatch],
+    ) -> std::result::Result<Written<Result<CommitInfo>, State>, String> {
+        let every = |e: &dyn Fn() -> Error| Written {
+            outputs: group.iter().map(|_| Err(e())).collect(),
+            state: None,
+        };
         let Some(lock) = &self.shared.lock else {
-            return group.iter().map(|_| Err(Error::ReadOnly)).collect();
+            return Ok(every(&|| Error::ReadOnly));
         };
-        let _guard = match lock.lock() {
-            Ok(g) => g,
-            Err(e) => {
-                // `flock` fails only on I/O trouble (interruptions are retried): the disk
-                // is in an unknown state, as after a failed write.
-                let why = format!("cannot take the writer lock: {e}");
-                w.poisoned = Some(why.clone());
-                return poisoned(&why);
-            }
-        };
+        // `flock` fails only on I/O trouble (interruptions are retried): the disk is in an
+        // unknown state, as after a failed write.
+        let _guard = lock
+            .lock()
+            .map_err(|e| format!("cannot take the writer lock: {e}"))?;
         let mut report = RecoveryReport::default();
         let caught_up = catch_up(
             &self.shared.options.io,
@@ -100,26 +107,21 @@ impl Database {
         );
         if let Err(e) = w.poison_on_io("catching up with the log", caught_up) {
             if let Some(why) = &w.poisoned {
-                return poisoned(why);
+                return Err(why.clone());
             }
             let msg = e.to_string();
-            return group
-                .iter()
-                .map(|_| {
-                    Err(Error::Internal(format!(
-                        "cannot catch up with the log: {msg}"
-                    )))
-                })
-                .collect();
+            return Ok(every(&|| {
+                Error::Internal(format!("cannot catch up with the log: {msg}"))
+            }));
         }
         let db_id = self.shared.db_id;
         let now = now_ms();
-        let mut state = super::state::State::clone(&w.state);
+        let mut state = State::clone(&w.state);
         let mut buf = Vec::new();
-        let mut outcomes = Vec::with_capacity(group.len());
-        for p in group {
+        let mut outputs = Vec::with_capacity(group.len());
+        for batch in group {
             let mut trial = state.clone();
-            let outcome = resolve(&mut trial, &p.batch, now).and_then(|(ops, results)| {
+            let outcome = resolve(&mut trial, batch, now).and_then(|(ops, results)| {
                 if ops.is_empty() {
                     return Ok(CommitInfo {
                         lsn: state.lsn,
@@ -133,35 +135,34 @@ impl Database {
                 state = trial;
                 Ok(CommitInfo { lsn, results })
             });
-            outcomes.push(outcome);
+            outputs.push(outcome);
         }
-        if !buf.is_empty() {
-            let written = w.wal.write_at(&buf, w.wal_end).and_then(|()| {
-                match self.shared.options.durability {
-                    Durability::Sync => w.wal.sync(),
-                    Durability::Buffered => Ok(()),
-                }
+        if buf.is_empty() {
+            return Ok(Written {
+                outputs,
+                state: None,
             });
-            if let Err(e) = written {
-                let why = format!("WAL write failed: {e}");
-                w.poisoned = Some(why.clone());
-                return poisoned(&why);
-            }
-            w.wal_end += buf.len() as u64;
-            w.state = Arc::new(state);
-            self.publish(w);
         }
-        outcomes
+        w.wal
+            .write_at(&buf, w.wal_end)
+            .and_then(|()| match self.shared.options.durability {
+                Durability::Sync => w.wal.sync(),
+                Durability::Buffered => Ok(()),
+            })
+            .map_err(|e| format!("WAL write failed: {e}"))?;
+        w.wal_end += buf.len() as u64;
+        Ok(Written {
+            outputs,
+            state: Some(state),
+        })
     }
 
-    /// Runs the automatic checkpoint and compaction policies after a commit group.
-    fn maybe_maintain(&self, w: &mut Writer) {
-        let o = &self.shared.options;
-        if w.poisoned.is_some() || w.wal_end < o.checkpoint_wal_bytes {
-            return;
-        }
-        if let Err(e) = self.checkpoint_locked(w) {
-            w.last_maintenance_error = Some(format!("automatic checkpoint failed: {e}"));
-        }
+    fn publish_state(&self, w: &mut Writer, state: State) {
+        w.state = Arc::new(state);
+        self.publish(w);
+    }
+
+    fn after_group(&self, w: &mut Writer) {
+        self.maybe_maintain(w);
     }
 }

@@ -6,7 +6,9 @@
 //!
 //! Submodules: `handle` (the `Database` handle and what its clones share), `options`
 //! (`Options`, `Durability`, `CommitInfo`), `state` (the immutable state value and its one `apply`), `batch`
-//! (resolving requests into WAL operations), `commit` (group commit), `open` (recovery and
+//! (resolving requests into WAL operations), `group` (the group-commit protocol: queue,
+//! leader, result hand-off, publication, poisoning; model-checked with loom), `commit` (the
+//! WAL writer it drives), `open` (recovery and
 //! catching up with other processes), `maintenance` (checkpoint, compaction, verify),
 //! `bulk` (bulk load), `build` (segment writing), `segment` (segment reading),
 //! `text` (the delta's text index and
@@ -19,6 +21,7 @@ mod batch;
 mod build;
 mod bulk;
 mod commit;
+mod group;
 mod handle;
 mod maintenance;
 mod open;

@@ -27,6 +27,10 @@ cd "$here"
 targets=(wal_record commit_payload segment manifest text_sections text_analyzer vector_sections)
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t"
+    # Inputs that once crashed or hung a target (kept in git) run first, every time.
+    if [ -d "regressions/$t" ]; then
+        cp -n "regressions/$t"/* "corpus/$t/"
+    fi
     echo "fuzz smoke: $t for ${secs}s"
     log="$CARGO_TARGET_DIR/smoke-$t.log"
     mkdir -p "$CARGO_TARGET_DIR"

@@ -296,11 +296,13 @@ pub fn prefetch_at<T>(s: &[T], i: usize) {
 /// one line more than its length).
 #[inline]
 pub fn prefetch_span<T>(s: &[T], start: usize, len: usize) {
-    if len == 0 {
+    // Clipped first: a span from a damaged array can name billions of entries past `s`
+    // (a fuzzed HNSW graph hung here, one hint per 16 missing entries).
+    let end = start.saturating_add(len).min(s.len());
+    if end <= start {
         return;
     }
     let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
-    let end = start.saturating_add(len);
     let mut at = start;
     while at < end {
         prefetch_at(s, at);
@@ -739,6 +741,18 @@ impl<W: Write> SegmentEncoder<W> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::cast_possible_truncation, reason = "test sizes are small")]
+
+    /// A span far past the slice (a damaged offsets array) is clipped, not walked: this
+    /// returned only after ~2^60 steps before (the fuzzer's timeout in `vector_sections`).
+    #[test]
+    fn prefetch_span_clips_to_the_slice() {
+        let s = [1u32, 2, 3, 4];
+        super::prefetch_span(&s, 0, usize::MAX);
+        super::prefetch_span(&s, 3, usize::MAX);
+        super::prefetch_span(&s, usize::MAX - 1, usize::MAX);
+        super::prefetch_span(&s, 9, 5);
+        super::prefetch_span::<u32>(&[], 0, 7);
+    }
 
     use super::{
         KEY_INLINE_MAX, KEY_SLOT_LEN, KeyQuery, KeySlotTable, KeySlots, build_key_hash,

@@ -39,8 +39,12 @@ pub struct Segment {
     /// older segments whose interval changed in this segment's interval.
     pub timed_edges: RoaringTreemap,
     /// The greatest start of validity of the records and of the rows here (`u64::MAX`:
-    /// unknown, a segment written before format version 9).
+    /// unknown, a segment written before format version 9; see
+    /// [`Segment::legacy_time_bounds`]).
     pub time_bounds: [u64; 2],
+    /// For a segment written before format version 9, its bounds found by reading every
+    /// record's and row's creation time, once, on first use.
+    legacy_bounds: std::sync::OnceLock<[u64; 2]>,
     /// The first node id when this segment's record ids are dense (every bulk load):
     /// record `i` then belongs to node `first + i`, and neither direction between ids and
     /// records has to read the id array.
@@ -131,6 +135,7 @@ impl Segment {
             timed_nodes,
             timed_edges,
             time_bounds,
+            legacy_bounds: std::sync::OnceLock::new(),
             dense_node_base,
             text_checked: std::sync::OnceLock::new(),
             vector_meta,
@@ -233,6 +238,44 @@ impl Segment {
     pub fn node_validity(&self, id: NodeId) -> Result<Option<(u64, u64, Option<u64>)>> {
         let validity = self.file.layout.record_validity();
         self.decode_record(id, |r| decode_node_validity(r, validity))
+    }
+
+    /// The greatest start of validity of the records and of the rows here: the stored
+    /// bounds, or for a segment written before format version 9 (whose elements start at
+    /// their creation) the greatest creation time, found once by reading every record's
+    /// creation time and the rows' column (O(records + rows), on the first "as of" read
+    /// of such a store; a record that does not decode makes that bound unknown).
+    pub fn known_time_bounds(&self) -> [u64; 2] {
+        if self.time_bounds != [u64::MAX; 2] {
+            return self.time_bounds;
+        }
+        *self.legacy_bounds.get_or_init(|| {
+            let mut nodes = 0u64;
+            for &id in self.node_ids() {
+                match self.node_validity(NodeId(id)) {
+                    Ok(Some((_, from, _))) => nodes = nodes.max(from),
+                    Ok(None) => {}
+                    Err(_) => {
+                        nodes = u64::MAX;
+                        break;
+                    }
+                }
+            }
+            let rows = usize::try_from(self.edge_rows()).unwrap_or(0);
+            let edges = match self.file.layout.summary.uniform_created_at {
+                Some(t) => t,
+                None => self
+                    .file
+                    .layout
+                    .u64s(self.file.bytes(), K::EdgeCreated)
+                    .iter()
+                    .take(rows)
+                    .copied()
+                    .max()
+                    .unwrap_or(0),
+            };
+            [nodes, edges]
+        })
     }
 
     /// The interval of edge `id` as changed in this segment's interval, when this segment

@@ -107,9 +107,13 @@ pub(crate) struct SegmentSet {
     pub timed_nodes: RoaringBitmap,
     /// Union of every segment's `timed_edges`.
     pub timed_edges: RoaringTreemap,
-    /// The greatest start of validity of a node and of an edge in any segment (`u64::MAX`
-    /// when a segment written before format version 9 leaves it unknown).
+    /// The greatest start of validity of a node and of an edge in any segment written
+    /// from format version 9 on (older segments: `legacy_bounds`).
     pub time_bounds: [u64; 2],
+    /// `time_bounds` with the older segments' bounds found by reading them
+    /// (`Segment::known_time_bounds`), on the first "as of" read; unused when every
+    /// segment is of version 9 on.
+    legacy_bounds: std::sync::OnceLock<[u64; 2]>,
     /// Per segment and direction, one bit per CSR entry: the entry's edge is in
     /// `timed_edges` (empty: no entry is). Built on the first "as of" read that uses it.
     timed_entry_bits: std::sync::OnceLock<TimedEntries>,
@@ -127,11 +131,14 @@ impl SegmentSet {
             node_tombstones |= &s.node_tombstones;
             timed_nodes |= &s.timed_nodes;
             timed_edges |= &s.timed_edges;
-            for (bound, seg) in time_bounds.iter_mut().zip(s.time_bounds) {
-                *bound = (*bound).max(seg);
+            if s.time_bounds != [u64::MAX; 2] {
+                for (bound, seg) in time_bounds.iter_mut().zip(s.time_bounds) {
+                    *bound = (*bound).max(seg);
+                }
             }
         }
         SegmentSet {
+            legacy_bounds: std::sync::OnceLock::new(),
             timed_entry_bits: std::sync::OnceLock::new(),
             timed_nodes,
             timed_edges,
@@ -170,6 +177,23 @@ impl TimeCut {
 }
 
 impl SegmentSet {
+    /// The greatest start of validity of a node and of an edge in any segment, the older
+    /// segments' read from their records and rows once (see `legacy_bounds`).
+    pub fn starts_max(&self) -> [u64; 2] {
+        if self.segments.iter().all(|s| s.time_bounds != [u64::MAX; 2]) {
+            return self.time_bounds;
+        }
+        *self.legacy_bounds.get_or_init(|| {
+            let mut b = self.time_bounds;
+            for s in &self.segments {
+                for (bound, seg) in b.iter_mut().zip(s.known_time_bounds()) {
+                    *bound = (*bound).max(seg);
+                }
+            }
+            b
+        })
+    }
+
     /// Per segment and direction, the bitset of CSR entries whose edge is timed (see
     /// `timed_entry_bits`), built on first use: the timed edges' rows are found by id
     /// (O(timed · log rows)), then each direction's entry-to-row array of a segment that
@@ -657,7 +681,8 @@ impl State {
 
     /// What an "as of `t`" read of this state has to check: see [`TimeCut`].
     pub fn time_cut(&self, t: u64) -> TimeCut {
-        let bound = |i: usize| self.segs.time_bounds[i].max(self.delta.time_bounds[i]);
+        let starts = self.segs.starts_max();
+        let bound = |i: usize| starts[i].max(self.delta.time_bounds[i]);
         TimeCut {
             t,
             all_nodes: t < bound(0),

@@ -235,19 +235,7 @@ impl<G: Adjacency, P: ElementFilter> Adjacency for Filtered<'_, G, P> {
             Some(e) if self.filter.edge_ok(e.edge) => return Some(e),
             Some(_) => {}
         }
-        let mut best: Option<EdgeRef> = None;
-        let mut offer = |e: EdgeRef| {
-            if best.is_none_or(|b| (e.edge_type, e.edge) < (b.edge_type, b.edge)) {
-                best = Some(EdgeRef { neighbor, ..e });
-            }
-        };
-        let back = dir.reverse();
-        if self.degree_estimate(neighbor, back) < self.degree_estimate(node, dir) {
-            self.edges_between(neighbor, node, back, types, &mut offer);
-        } else {
-            self.edges_between(node, neighbor, dir, types, &mut offer);
-        }
-        best
+        super::least_edge_by_scan(self, node, neighbor, dir, types)
     }
 
     fn least_edge_between_upto(

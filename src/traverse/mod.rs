@@ -234,19 +234,7 @@ pub trait Adjacency {
         dir: EdgeDir,
         types: &TypeFilter,
     ) -> Option<EdgeRef> {
-        let mut best: Option<EdgeRef> = None;
-        let mut offer = |e: EdgeRef| {
-            if best.is_none_or(|b| (e.edge_type, e.edge) < (b.edge_type, b.edge)) {
-                best = Some(EdgeRef { neighbor, ..e });
-            }
-        };
-        let back = dir.reverse();
-        if self.degree_estimate(neighbor, back) < self.degree_estimate(node, dir) {
-            self.edges_between(neighbor, node, back, types, &mut offer);
-        } else {
-            self.edges_between(node, neighbor, dir, types, &mut offer);
-        }
-        best
+        least_edge_by_scan(self, node, neighbor, dir, types)
     }
 
     /// [`least_edge_between`](Adjacency::least_edge_between) for a caller that needs only
@@ -269,6 +257,31 @@ pub trait Adjacency {
     /// type run (true) rather than a scan of the node's edges (the default, false). Kernels
     /// use it only to choose between equivalent strategies; answers never depend on it.
     const INDEXED_EDGES_BETWEEN: bool = false;
+}
+
+/// The least edge by (`TypeId`, `EdgeId`) among those `g.edges_between` yields between
+/// `node` and `neighbor`, scanned from the end with fewer edges: the default of
+/// [`Adjacency::least_edge_between`], and the fallback of views that filter edges.
+pub(crate) fn least_edge_by_scan<G: Adjacency + ?Sized>(
+    g: &G,
+    node: NodeId,
+    neighbor: NodeId,
+    dir: EdgeDir,
+    types: &TypeFilter,
+) -> Option<EdgeRef> {
+    let mut best: Option<EdgeRef> = None;
+    let mut offer = |e: EdgeRef| {
+        if best.is_none_or(|b| (e.edge_type, e.edge) < (b.edge_type, b.edge)) {
+            best = Some(EdgeRef { neighbor, ..e });
+        }
+    };
+    let back = dir.reverse();
+    if g.degree_estimate(neighbor, back) < g.degree_estimate(node, dir) {
+        g.edges_between(neighbor, node, back, types, &mut offer);
+    } else {
+        g.edges_between(node, neighbor, dir, types, &mut offer);
+    }
+    best
 }
 
 /// An `Adjacency` held by reference is an `Adjacency` too.

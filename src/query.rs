@@ -33,10 +33,11 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::new());
 }
 
-/// Runs `f` with this thread's scratch. A re-entrant call (from inside `f`) gets a fresh
-/// scratch instead of panicking on the borrow.
-/// Runs a kernel call on the snapshot, or on its view as of a moment when one is given
-/// (`$g` names the graph inside `$call`).
+/// Runs a kernel call on a snapshot, or on its view as of a moment when one is given:
+/// `on_view!(snap, as_of, |g| kernel::shortest_path(g, ...))` (`$g` names the graph
+/// inside the call; the two arms are two monomorphized kernel calls, so a read without a
+/// moment pays nothing for the view).
+#[macro_export]
 macro_rules! on_view {
     ($snap:expr, $as_of:expr, |$g:ident| $call:expr) => {
         match $as_of {
@@ -53,6 +54,8 @@ macro_rules! on_view {
     };
 }
 
+/// Runs `f` with this thread's scratch. A re-entrant call (from inside `f`) gets a fresh
+/// scratch instead of panicking on the borrow.
 fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut s) => f(&mut s),

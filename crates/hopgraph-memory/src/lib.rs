@@ -21,23 +21,10 @@
 //!   supersession, the staleness cascade and the history chain are in [`history`], the
 //!   timestamp rules and the staleness flag's storage in [`time`].
 
-/// Runs a kernel call on the snapshot, or on its view as of a moment when one is given
-/// (`$g` names the graph inside `$call`).
-macro_rules! on_view {
-    ($snap:expr, $as_of:expr, |$g:ident| $call:expr) => {
-        match $as_of {
-            None => {
-                let $g = $snap;
-                $call
-            }
-            Some(t) => {
-                let view = $snap.as_of(t);
-                let $g = &view;
-                $call
-            }
-        }
-    };
-}
+// The engine's `on_view!` (a kernel call on a snapshot or its view as of a moment), in
+// scope for every module.
+#[macro_use]
+extern crate hopgraph;
 
 pub mod aim;
 pub mod edges;

@@ -11,7 +11,7 @@
 # scenarios that apply to a server without fixture tools (SCENARIOS below; the others and
 # why: docs/MCP-CONFORMANCE.md) and fails if any check fails or warns, except those in
 # tests/conformance/expected-failures.yml, or if an expected failure passes. Results:
-# <target>/mcp-conformance/results/<scenario>/.../checks.json.
+# <target>/mcp-conformance/results/<scenario>/.../checks.json, and the server's log.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,10 +86,14 @@ echo "conformance: suite $("$node" "$suite" --version), Node.js $("$node" --vers
 # directory, no settings from the environment.
 tmp=$(mktemp -d)
 server_pid=
+results="$work/results"
 cleanup() {
   if [ -n "$server_pid" ]; then
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
+  fi
+  if [ -d "${results:-}" ] && [ -f "$tmp/server.log" ]; then
+    cp "$tmp/server.log" "$results/server.log"
   fi
   rm -rf "$tmp"
 }
@@ -111,7 +115,6 @@ echo "conformance: hopgraph-mcp listening on $url"
 
 # The scenarios. The suite exits non-zero on an unexpected failure or warning and on a
 # stale expected failure; a scenario that records no passing check fails here too.
-results="$work/results"
 rm -rf "$results"
 failed=()
 mkdir -p "$results"

@@ -20,8 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ClientRequest,
-    ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    CompleteRequestParams, CompleteResult, ContentBlock, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -81,13 +83,19 @@ pub fn rmcp_tools(profiles: &[super::schema::Profile]) -> Vec<Tool> {
 
 impl ServerHandler for HopgraphServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "hopgraph-mcp",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "hopgraph: a graph memory. Store memories (create_memory) or entities \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "hopgraph-mcp",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "hopgraph: a graph memory. Store memories (create_memory) or entities \
                  (aim_memory_store), connect them with typed edges (link, aim_memory_link), \
                  find them (memory_search, get_memory) and follow their edges. Every tool \
                  takes an optional `context` naming a separate database (lowercase \
@@ -96,7 +104,7 @@ impl ServerHandler for HopgraphServer {
                  memory_search is simply empty), and list_contexts lists them. When a \
                  fact changes, supersede_memory replaces it and keeps the old one as \
                  history (memory_history; as_of on the reads).",
-            )
+        )
     }
 
     async fn list_tools(
@@ -137,6 +145,67 @@ impl ServerHandler for HopgraphServer {
             )]),
         };
         Ok(result.into())
+    }
+
+    // rmcp's defaults answer prompts/list, resources/list and resources/templates/list with
+    // empty results whatever the server declares, and MCP clients in use (opencode, Cline)
+    // call them whether declared or not, dropping a server that answers -32601. So the
+    // server declares prompts and resources (none of either; rmcp's empty lists stand),
+    // which keeps those clients and what the specification asks ("servers that support
+    // prompts MUST declare the prompts capability"; the conformance suite's
+    // sep-2575-server-declares-prompts-in-discover); a name or URI is then unknown as the
+    // specification says. Completions stay undeclared and are answered -32601
+    // (docs/MCP-CONFORMANCE.md).
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!(
+                "Unknown prompt: {} (hopgraph-mcp serves no prompts; prompts/list is empty)",
+                hopgraph_memory::quote_short(&request.name)
+            ),
+            None,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        // Protocol 2026-07-28 (SEP-2164) answers an unknown URI -32602 with the URI in
+        // `data`; earlier revisions -32002.
+        let code = match context.protocol_version() {
+            Some(v) if v.as_str() >= ProtocolVersion::V_2026_07_28.as_str() => {
+                ErrorCode::INVALID_PARAMS
+            }
+            _ => ErrorCode::RESOURCE_NOT_FOUND,
+        };
+        Err(ErrorData::new(
+            code,
+            format!(
+                "Resource not found: {} (hopgraph-mcp serves no resources; resources/list \
+                 is empty)",
+                hopgraph_memory::quote_short(&request.uri)
+            ),
+            Some(json!({"uri": request.uri})),
+        ))
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            "Method not found: completion/complete (hopgraph-mcp does not declare the \
+             completions capability)",
+            None,
+        ))
     }
 }
 

@@ -487,6 +487,111 @@ fn http_limits_and_the_server_keeps_serving() {
     assert!(m["result"].to_string().contains("entityType"), "{m}");
 }
 
+/// A stateless (protocol 2026-07-28) request without a session: what the conformance
+/// suite's server-stateless checks need fixture tools for, here with hopgraph's own. A
+/// request without `_meta.io.modelcontextprotocol/logLevel` gets a stream holding its
+/// response alone (no log notification, no request to the client), `server/discover`
+/// declares what the server answers, and an undeclared method is 404 with -32601
+/// (docs/MCP-CONFORMANCE.md).
+#[test]
+fn http_stateless_requests_get_their_response_alone() {
+    let server = start(&["--http", "127.0.0.1:0", "--tools", "memory,server-memory"]);
+    let addr = server.addr.as_str();
+    let stateless = |id: u64, method: &str, name: Option<&str>, mut params: Value| {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if let Some(n) = name {
+            headers.push(("Mcp-Name", n));
+        }
+        let r = request(addr, "POST", &headers, msg.to_string().as_bytes(), false);
+        let text = String::from_utf8_lossy(&r.body).into_owned();
+        let messages: Vec<Value> = if r.header("content-type") == Some("application/json") {
+            vec![serde_json::from_str(&text).unwrap()]
+        } else {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter(|d| !d.trim().is_empty())
+                .map(|d| serde_json::from_str(d.trim()).unwrap())
+                .collect()
+        };
+        (r.status, messages, text)
+    };
+    let calls = [
+        (
+            "create_memory",
+            json!({"type": "semantic", "id": "m1", "content": "The cache was cold."}),
+        ),
+        ("memory_search", json!({"query": "cold cache"})),
+        ("get_memory", json!({"memory_id": "no-such-memory"})),
+        (
+            "create_entities",
+            json!({"entities": [{"name": "a", "entityType": "t", "observations": []}]}),
+        ),
+        ("graph_stats", json!({})),
+    ];
+    for (i, (tool, args)) in (1u64..).zip(calls) {
+        let (status, messages, text) = stateless(
+            i,
+            "tools/call",
+            Some(tool),
+            json!({"name": tool, "arguments": args}),
+        );
+        assert_eq!(status, 200, "{tool}: {text}");
+        assert_eq!(messages.len(), 1, "{tool}: the response alone: {text}");
+        assert_eq!(messages[0]["id"], json!(i), "{tool}: {text}");
+        assert!(messages[0].get("method").is_none(), "{tool}: {text}");
+    }
+    let (status, messages, text) = stateless(10, "server/discover", None, json!({}));
+    assert_eq!(status, 200, "{text}");
+    let caps = &messages[0]["result"]["capabilities"];
+    for declared in ["tools", "prompts", "resources"] {
+        assert!(caps[declared].is_object(), "{declared}: {text}");
+    }
+    for undeclared in ["logging", "completions"] {
+        assert!(caps.get(undeclared).is_none(), "{undeclared}: {text}");
+    }
+    let (status, messages, text) = stateless(11, "prompts/list", None, json!({}));
+    assert_eq!(
+        (status, &messages[0]["result"]["prompts"]),
+        (200, &json!([])),
+        "{text}"
+    );
+    let (status, messages, text) = stateless(
+        12,
+        "resources/read",
+        Some("test://nothing"),
+        json!({"uri": "test://nothing"}),
+    );
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(
+        messages[0]["error"]["code"],
+        json!(-32602),
+        "SEP-2164: {text}"
+    );
+    assert_eq!(
+        messages[0]["error"]["data"]["uri"],
+        json!("test://nothing"),
+        "{text}"
+    );
+    let (status, messages, text) = stateless(
+        13,
+        "completion/complete",
+        None,
+        json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "b"}}),
+    );
+    assert_eq!(status, 404, "{text}");
+    assert_eq!(messages[0]["error"]["code"], json!(-32601), "{text}");
+}
+
 #[test]
 #[ignore = "needs Python with the official MCP Python SDK: pip install mcp, then \
             cargo test -p hopgraph-mcp --test http python_sdk -- --ignored \

@@ -1259,6 +1259,57 @@ fn e2e_bad_input_never_kills_the_server() {
     assert!(s.close().success());
 }
 
+/// The server declares tools, prompts and resources (none of either: clients call
+/// prompts/list and resources/list whether declared or not), answers an unknown prompt or
+/// resource as the specification says, and every method of a capability it does not
+/// declare with -32601 (rmcp answered prompts/list without the prompts capability
+/// declared: the conformance suite's sep-2575-server-declares-prompts-in-discover).
+#[test]
+fn e2e_declared_capabilities_match_the_answers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = Server::spawn(dir.path());
+    let r = s.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "it", "version": "1"}
+        }),
+    );
+    let caps = r["result"]["capabilities"]
+        .as_object()
+        .expect("capabilities");
+    let mut declared: Vec<&str> = caps.keys().map(String::as_str).collect();
+    declared.sort_unstable();
+    assert_eq!(declared, ["prompts", "resources", "tools"], "{r}");
+    assert_eq!(caps["resources"].get("subscribe"), None, "{r}");
+    s.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    for (method, field) in [
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+    ] {
+        let r = s.request(method, json!({}));
+        assert_eq!(r["result"][field], json!([]), "{method}: {r}");
+    }
+    let r = s.request("prompts/get", json!({"name": "p"}));
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    let r = s.request("resources/read", json!({"uri": "test://r"}));
+    assert_eq!(r["error"]["code"], json!(-32002), "2025-11-25: {r}");
+    assert_eq!(r["error"]["data"]["uri"], json!("test://r"), "{r}");
+    let prompt_ref = json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "b"}});
+    for (method, params) in [
+        ("completion/complete", prompt_ref),
+        ("logging/setLevel", json!({"level": "info"})),
+        ("resources/subscribe", json!({"uri": "test://r"})),
+    ] {
+        let r = s.request(method, params);
+        assert_eq!(r["error"]["code"], json!(-32601), "{method}: {r}");
+    }
+    assert!(s.call_ok("graph_stats", json!({}))["structuredContent"].is_object());
+    assert!(s.close().success());
+}
+
 #[test]
 fn e2e_two_servers_share_a_data_dir() {
     let dir = tempfile::tempdir().expect("temp dir");

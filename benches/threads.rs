@@ -82,7 +82,9 @@ fn fixture() -> Fixture {
     }
     db.bulk_load(load).unwrap();
     let pick = |rng: &mut SplitMix64| format!("n{}", rng.below(u64::from(nodes)));
-    let pairs = (0..QUERIES).map(|_| (pick(&mut rng), pick(&mut rng))).collect();
+    let pairs = (0..QUERIES)
+        .map(|_| (pick(&mut rng), pick(&mut rng)))
+        .collect();
     let queries = (0..QUERIES)
         .map(|_| format!("{} {}", word(&mut rng), word(&mut rng)))
         .collect();
@@ -138,8 +140,8 @@ fn reads(c: &mut Criterion) {
 
 fn writes(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open_with(dir.path(), Options::default().durability(Durability::Sync))
-        .unwrap();
+    let db =
+        Database::open_with(dir.path(), Options::default().durability(Durability::Sync)).unwrap();
     let next = AtomicU64::new(0);
     let mut g = c.benchmark_group("threads_commit_sync");
     g.sample_size(10).measurement_time(Duration::from_secs(10));

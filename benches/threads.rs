@@ -13,6 +13,10 @@
 //! of 8–20 words from a 2,000-word Zipf vocabulary, bulk-loaded into one segment.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "bench sizes and seeded draws are small"
+)]
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -203,7 +203,7 @@ mod tests {
         ));
         drop(db);
         let ro =
-            Database::open_with(tmp.path(), crate::Options::default().read_only(true)).unwrap();
+            Database::open_with(tmp.path(), crate::db::Options::default().read_only(true)).unwrap();
         assert_eq!(
             ro.read_app_file("r.json").unwrap().as_deref(),
             Some(&b"22"[..])

@@ -15,7 +15,7 @@ use super::{CliError, CliResult, DbArg, json_line, open_read_only};
 use hopgraph::kernel::{Budget, Scratch};
 use hopgraph::{Direction, Snapshot};
 use hopgraph_memory::path::{PathRequest, PathResult, memory_path_within};
-use hopgraph_memory::ranges::Ranges;
+use hopgraph_memory::ranges::{IntRange, Ranges};
 use hopgraph_memory::walk::{
     ExpandRequest, MEMORY_NOT_FOUND, RelatedRequest, TraverseRequest, expand_within,
     related_within, traverse_within,
@@ -171,6 +171,7 @@ pub(crate) struct PathArgs {
 }
 
 pub(crate) fn path(args: PathArgs) -> CliResult {
+    usage_range(&Ranges::LOCAL.path_hops, args.max_hops)?;
     let db = open_read_only(&args.db.db)?;
     let snap = db.snapshot();
     let mut scratch = Scratch::new();
@@ -374,6 +375,8 @@ pub(crate) struct NeighborsArgs {
 }
 
 pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
+    // Checked before the loop below splits the limit between the types.
+    usage_range(&Ranges::LOCAL.related_limit, args.limit)?;
     let db = open_read_only(&args.db.db)?;
     let snap = db.snapshot();
     let mut request = RelatedRequest {
@@ -382,11 +385,6 @@ pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
         direction: args.direction.into(),
         limit: args.limit,
     };
-    // Checked before the loop below splits it between the types (the one check).
-    Ranges::LOCAL
-        .related_limit
-        .check(args.limit)
-        .map_err(tool)?;
     // Several types: the edges of each in turn, up to --limit in all (the memory tool
     // takes one type).
     let mut types: Vec<Option<String>> = args.types.types.iter().cloned().map(Some).collect();
@@ -532,6 +530,8 @@ pub(crate) fn parse_json_object(
 }
 
 pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
+    usage_range(&Ranges::LOCAL.expand_hops, args.max_hops)?;
+    usage_range(&Ranges::LOCAL.expand_limit, args.limit)?;
     let db = open_read_only(&args.db.db)?;
     let (direction, one_way_routes) = args.direction.kernel();
     let request = ExpandRequest {
@@ -655,6 +655,8 @@ pub(crate) struct TraverseArgs {
 }
 
 pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
+    usage_range(&Ranges::LOCAL.traverse_depth, args.max_hops)?;
+    usage_range(&Ranges::LOCAL.traverse_limit, args.limit)?;
     let db = open_read_only(&args.db.db)?;
     let request = TraverseRequest {
         memory_id: args.key.clone(),
@@ -716,6 +718,16 @@ fn truncated_note(out: &mut impl Write, truncated: bool) -> io::Result<()> {
 }
 
 /// A tool error as a CLI error; its kind picks the exit code.
+/// Runs the memory layer's check of a ranged option before any work, so that a value out
+/// of range is a usage error (exit 2, as for other bad options) with the memory layer's
+/// text; the tool function checks it again with the same rule.
+fn usage_range(range: &IntRange, value: i64) -> CliResult {
+    range
+        .check(value)
+        .map(|_| ())
+        .map_err(|e| CliError::usage(e.into_message()))
+}
+
 pub(crate) fn tool(e: ToolError) -> CliError {
     match e.kind() {
         ToolErrorKind::NotFound => CliError::not_found(e.into_message()),

@@ -104,12 +104,12 @@ mod query;
 
 pub mod kernel;
 
+pub use db::{APP_FILE_BYTES_MAX, HNSW_MIN_VECTORS, VectorHit, VectorIndexReport, VectorQuery};
 pub use db::{
     AsOf, BulkLoad, BulkPhase, BulkProgress, BulkReport, CheckpointReport, CommitInfo,
     CompactReport, Database, Durability, Neighbor, NodePatch, OpResult, Options, RecoveryReport,
     Snapshot, Stats, ValidAt, VerifyReport, WriteBatch, check_interval,
 };
-pub use db::{HNSW_MIN_VECTORS, VectorHit, VectorIndexReport, VectorQuery};
 pub use error::{Error, Result};
 pub use filter::NodeFilter;
 /// The on-disk format version this build writes (it reads every version from 1 on; see

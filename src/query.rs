@@ -203,12 +203,14 @@ impl FoundPath {
     }
 }
 
-/// What [`Snapshot::all_shortest_paths`] found.
+/// What [`Snapshot::all_shortest_paths`] found: paths with their keys ([`FoundPath`]), or,
+/// from [`Snapshot::all_shortest_path_ids`], the kernel's id-level
+/// [`Path`](crate::kernel::Path)s.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct ShortestPaths {
+pub struct ShortestPaths<P = FoundPath> {
     /// The paths, all of the same (shortest) length; empty when there is none.
-    pub paths: Vec<FoundPath>,
+    pub paths: Vec<P>,
     /// More shortest paths exist than were returned.
     pub truncated: bool,
 }
@@ -340,7 +342,79 @@ impl Snapshot {
         to: &str,
         spec: &PathSpec,
     ) -> Result<Option<FoundPath>> {
-        // Both keys at once: their key-index reads overlap.
+        match with_scratch(|s| self.shortest_path_ids(s, from, to, spec))? {
+            Some(p) => Ok(Some(self.found_path(&p)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Snapshot::shortest_path`] with the path left as node and edge ids, and the
+    /// caller's [`Scratch`]: for a caller that labels the path itself (borrowing keys and
+    /// titles from the snapshot with [`Snapshot::node_label`], type names with
+    /// [`Snapshot::type_name`]) in a loop of many queries. Keys, validity at
+    /// `spec.as_of`, the type filter and the budget are resolved exactly as there; the same
+    /// graph gives the same path.
+    ///
+    /// ```
+    /// use hopgraph::kernel::Scratch;
+    /// use hopgraph::{Database, EdgeProps, PathSpec, WriteBatch};
+    ///
+    /// # fn main() -> hopgraph::Result<()> {
+    /// # let tmp = std::env::temp_dir().join(format!("hopgraph-path-ids-doc-{}", std::process::id()));
+    /// let db = Database::open(&tmp)?;
+    /// let mut batch = WriteBatch::new();
+    /// batch
+    ///     .link_creating_missing("a", "next", "b", EdgeProps::default())
+    ///     .link_creating_missing("b", "next", "c", EdgeProps::default());
+    /// db.commit(batch)?;
+    ///
+    /// let snap = db.snapshot();
+    /// let mut scratch = Scratch::new(); // reused by every query of a loop
+    /// let path = snap.shortest_path_ids(&mut scratch, "a", "c", &PathSpec::new())?;
+    /// let path = path.expect("a reaches c");
+    /// assert_eq!(path.len(), 2);
+    /// let (key, _title) = snap.node_label(path.nodes[1])?.expect("a live node");
+    /// assert_eq!(key, "b");
+    /// assert_eq!(snap.type_name(path.hops[0].edge_type), Some("next"));
+    /// // An unknown key is a typed error naming it.
+    /// let err = snap.shortest_path_ids(&mut scratch, "a", "nope", &PathSpec::new());
+    /// assert!(matches!(err, Err(hopgraph::Error::NodeNotFound { key }) if key == "nope"));
+    /// # drop(snap); drop(db); std::fs::remove_dir_all(&tmp).ok();
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Snapshot::shortest_path`]: `NodeNotFound` names the first unknown key (`from`
+    /// before `to`); `LimitReached` when the budget ran out.
+    ///
+    /// # Complexity
+    /// Bidirectional BFS: O(edges examined) within `spec.max_hops`, bounded by the budget.
+    pub fn shortest_path_ids(
+        &self,
+        scratch: &mut Scratch,
+        from: &str,
+        to: &str,
+        spec: &PathSpec,
+    ) -> Result<Option<traverse::Path>> {
+        let (a, b, query) = self.path_query(from, to, spec)?;
+        match on_view!(self, spec.as_of, |g| traverse::shortest_path(
+            g, scratch, a, b, &query
+        )) {
+            PathOutcome::Found(p) => Ok(Some(p)),
+            PathOutcome::NotFound => Ok(None),
+            PathOutcome::LimitReached { visited } => Err(Error::LimitReached { visited }),
+        }
+    }
+
+    /// The endpoints of a path query (both keys at once: their key-index reads overlap;
+    /// each must be valid at `spec.as_of`) and the kernel query `spec` makes.
+    fn path_query(
+        &self,
+        from: &str,
+        to: &str,
+        spec: &PathSpec,
+    ) -> Result<(NodeId, NodeId, PathQuery)> {
         let [a, b] = self.node_id_pair(from, to);
         let a = self.valid_or_missing(a, from, spec.as_of)?;
         let b = self.valid_or_missing(b, to, spec.as_of)?;
@@ -350,16 +424,7 @@ impl Snapshot {
             max_hops: spec.max_hops,
             budget: spec.budget(),
         };
-        let outcome = with_scratch(|s| {
-            on_view!(self, spec.as_of, |g| traverse::shortest_path(
-                g, s, a, b, &query
-            ))
-        });
-        match outcome {
-            PathOutcome::Found(p) => Ok(Some(self.found_path(&p)?)),
-            PathOutcome::NotFound => Ok(None),
-            PathOutcome::LimitReached { visited } => Err(Error::LimitReached { visited }),
-        }
+        Ok((a, b, query))
     }
 
     /// Every shortest path from `from` to `to` within `spec`, at most `max_paths` of them
@@ -376,29 +441,71 @@ impl Snapshot {
         spec: &PathSpec,
         max_paths: usize,
     ) -> Result<ShortestPaths> {
-        let [a, b] = self.node_id_pair(from, to);
-        let a = self.valid_or_missing(a, from, spec.as_of)?;
-        let b = self.valid_or_missing(b, to, spec.as_of)?;
-        let query = PathQuery {
-            direction: spec.direction,
-            types: spec.type_filter(self),
-            max_hops: spec.max_hops,
-            budget: spec.budget(),
-        };
-        let outcome = with_scratch(|s| {
-            on_view!(self, spec.as_of, |g| traverse::all_shortest_paths(
-                g, s, a, b, &query, max_paths
-            ))
-        });
-        if let Completion::LimitReached { visited } = outcome.completion {
-            return Err(Error::LimitReached { visited });
-        }
+        let found = with_scratch(|s| self.all_shortest_path_ids(s, from, to, spec, max_paths))?;
         Ok(ShortestPaths {
-            paths: outcome
+            paths: found
                 .paths
                 .iter()
                 .map(|p| self.found_path(p))
                 .collect::<Result<_>>()?,
+            truncated: found.truncated,
+        })
+    }
+
+    /// [`Snapshot::all_shortest_paths`] with the paths left as node and edge ids, and the
+    /// caller's [`Scratch`] (see [`Snapshot::shortest_path_ids`] for why).
+    ///
+    /// ```
+    /// use hopgraph::kernel::Scratch;
+    /// use hopgraph::{Database, EdgeProps, PathSpec, WriteBatch};
+    ///
+    /// # fn main() -> hopgraph::Result<()> {
+    /// # let tmp = std::env::temp_dir().join(format!("hopgraph-all-ids-doc-{}", std::process::id()));
+    /// let db = Database::open(&tmp)?;
+    /// let mut batch = WriteBatch::new();
+    /// batch
+    ///     .link_creating_missing("a", "via", "b1", EdgeProps::default())
+    ///     .link_creating_missing("a", "via", "b2", EdgeProps::default())
+    ///     .link_creating_missing("b1", "via", "c", EdgeProps::default())
+    ///     .link_creating_missing("b2", "via", "c", EdgeProps::default());
+    /// db.commit(batch)?;
+    ///
+    /// let snap = db.snapshot();
+    /// let mut scratch = Scratch::new();
+    /// let spec = PathSpec::new().max_hops(4);
+    /// let all = snap.all_shortest_path_ids(&mut scratch, "a", "c", &spec, 16)?;
+    /// assert_eq!(all.paths.len(), 2);
+    /// assert!(!all.truncated);
+    /// let one = snap.all_shortest_path_ids(&mut scratch, "a", "c", &spec, 1)?;
+    /// assert_eq!((one.paths.len(), one.truncated), (1, true));
+    /// # drop(snap); drop(db); std::fs::remove_dir_all(&tmp).ok();
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Snapshot::shortest_path_ids`] (the kernel returns no path when its budget ran
+    /// out, so `LimitReached` loses nothing).
+    ///
+    /// # Complexity
+    /// See [`kernel::all_shortest_paths`](crate::kernel::all_shortest_paths).
+    pub fn all_shortest_path_ids(
+        &self,
+        scratch: &mut Scratch,
+        from: &str,
+        to: &str,
+        spec: &PathSpec,
+        max_paths: usize,
+    ) -> Result<ShortestPaths<traverse::Path>> {
+        let (a, b, query) = self.path_query(from, to, spec)?;
+        let outcome = on_view!(self, spec.as_of, |g| traverse::all_shortest_paths(
+            g, scratch, a, b, &query, max_paths
+        ));
+        if let Completion::LimitReached { visited } = outcome.completion {
+            return Err(Error::LimitReached { visited });
+        }
+        Ok(ShortestPaths {
+            paths: outcome.paths,
             truncated: outcome.truncated,
         })
     }

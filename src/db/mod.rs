@@ -16,6 +16,7 @@
 //! delta, the store's embedding dimension), `vector_index` (adding the HNSW graph to
 //! segments whose vectors a bulk load stored flat).
 
+mod app_file;
 mod as_of;
 mod batch;
 mod build;
@@ -34,6 +35,7 @@ mod text;
 mod vector;
 mod vector_index;
 
+pub use app_file::APP_FILE_BYTES_MAX;
 pub use as_of::{AsOf, ValidAt};
 pub use batch::{NodePatch, OpResult, WriteBatch, check_interval};
 pub use bulk::{BulkLoad, BulkPhase, BulkProgress, BulkReport};

@@ -14,10 +14,11 @@ use super::input::{Invalid, InvalidLines, LineReader};
 use super::{CliError, CliResult, DbArg, json_line, open_read_only};
 use hopgraph::kernel::{Budget, Scratch};
 use hopgraph::{Direction, Snapshot};
-use hopgraph_memory::path::{PathRequest, PathResult, memory_path_as_of};
+use hopgraph_memory::path::{PathRequest, PathResult, memory_path_within};
+use hopgraph_memory::ranges::{IntRange, Ranges};
 use hopgraph_memory::walk::{
-    ExpandRequest, MEMORY_NOT_FOUND, RelatedRequest, TraverseRequest, expand_as_of, related_as_of,
-    traverse_as_of,
+    ExpandRequest, MEMORY_NOT_FOUND, RelatedRequest, TraverseRequest, expand_within,
+    related_within, traverse_within,
 };
 use hopgraph_memory::{ToolError, ToolErrorKind};
 
@@ -148,10 +149,10 @@ pub(crate) struct PathArgs {
     /// With --pairs: read every page of the database once before timing the first query.
     #[arg(long)]
     warm: bool,
-    /// Longest path to look for.
-    #[arg(long, alias = "hops", alias = "max-depth", value_name = "N", default_value_t = 10,
-          value_parser = clap::value_parser!(u32).range(0..=1000))]
-    max_hops: u32,
+    /// Longest path to look for (0-1000).
+    #[arg(long, alias = "hops", alias = "max-depth", value_name = "N",
+          default_value_t = Ranges::LOCAL.path_hops.default, allow_negative_numbers = true)]
+    max_hops: i64,
     #[command(flatten)]
     types: TypeArgs,
     /// Which way edges may be walked.
@@ -170,6 +171,7 @@ pub(crate) struct PathArgs {
 }
 
 pub(crate) fn path(args: PathArgs) -> CliResult {
+    usage_range(&Ranges::LOCAL.path_hops, args.max_hops)?;
     let db = open_read_only(&args.db.db)?;
     let snap = db.snapshot();
     let mut scratch = Scratch::new();
@@ -196,8 +198,14 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
         }
         request.from.clone_from(from);
         request.to.clone_from(to);
-        let result =
-            memory_path_as_of(&snap, &mut scratch, &request, args.as_of.as_of).map_err(tool)?;
+        let result = memory_path_within(
+            &snap,
+            &mut scratch,
+            &request,
+            args.as_of.as_of,
+            &Ranges::LOCAL,
+        )
+        .map_err(tool)?;
         if args.json {
             json_line(&mut out, &result)?;
         } else {
@@ -234,8 +242,14 @@ pub(crate) fn path(args: PathArgs) -> CliResult {
     for (from, to) in pairs {
         (request.from, request.to) = (from, to);
         let t = Instant::now();
-        let result =
-            memory_path_as_of(&snap, &mut scratch, &request, args.as_of.as_of).map_err(tool)?;
+        let result = memory_path_within(
+            &snap,
+            &mut scratch,
+            &request,
+            args.as_of.as_of,
+            &Ranges::LOCAL,
+        )
+        .map_err(tool)?;
         latencies.push(t.elapsed());
         found += u64::from(result.found);
         limited += u64::from(result.limit_reached);
@@ -350,9 +364,9 @@ pub(crate) struct NeighborsArgs {
     #[arg(long, value_enum, default_value_t = Dir::Both)]
     direction: Dir,
     /// Most edges listed.
-    #[arg(long, value_name = "N", default_value_t = 100,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    limit: u32,
+    #[arg(long, value_name = "N", default_value_t = Ranges::LOCAL.related_limit.default,
+          allow_negative_numbers = true)]
+    limit: i64,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -361,13 +375,15 @@ pub(crate) struct NeighborsArgs {
 }
 
 pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
+    // Checked before the loop below splits the limit between the types.
+    usage_range(&Ranges::LOCAL.related_limit, args.limit)?;
     let db = open_read_only(&args.db.db)?;
     let snap = db.snapshot();
     let mut request = RelatedRequest {
         memory_id: args.key.clone(),
         edge_type: None,
         direction: args.direction.into(),
-        limit: args.limit as usize,
+        limit: args.limit,
     };
     // Several types: the edges of each in turn, up to --limit in all (the memory tool
     // takes one type).
@@ -382,12 +398,14 @@ pub(crate) fn neighbors(args: NeighborsArgs) -> CliResult {
     };
     for t in types {
         request.edge_type = t;
-        request.limit = args.limit as usize - result.results.len();
-        if request.limit == 0 {
+        request.limit = args
+            .limit
+            .saturating_sub(i64::try_from(result.results.len()).unwrap_or(i64::MAX));
+        if request.limit <= 0 {
             result.truncated = true;
             break;
         }
-        let part = related_as_of(&snap, &request, args.as_of.as_of)
+        let part = related_within(&snap, &request, args.as_of.as_of, &Ranges::LOCAL)
             .map_err(|e| not_found(e, &args.key))?;
         result.results.extend(part.results);
         result.truncated |= part.truncated;
@@ -470,10 +488,10 @@ pub(crate) struct ExpandArgs {
     /// Seed keys.
     #[arg(required = true, value_name = "SEED")]
     seeds: Vec<String>,
-    /// Most hops from a seed.
-    #[arg(long, alias = "hops", alias = "max-depth", value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=100))]
-    max_hops: u32,
+    /// Most hops from a seed (1-100).
+    #[arg(long, alias = "hops", alias = "max-depth", value_name = "N",
+          default_value_t = Ranges::LOCAL.expand_hops.default, allow_negative_numbers = true)]
+    max_hops: i64,
     /// Which way edges are walked.
     #[arg(long, value_enum, default_value_t = ExpandDir::Both)]
     direction: ExpandDir,
@@ -489,9 +507,9 @@ pub(crate) struct ExpandArgs {
     #[arg(long)]
     route: bool,
     /// Most nodes listed.
-    #[arg(long, value_name = "N", default_value_t = 100,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    limit: u32,
+    #[arg(long, value_name = "N", default_value_t = Ranges::LOCAL.expand_limit.default,
+          allow_negative_numbers = true)]
+    limit: i64,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -512,6 +530,8 @@ pub(crate) fn parse_json_object(
 }
 
 pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
+    usage_range(&Ranges::LOCAL.expand_hops, args.max_hops)?;
+    usage_range(&Ranges::LOCAL.expand_limit, args.limit)?;
     let db = open_read_only(&args.db.db)?;
     let (direction, one_way_routes) = args.direction.kernel();
     let request = ExpandRequest {
@@ -523,12 +543,18 @@ pub(crate) fn expand_cmd(args: ExpandArgs) -> CliResult {
         filter_properties: args.filter,
         include_superseded: args.include_superseded,
         include_route: args.route,
-        limit: args.limit as usize,
+        limit: args.limit,
         budget: args.budget.budget(),
     };
     let snap = db.snapshot();
-    let result =
-        expand_as_of(&snap, &mut Scratch::new(), &request, args.as_of.as_of).map_err(tool)?;
+    let result = expand_within(
+        &snap,
+        &mut Scratch::new(),
+        &request,
+        args.as_of.as_of,
+        &Ranges::LOCAL,
+    )
+    .map_err(tool)?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         json_line(&mut out, &result)?;
@@ -608,17 +634,17 @@ pub(crate) struct TraverseArgs {
     key: String,
     #[command(flatten)]
     types: TypeArgs,
-    /// Most hops from the start.
-    #[arg(long, alias = "max-depth", alias = "hops", value_name = "N", default_value_t = 3,
-          value_parser = clap::value_parser!(u32).range(1..=100))]
-    max_hops: u32,
+    /// Most hops from the start (1-100).
+    #[arg(long, alias = "max-depth", alias = "hops", value_name = "N",
+          default_value_t = Ranges::LOCAL.traverse_depth.default, allow_negative_numbers = true)]
+    max_hops: i64,
     /// Which way edges are walked.
     #[arg(long, value_enum, default_value_t = Dir::Both)]
     direction: Dir,
     /// Most nodes listed.
-    #[arg(long, value_name = "N", default_value_t = 100,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    limit: u32,
+    #[arg(long, value_name = "N", default_value_t = Ranges::LOCAL.traverse_limit.default,
+          allow_negative_numbers = true)]
+    limit: i64,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -629,18 +655,26 @@ pub(crate) struct TraverseArgs {
 }
 
 pub(crate) fn traverse_cmd(args: TraverseArgs) -> CliResult {
+    usage_range(&Ranges::LOCAL.traverse_depth, args.max_hops)?;
+    usage_range(&Ranges::LOCAL.traverse_limit, args.limit)?;
     let db = open_read_only(&args.db.db)?;
     let request = TraverseRequest {
         memory_id: args.key.clone(),
         edge_types: args.types.get(),
         max_depth: args.max_hops,
-        limit: args.limit as usize,
+        limit: args.limit,
         direction: args.direction.into(),
         budget: args.budget.budget(),
     };
     let snap: Snapshot = db.snapshot();
-    let result = traverse_as_of(&snap, &mut Scratch::new(), &request, args.as_of.as_of)
-        .map_err(|e| not_found(e, &args.key))?;
+    let result = traverse_within(
+        &snap,
+        &mut Scratch::new(),
+        &request,
+        args.as_of.as_of,
+        &Ranges::LOCAL,
+    )
+    .map_err(|e| not_found(e, &args.key))?;
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         json_line(&mut out, &result)?;
@@ -684,6 +718,16 @@ fn truncated_note(out: &mut impl Write, truncated: bool) -> io::Result<()> {
 }
 
 /// A tool error as a CLI error; its kind picks the exit code.
+/// Runs the memory layer's check of a ranged option before any work, so that a value out
+/// of range is a usage error (exit 2, as for other bad options) with the memory layer's
+/// text; the tool function checks it again with the same rule.
+fn usage_range(range: &IntRange, value: i64) -> CliResult {
+    range
+        .check(value)
+        .map(|_| ())
+        .map_err(|e| CliError::usage(e.into_message()))
+}
+
 pub(crate) fn tool(e: ToolError) -> CliError {
     match e.kind() {
         ToolErrorKind::NotFound => CliError::not_found(e.into_message()),

@@ -3,7 +3,7 @@
 //! move it to another model of the same dimension.
 //!
 //! The model is recorded in the store (`embedding-model.json`, see
-//! [`hopgraph_embed::ModelRecord`]) before the first vector is written, so an MCP server
+//! [`hopgraph_memory::embed_model`]) before the first vector is written, so an MCP server
 //! still running the old model refuses the store from then on instead of mixing vectors of
 //! two models. Texts are embedded outside any lock; each batch of vectors is one atomic
 //! commit. A store keeps one embedding dimension: a model of another dimension is refused.
@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use hopgraph::{Database, NodeId, NodePatch, WriteBatch};
-use hopgraph_embed::{Embedder, ModelRecord};
+use hopgraph_embed::Embedder;
+use hopgraph_memory::embed_model::{
+    ModelCheckError, ModelRecord, ModelUse, check_model, write_model_record,
+};
 use hopgraph_memory::embed_text::node_text;
 
 use super::progress::{Progress, Unit};
@@ -161,7 +164,7 @@ pub(crate) fn embed_nodes(
     }
 
     // Recorded before the first vector: from here on, another model is refused.
-    ModelRecord::of(embedder).write(db.path()).map_err(|e| {
+    write_model_record(db, &record_of(embedder)).map_err(|e| {
         CliError::io(format!(
             "recording the model in {}: {e}",
             db.path().display()
@@ -211,31 +214,40 @@ pub(crate) fn embed_nodes(
 }
 
 /// Refuses a store whose vectors cannot be replaced by this model's: another dimension, or
-/// (with `--missing`, which keeps the existing vectors) another model.
+/// (with `--missing`, which keeps the existing vectors) another model. The memory layer's
+/// model check ([`hopgraph_memory::embed_model::check_model`]); this only words it.
 pub(crate) fn check_store(db: &Database, embedder: &Embedder, missing: bool) -> CliResult {
-    if let Some(d) = db.snapshot().embedding_dimension()
-        && d != embedder.dimension()
-    {
-        return Err(CliError::new(format!(
+    let use_ = if missing {
+        ModelUse::Compare
+    } else {
+        ModelUse::Replace
+    };
+    match check_model(db, &record_of(embedder), use_) {
+        Ok(()) => Ok(()),
+        Err(ModelCheckError::Dimension { store: d, .. }) => Err(CliError::new(format!(
             "this store's embeddings have {d} dimensions, model {} makes {}; a store keeps \
              one embedding dimension: use a model of {d} dimensions",
             embedder.model_id(),
             embedder.dimension()
-        )));
-    }
-    let record = ModelRecord::read(db.path())
-        .map_err(|e| CliError::io(format!("reading the store's model record: {e}")))?;
-    if missing
-        && let Some(rec) = record
-        && !rec.matches(embedder)
-    {
-        return Err(CliError::new(format!(
+        ))),
+        Err(ModelCheckError::OtherModel { recorded: rec, .. }) => Err(CliError::new(format!(
             "this store's embeddings were made by model {} (fingerprint {}); --missing would \
              mix two models: run without --missing to re-embed every node with {}",
             rec.id,
             rec.fingerprint,
             embedder.model_id()
-        )));
+        ))),
+        Err(e) => Err(CliError::io(format!(
+            "reading the store's model record: {e}"
+        ))),
     }
-    Ok(())
+}
+
+/// The record of `embedder`'s model, as the memory layer's model check takes it.
+pub(crate) fn record_of(embedder: &Embedder) -> ModelRecord {
+    ModelRecord {
+        id: embedder.model_id().to_owned(),
+        fingerprint: embedder.fingerprint().to_owned(),
+        dimension: embedder.dimension(),
+    }
 }

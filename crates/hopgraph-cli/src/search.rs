@@ -5,6 +5,7 @@ use std::io::{self, BufWriter, Write};
 use clap::Args;
 
 use super::{CliError, CliResult, DbArg, json_line, open_read_only};
+use hopgraph_memory::embed_model::{ModelCheckError, ModelUse, check_model};
 use hopgraph_memory::search::{SearchRequest, memory_search};
 
 const SEARCH_EXAMPLES: &str = "\
@@ -174,36 +175,38 @@ fn embed_query(
     query: &str,
 ) -> CliResult<Vec<f64>> {
     let embedder = crate::reembed::load_model(model, false)?;
-    match snap.embedding_dimension() {
-        None => {
-            return Err(CliError::new(format!(
-                "this store has no embeddings to compare with: run `hopgraph reembed --db {} \
-                 --model {}` first",
-                db.path().display(),
-                model.display()
-            )));
-        }
-        Some(d) if d != embedder.dimension() => {
+    if snap.embedding_dimension().is_none() {
+        return Err(CliError::new(format!(
+            "this store has no embeddings to compare with: run `hopgraph reembed --db {} \
+             --model {}` first",
+            db.path().display(),
+            model.display()
+        )));
+    }
+    let ours = crate::reembed::record_of(&embedder);
+    match check_model(db, &ours, ModelUse::Compare) {
+        Ok(()) => {}
+        Err(ModelCheckError::Dimension { store: d, .. }) => {
             return Err(CliError::new(format!(
                 "this store's embeddings have {d} dimensions, model {} makes {}",
                 embedder.model_id(),
                 embedder.dimension()
             )));
         }
-        Some(_) => {}
-    }
-    let record = hopgraph_embed::ModelRecord::read(db.path())
-        .map_err(|e| CliError::io(format!("reading the store's model record: {e}")))?;
-    if let Some(rec) = record
-        && !rec.matches(&embedder)
-    {
-        return Err(CliError::new(format!(
-            "this store's embeddings were made by model {} (fingerprint {}), not by {}: \
-             search with that model, or re-embed the store with `hopgraph reembed`",
-            rec.id,
-            rec.fingerprint,
-            embedder.model_id()
-        )));
+        Err(ModelCheckError::OtherModel { recorded: rec, .. }) => {
+            return Err(CliError::new(format!(
+                "this store's embeddings were made by model {} (fingerprint {}), not by {}: \
+                 search with that model, or re-embed the store with `hopgraph reembed`",
+                rec.id,
+                rec.fingerprint,
+                embedder.model_id()
+            )));
+        }
+        Err(e) => {
+            return Err(CliError::io(format!(
+                "reading the store's model record: {e}"
+            )));
+        }
     }
     let v = embedder
         .embed_one(query)

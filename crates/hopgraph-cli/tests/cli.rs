@@ -2995,3 +2995,44 @@ fn reads_as_of_a_moment() {
     ]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// The ranged options of path, neighbors, expand and traverse are checked by the memory
+/// layer (issue #43) against the command line's bounds (`Ranges::LOCAL`: wider than the
+/// MCP tools'), before the database is opened: a usage error with the memory layer's text.
+#[test]
+fn ranged_options_are_the_memory_layers_checks() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let edges = tmp.path().join("e.tsv");
+    std::fs::write(&edges, "a\tb\tcauses\nb\tc\tcauses\n").unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, edges.to_str().unwrap()]);
+    for (args, want) in [
+        (
+            vec!["traverse", "--db", &db, "a", "--max-hops", "101"],
+            "Invalid argument `max_hops`: must be between 1 and 100, got 101",
+        ),
+        (
+            vec!["traverse", "--db", &db, "a", "--limit", "0"],
+            "Invalid argument `limit`: must be between 1 and 4294967295, got 0",
+        ),
+        (
+            vec!["expand", "--db", &db, "a", "--max-hops", "0"],
+            "Invalid argument `max_hops`: must be between 1 and 100, got 0",
+        ),
+        (
+            vec!["neighbors", "--db", &db, "a", "--limit", "-1"],
+            "Invalid argument `limit`: must be between 1 and 4294967295, got -1",
+        ),
+        (
+            vec!["path", "--db", &db, "a", "c", "--max-hops", "1001"],
+            "Invalid argument `max_hops`: must be between 0 and 1000, got 1001",
+        ),
+    ] {
+        let err = fails(2, &args);
+        assert_eq!(err.trim_end(), format!("error: {want}"), "{args:?}");
+    }
+    // Beyond the MCP tools' bounds but within the command line's.
+    assert!(ok(&["traverse", "--db", &db, "a", "--max-hops", "50"]).contains("depth 2"));
+    assert!(ok(&["path", "--db", &db, "a", "a", "--max-hops", "0"]).starts_with('a'));
+}

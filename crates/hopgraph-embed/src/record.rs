@@ -1,9 +1,13 @@
 //! Which model made a store's embeddings: a small JSON file in the store's directory.
 //!
 //! Vectors of two models do not compare, even when their dimensions agree. A program that
-//! embeds into a store (the MCP server, `hopgraph reembed`) records its model here before
-//! its first vector, and refuses a store whose record names another model. The engine
-//! does not read the file; it only keeps the one-dimension-per-store rule.
+//! embeds into a store (the MCP server, `hopgraph reembed`) records its model there before
+//! its first vector, and refuses a store whose record names another model. Programs with
+//! an open database check and write the record through `hopgraph_memory::embed_model`
+//! (the engine's I/O seam, under its writer lock); this reader (and [`ModelRecord::write`],
+//! which takes no lock) serve programs without one, and a test in `hopgraph-mcp` holds
+//! both to one layout. The engine does not read the file; it only keeps the
+//! one-dimension-per-store rule.
 
 use std::io::Write;
 use std::path::Path;
@@ -56,7 +60,8 @@ impl ModelRecord {
     }
 
     /// Writes this record into the store in `dir`, durably: a temporary file, fsynced,
-    /// renamed over the record, then the directory fsynced.
+    /// renamed over the record, then the directory fsynced. It takes no lock: a program
+    /// with the database open writes through `hopgraph_memory::embed_model` instead.
     ///
     /// # Errors
     /// Any I/O error on the way; the old record (if any) is then left as it was.

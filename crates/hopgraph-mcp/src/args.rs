@@ -122,40 +122,30 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// An optional integer in `min..=max`.
+    /// An optional integer, for the memory layer to range-check (the one place): one
+    /// beyond `i64` is passed as `i64::MAX` or `i64::MIN`, which every range refuses with
+    /// its own bounds in the message.
     ///
     /// # Errors
-    /// Not an integer, or out of range.
-    pub fn opt_int(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>, ToolError> {
+    /// Not an integer.
+    pub fn opt_integer(&self, name: &str) -> Result<Option<i64>, ToolError> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
         let i = as_integer(v).ok_or_else(|| wrong(name, "an integer", v))?;
-        if i < i128::from(min) || i > i128::from(max) {
-            return Err(ToolError::invalid_arg(
-                name,
-                format!("must be between {min} and {max}, got {i}"),
-            ));
-        }
-        i64::try_from(i)
-            .map(Some)
-            .map_err(|_| wrong(name, "an integer", v))
+        Ok(Some(i64::try_from(i).unwrap_or(if i < 0 {
+            i64::MIN
+        } else {
+            i64::MAX
+        })))
     }
 
-    /// An optional integer of any `i64` value (a range the memory layer checks).
+    /// A required integer of any `i64` value (a range the memory layer checks).
     ///
     /// # Errors
-    /// Not an integer, or beyond `i64`.
-    pub fn opt_integer(&self, name: &str) -> Result<Option<i64>, ToolError> {
-        self.opt_int(name, i64::MIN, i64::MAX)
-    }
-
-    /// A required integer in `min..=max`.
-    ///
-    /// # Errors
-    /// Missing, not an integer, or out of range.
-    pub fn req_int(&self, name: &str, min: i64, max: i64) -> Result<i64, ToolError> {
-        self.opt_int(name, min, max)?.ok_or_else(|| missing(name))
+    /// Missing, not an integer, or beyond `i64`.
+    pub fn req_integer(&self, name: &str) -> Result<i64, ToolError> {
+        self.opt_integer(name)?.ok_or_else(|| missing(name))
     }
 
     /// An optional number (finite).
@@ -333,19 +323,33 @@ mod tests {
     fn messages_name_the_argument() {
         let v = json!({"a": "x", "n": 11, "f": 2.5, "z": null});
         let args = Args::new(v.as_object());
+        // The range is the memory layer's; the adapter reads the integer.
+        let n = args.opt_integer("n").unwrap();
         assert_eq!(
-            args.opt_int("n", 1, 10).unwrap_err().into_message(),
+            hopgraph_memory::ranges::IntRange::new("n", 1, 10, 1)
+                .check_or_default(n)
+                .unwrap_err()
+                .into_message(),
             "Invalid argument `n`: must be between 1 and 10, got 11"
         );
         assert_eq!(
-            args.opt_int("a", 1, 10).unwrap_err().into_message(),
+            args.opt_integer("a").unwrap_err().into_message(),
             "Invalid argument `a`: must be an integer, got a string"
         );
         assert_eq!(
-            args.opt_int("f", 1, 10).unwrap_err().into_message(),
+            args.opt_integer("f").unwrap_err().into_message(),
             "Invalid argument `f`: must be an integer, got a number"
         );
-        assert_eq!(args.opt_int("z", 1, 10).unwrap(), None);
+        assert_eq!(args.opt_integer("z").unwrap(), None);
+        let big = json!({"n": 1e20, "m": -1e20, "s": "7"});
+        let big = Args::new(big.as_object());
+        assert_eq!(big.opt_integer("n").unwrap(), Some(i64::MAX));
+        assert_eq!(big.opt_integer("m").unwrap(), Some(i64::MIN));
+        assert_eq!(big.opt_integer("q").unwrap(), None);
+        assert_eq!(
+            big.opt_integer("s").unwrap_err().into_message(),
+            "Invalid argument `s`: must be an integer, got a string"
+        );
         assert_eq!(
             args.req_str("q").unwrap_err().into_message(),
             "Missing required argument `q`"

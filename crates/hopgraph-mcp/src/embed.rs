@@ -3,24 +3,24 @@
 //! before the memory functions run (and so outside any database lock), on the blocking
 //! thread the call already runs on.
 //!
-//! A store keeps one embedding dimension, fixed by its first embedding (the engine refuses
-//! others), and the server records which model made its embeddings in
-//! [`MODEL_RECORD_FILE`] in the context's directory (`{id, fingerprint, dimension}`,
-//! written durably before the first embedding the server computes for that context).
-//! Before the server embeds anything for a context it checks both: a store whose
-//! embeddings have another dimension, or were made by another model (another fingerprint,
-//! even of the same dimension), is refused with a message naming both models, never
-//! half-filled with vectors of two models. A store without a record (made before records
-//! existed, or only with caller-supplied embeddings) is adopted by the first model whose
-//! dimension agrees. Embeddings a caller passes are not checked against the record: the
-//! caller's embedding always wins, and the server cannot know its model.
+//! Before the server embeds anything for a context it runs the memory layer's model check
+//! ([`hopgraph_memory::embed_model`], shared with the CLI): a store whose embeddings have
+//! another dimension, or were made by another model (another fingerprint, even of the same
+//! dimension), is refused with a message naming both models, never half-filled with
+//! vectors of two models; a store without a record is adopted by the first model whose
+//! dimension agrees ([`MODEL_RECORD_FILE`], written durably through the engine under its
+//! writer lock before the first embedding the server computes for that context).
+//! Embeddings a caller passes are not checked against the record: the caller's embedding
+//! always wins, and the server cannot know its model. This module only turns the check's
+//! typed answer into the server's messages.
 
 use std::path::Path;
 
-use hopgraph::{Database, Snapshot};
+use hopgraph::Database;
 use hopgraph_embed::Embedder;
-pub use hopgraph_embed::{MODEL_RECORD_FILE, ModelRecord};
 use hopgraph_memory::aim::Entity;
+use hopgraph_memory::embed_model::{self, ModelCheckError, ModelUse};
+pub use hopgraph_memory::embed_model::{MODEL_RECORD_FILE, ModelRecord};
 use hopgraph_memory::{ToolError, ToolErrorKind};
 use serde_json::{Value, json};
 
@@ -50,40 +50,60 @@ pub fn entity_text(e: &Entity) -> String {
     hopgraph_memory::embed_text::entity_text(&e.name, &e.entity_type, &e.observations)
 }
 
-/// The model record of the store in `dir`, if it has one.
+/// The model record of the store in `dir`, if it has one (read through a read-only
+/// handle: for tests and tools; the server reads it through its open database).
 ///
 /// # Errors
-/// A record that cannot be read or parsed, naming the file.
+/// A record that cannot be read or parsed, naming the file; a directory that is not a
+/// database.
 pub fn read_model_record(dir: &Path) -> Result<Option<ModelRecord>, ToolError> {
-    ModelRecord::read(dir).map_err(|e| {
-        let path = dir.join(MODEL_RECORD_FILE);
-        ToolError::new(
-            ToolErrorKind::Embedding,
-            hopgraph_memory::one_line(&if e.kind() == std::io::ErrorKind::InvalidData {
-                format!(
-                    "Damaged embedding model record {}: {e}; delete it to let the server's model \
-                 adopt this context",
-                    path.display()
-                )
-            } else {
-                format!("Storage error: cannot read {}: {e}", path.display())
-            }),
-        )
-    })
+    let db = Database::open_with(dir, hopgraph::Options::default().read_only(true))
+        .map_err(|e| hopgraph_memory::engine_error(&e))?;
+    embed_model::read_model_record(&db).map_err(|e| model_error(&e, db.path()))
+}
+
+/// The record of the server's model.
+pub fn record_of(embedder: &Embedder) -> ModelRecord {
+    ModelRecord {
+        id: embedder.model_id().to_owned(),
+        fingerprint: embedder.fingerprint().to_owned(),
+        dimension: embedder.dimension(),
+    }
 }
 
 /// Checks that the server's model may add its vectors to (`writing`) or search the store
-/// `db`: the store's embeddings have the model's dimension (or there are none), and its
-/// model record names this model (or there is none). Before the first write, a store
-/// without a record gets this model's.
+/// `db` (the memory layer's [`embed_model::check_model`]): the store's embeddings have the
+/// model's dimension (or there are none), and its model record names this model (or there
+/// is none). Before the first write, a store without a record gets this model's.
 ///
 /// # Errors
-/// `Embedding model mismatch: ...` naming both models; storage errors writing the record.
+/// `Embedding model mismatch: ...` naming both models; a damaged record; storage errors
+/// reading or writing the record.
 pub fn check_model(db: &Database, embedder: &Embedder, writing: bool) -> Result<(), ToolError> {
-    check_dimension(&db.snapshot(), embedder)?;
-    let ours = ModelRecord::of(embedder);
-    match read_model_record(db.path())? {
-        Some(rec) if rec.fingerprint != ours.fingerprint => Err(ToolError::new(
+    let use_ = if writing {
+        ModelUse::Add
+    } else {
+        ModelUse::Compare
+    };
+    embed_model::check_model(db, &record_of(embedder), use_).map_err(|e| model_error(&e, db.path()))
+}
+
+/// The server's message for a model that may not be used on the store in `dir`.
+fn model_error(e: &ModelCheckError, dir: &Path) -> ToolError {
+    let (kind, message) = match e {
+        ModelCheckError::Dimension { store: d, model } => (
+            ToolErrorKind::Embedding,
+            format!(
+                "Embedding model mismatch: this context's embeddings have {d} dimensions, the \
+             server's model {} makes {}; use a model of {d} dimensions for this context (or \
+             another context), or pass `embedding` yourself",
+                model.id, model.dimension
+            ),
+        ),
+        ModelCheckError::OtherModel {
+            recorded: rec,
+            model: ours,
+        } => (
             ToolErrorKind::Embedding,
             format!(
                 "Embedding model mismatch: this context's embeddings were made by model {} \
@@ -92,40 +112,33 @@ pub fn check_model(db: &Database, embedder: &Embedder, writing: bool) -> Result<
              context), or pass `embedding` yourself",
                 rec.id, rec.fingerprint, rec.dimension, ours.id, ours.fingerprint, ours.dimension
             ),
-        )),
-        Some(_) => Ok(()),
-        None if writing => ours.write(db.path()).map_err(|e| {
-            ToolError::new(
-                ToolErrorKind::Storage,
-                hopgraph_memory::one_line(&format!(
-                    "Storage error: cannot record the embedding model in {}: {e}",
-                    db.path().display()
-                )),
-            )
-        }),
-        None => Ok(()),
-    }
-}
-
-/// Checks that the store behind `snap` can take the model's vectors: it has none yet, or
-/// they have the model's dimension.
-///
-/// # Errors
-/// `Embedding model mismatch: ...` naming both dimensions and the model.
-pub fn check_dimension(snap: &Snapshot, embedder: &Embedder) -> Result<(), ToolError> {
-    match snap.embedding_dimension() {
-        Some(d) if d != embedder.dimension() => Err(ToolError::new(
+        ),
+        ModelCheckError::Damaged { path, detail } => (
             ToolErrorKind::Embedding,
             format!(
-                "Embedding model mismatch: this context's embeddings have {d} dimensions, the \
-             server's model {} makes {}; use a model of {d} dimensions for this context (or \
-             another context), or pass `embedding` yourself",
-                embedder.model_id(),
-                embedder.dimension()
+                "Damaged embedding model record {}: {detail}; delete it to let the server's \
+                 model adopt this context",
+                path.display()
             ),
-        )),
-        _ => Ok(()),
-    }
+        ),
+        ModelCheckError::Storage {
+            writing: true,
+            source,
+            ..
+        } => (
+            ToolErrorKind::Storage,
+            format!(
+                "Storage error: cannot record the embedding model in {}: {source}",
+                dir.display()
+            ),
+        ),
+        ModelCheckError::Storage { path, source, .. } => (
+            ToolErrorKind::Embedding,
+            format!("Storage error: cannot read {}: {source}", path.display()),
+        ),
+        other => (ToolErrorKind::Embedding, other.to_string()),
+    };
+    ToolError::new(kind, hopgraph_memory::one_line(&message))
 }
 
 /// Embeds `texts` (in order) as the `f64` lists the memory functions take.
@@ -167,5 +180,50 @@ pub fn stats_fields(embedder: Option<&Embedder>) -> (Value, Value) {
             json!({"id": e.model_id(), "dimension": e.dimension(), "precision": e.kernel()}),
         ),
         None => (json!("text"), Value::Null),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The memory layer's record and `hopgraph_embed::ModelRecord` (which programs without
+    /// an open database read) are one layout: each reads what the other wrote.
+    #[test]
+    fn the_two_record_types_agree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = Database::open(tmp.path()).unwrap();
+        let ours = ModelRecord {
+            id: "m".into(),
+            fingerprint: "0123456789abcdef".into(),
+            dimension: 384,
+        };
+        embed_model::write_model_record(&db, &ours).unwrap();
+        let theirs = hopgraph_embed::ModelRecord::read(tmp.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (
+                theirs.id.as_str(),
+                theirs.fingerprint.as_str(),
+                theirs.dimension
+            ),
+            ("m", "0123456789abcdef", 384)
+        );
+        let other = hopgraph_embed::ModelRecord {
+            id: "n".into(),
+            fingerprint: "fedcba9876543210".into(),
+            dimension: 8,
+        };
+        other.write(tmp.path()).unwrap();
+        assert_eq!(
+            embed_model::read_model_record(&db).unwrap(),
+            Some(ModelRecord {
+                id: "n".into(),
+                fingerprint: "fedcba9876543210".into(),
+                dimension: 8,
+            })
+        );
+        assert_eq!(hopgraph_embed::MODEL_RECORD_FILE, MODEL_RECORD_FILE);
     }
 }

@@ -427,12 +427,8 @@ pub fn call(
             let request = match op {
                 Op::ReadGraph => Read::Graph(
                     args.opt_str("cursor")?,
-                    args.opt_int(
-                        "limit",
-                        1,
-                        i64::try_from(kg::READ_GRAPH_PAGE_MAX).unwrap_or(i64::MAX),
-                    )?
-                    .map(|x| usize::try_from(x).unwrap_or(1)),
+                    // The memory layer checks the range.
+                    args.opt_integer("limit")?,
                 ),
                 Op::Search => Read::Search(args.req_str("query")?),
                 _ => Read::Open(string_list(&args, "names")?),
@@ -501,7 +497,7 @@ fn list_stores(stores: &Stores) -> Result<ToolOutput, ToolError> {
 }
 /// A read tool's checked arguments.
 enum Read {
-    Graph(Option<String>, Option<usize>),
+    Graph(Option<String>, Option<i64>),
     Search(String),
     Open(Vec<String>),
 }

@@ -17,6 +17,7 @@ use hopgraph_memory::edges::{self, LinkRequest};
 use hopgraph_memory::history::{self, SupersedeRequest};
 use hopgraph_memory::nodes::{self, CreateMemoryRequest, UpdateMemoryRequest};
 use hopgraph_memory::path::{self, PathRequest};
+use hopgraph_memory::ranges::Ranges;
 use hopgraph_memory::search::{self, SearchRequest};
 use hopgraph_memory::time::opt_time;
 use hopgraph_memory::walk::{self, ExpandRequest, ListResult, RelatedRequest, TraverseRequest};
@@ -95,14 +96,6 @@ fn embed_new(
         req.embedding = Some(embed::embed_one(e, text)?);
     }
     Ok(())
-}
-
-fn usize_of(x: i64) -> usize {
-    usize::try_from(x).unwrap_or(0)
-}
-
-fn u32_of(x: i64) -> u32 {
-    u32::try_from(x).unwrap_or(0)
 }
 
 /// Checks size and depth of a call's arguments.
@@ -350,7 +343,9 @@ pub fn call(
                 memory_id: args.req_id("memory_id")?,
                 edge_type: args.opt_str("edge_type")?,
                 direction: husk_direction(&args)?,
-                limit: usize_of(args.opt_int("limit", 1, 100)?.unwrap_or(20)),
+                limit: args
+                    .opt_integer("limit")?
+                    .unwrap_or(Ranges::TOOLS.related_limit.default),
             };
             let t = as_of(&args)?;
             wrapped(&walk::related_as_of(&read(None)?, &req, t)?)
@@ -359,8 +354,12 @@ pub fn call(
             let req = TraverseRequest {
                 memory_id: args.req_id("memory_id")?,
                 edge_types: args.opt_str_list("edge_types")?,
-                max_depth: u32_of(args.opt_int("max_depth", 1, 5)?.unwrap_or(3)),
-                limit: usize_of(args.opt_int("limit", 1, 100)?.unwrap_or(20)),
+                max_depth: args
+                    .opt_integer("max_depth")?
+                    .unwrap_or(Ranges::TOOLS.traverse_depth.default),
+                limit: args
+                    .opt_integer("limit")?
+                    .unwrap_or(Ranges::TOOLS.traverse_limit.default),
                 direction: husk_direction(&args)?,
                 budget: budget(),
             };
@@ -377,7 +376,9 @@ pub fn call(
             let req = PathRequest {
                 from: args.req_id("from_id")?,
                 to: args.req_id("to_id")?,
-                max_hops: u32_of(args.opt_int("max_hops", 1, 10)?.unwrap_or(4)),
+                max_hops: args
+                    .opt_integer("max_hops")?
+                    .unwrap_or(Ranges::TOOLS.path_hops.default),
                 edge_types: args.opt_str_list("edge_types")?,
                 direction: match args
                     .opt_enum("direction", &["both", "out", "in"])?
@@ -404,12 +405,6 @@ pub fn call(
                     "Missing required argument `seed_doc_ids`",
                 )
             })?;
-            if seeds.is_empty() {
-                return Err(ToolError::invalid_arg(
-                    "seed_doc_ids",
-                    "must hold at least one id",
-                ));
-            }
             let (direction, one_way_routes) = walk::parse_expand_direction(
                 args.opt_enum(
                     "direction",
@@ -420,14 +415,16 @@ pub fn call(
             )?;
             let req = ExpandRequest {
                 seed_doc_ids: seeds,
-                hops: u32_of(args.req_int("hops", 1, 5)?),
+                hops: args.req_integer("hops")?,
                 direction,
                 one_way_routes,
                 edge_types: args.opt_str_list("edge_types")?,
                 filter_properties: args.opt_obj("filter_properties")?,
                 include_superseded: args.opt_bool("include_superseded")?.unwrap_or(false),
                 include_route: args.opt_bool("include_route")?.unwrap_or(false),
-                limit: usize_of(args.opt_int("limit", 1, 1000)?.unwrap_or(100)),
+                limit: args
+                    .opt_integer("limit")?
+                    .unwrap_or(Ranges::TOOLS.expand_limit.default),
                 budget: budget(),
             };
             let t = as_of(&args)?;

@@ -2903,3 +2903,82 @@ fn supersede_latency_on_100k_memories() {
     );
     assert!(s.close().success());
 }
+
+/// The graph tools' ranges are the memory layer's (issue #43): the server passes the
+/// integers it was given, and its errors are exactly the memory layer's texts for the
+/// contract's bounds (also on a context with no database, before any id is looked at).
+#[test]
+fn range_errors_are_the_memory_layers() {
+    use hopgraph_memory::ranges::Ranges;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let stores = Stores::new(StoreConfig::new(dir.path()));
+    let e = |name: &str, args: Value| {
+        tools::call(&stores, name, args.as_object())
+            .expect_err("expected an error")
+            .into_message()
+    };
+    let memory = |r: hopgraph_memory::ranges::IntRange, v: i64| {
+        r.check(v).expect_err("out of range").into_message()
+    };
+    let t = Ranges::TOOLS;
+    for (tool, args, want) in [
+        (
+            "related",
+            json!({"memory_id": "ghost", "limit": 101}),
+            memory(t.related_limit, 101),
+        ),
+        (
+            "related",
+            json!({"memory_id": "ghost", "limit": -5}),
+            memory(t.related_limit, -5),
+        ),
+        (
+            "traverse",
+            json!({"memory_id": "ghost", "max_depth": 6}),
+            memory(t.traverse_depth, 6),
+        ),
+        (
+            "traverse",
+            json!({"memory_id": "ghost", "limit": 0}),
+            memory(t.traverse_limit, 0),
+        ),
+        (
+            "expand",
+            json!({"seed_doc_ids": ["ghost"], "hops": 9}),
+            memory(t.expand_hops, 9),
+        ),
+        (
+            "expand",
+            json!({"seed_doc_ids": ["ghost"], "hops": 1, "limit": 1001}),
+            memory(t.expand_limit, 1001),
+        ),
+        (
+            "memory_path",
+            json!({"from_id": "a", "to_id": "b", "max_hops": 11}),
+            memory(t.path_hops, 11),
+        ),
+        (
+            "memory_path",
+            json!({"from_id": "a", "to_id": "b", "max_hops": 1e20}),
+            memory(t.path_hops, i64::MAX),
+        ),
+    ] {
+        assert_eq!(e(tool, args.clone()), want, "{tool} {args}");
+    }
+    assert_eq!(
+        e("related", json!({"memory_id": "ghost", "limit": 101})),
+        "Invalid argument `limit`: must be between 1 and 100, got 101"
+    );
+    assert_eq!(
+        e(
+            "memory_path",
+            json!({"from_id": "a", "to_id": "b", "max_hops": 0})
+        ),
+        "Invalid argument `max_hops`: must be between 1 and 10, got 0"
+    );
+    // In range, the call goes on to the ids.
+    assert_eq!(
+        e("related", json!({"memory_id": "ghost", "limit": 100})),
+        "Memory not found."
+    );
+}

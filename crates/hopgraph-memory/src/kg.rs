@@ -493,15 +493,13 @@ pub fn pretty(graph: &Graph, context: &str) -> String {
 pub fn read_graph(
     snap: &Snapshot,
     cursor: Option<&str>,
-    limit: Option<usize>,
+    limit: Option<i64>,
 ) -> Result<Graph, ToolError> {
-    let limit = limit.unwrap_or(READ_GRAPH_PAGE_DEFAULT);
-    if !(1..=READ_GRAPH_PAGE_MAX).contains(&limit) {
-        return Err(ToolError::invalid_arg(
-            "limit",
-            format!("must be 1 to {READ_GRAPH_PAGE_MAX}, got {limit}"),
-        ));
-    }
+    // Both bounds are small constants: they fit an i64 and a checked value fits a usize.
+    let max = i64::try_from(READ_GRAPH_PAGE_MAX).unwrap_or(i64::MAX);
+    let default = i64::try_from(READ_GRAPH_PAGE_DEFAULT).unwrap_or(max);
+    let limit = crate::ranges::IntRange::new("limit", 1, max, default).check_or_default(limit)?;
+    let limit = usize::try_from(limit).unwrap_or(READ_GRAPH_PAGE_DEFAULT);
     let start = match cursor {
         None => 0,
         Some(c) => c

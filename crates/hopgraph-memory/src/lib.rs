@@ -20,6 +20,10 @@
 //! - every memory and edge has a validity interval (`valid_from`, `valid_to`), the engine's;
 //!   supersession, the staleness cascade and the history chain are in [`history`], the
 //!   timestamp rules and the staleness flag's storage in [`time`].
+//!
+//! Arguments are checked here, once, for every front end: adapters pass the integers they
+//! were given and get the same rule and message from each tool function (the graph tools'
+//! ranges in [`ranges`]).
 
 // The engine's `on_view!` (a kernel call on a snapshot or its view as of a moment), in
 // scope for every module.
@@ -28,11 +32,13 @@ extern crate hopgraph;
 
 pub mod aim;
 pub mod edges;
+pub mod embed_model;
 pub mod embed_text;
 pub mod history;
 pub mod kg;
 pub mod nodes;
 pub mod path;
+pub mod ranges;
 pub mod search;
 pub mod stats;
 pub mod time;

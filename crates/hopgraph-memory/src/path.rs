@@ -1,7 +1,8 @@
 //! `memory_path` (memento-mcp): the shortest path between two memories.
 //!
-//! Resolves keys, runs the kernel's bidirectional BFS (or all shortest paths), and shapes
-//! the answer exactly as the contract says: `found`, `hops`, `path[{id, title,
+//! Asks the engine's key-level path queries ([`Snapshot::shortest_path_ids`],
+//! [`Snapshot::all_shortest_path_ids`]: key resolution, validity at a moment, the edge-type
+//! filter and the budget are theirs) and shapes the answer exactly as the contract says: `found`, `hops`, `path[{id, title,
 //! edge_type_to_next, direction_to_next, edge_id}]` (the last three absent on the last
 //! entry), `message` when nothing was found, `paths` with `all_shortest`.
 //!
@@ -11,10 +12,10 @@
 
 use serde::{Serialize, Serializer};
 
+use crate::ranges::Ranges;
 use crate::{ToolError, ToolErrorKind};
-use hopgraph::Snapshot;
-use hopgraph::kernel::{self, Budget, Completion, Path, PathOutcome, PathQuery, Scratch};
-use hopgraph::{Direction, EdgeId};
+use hopgraph::kernel::{Budget, Path, Scratch};
+use hopgraph::{Direction, EdgeId, Error, PathSpec, Snapshot};
 
 /// Most paths returned with `all_shortest`.
 pub const ALL_SHORTEST_MAX: usize = 16;
@@ -26,8 +27,9 @@ pub struct PathRequest {
     pub from: String,
     /// End key.
     pub to: String,
-    /// Longest path to look for.
-    pub max_hops: u32,
+    /// Longest path to look for, as given (the tool contract: 1..=10; checked by the tool
+    /// function against its [`Ranges`]).
+    pub max_hops: i64,
     /// Edge types a path may use (`None` = all).
     pub edge_types: Option<Vec<String>>,
     /// `Both` treats edges as undirected; `Out` follows them forward from `from`.
@@ -44,7 +46,7 @@ impl PathRequest {
         PathRequest {
             from: from.into(),
             to: to.into(),
-            max_hops: 4,
+            max_hops: Ranges::TOOLS.path_hops.default,
             edge_types: None,
             direction: Direction::Both,
             all_shortest: false,
@@ -194,7 +196,8 @@ fn entries<'s>(snap: &'s Snapshot, path: &Path) -> Result<Vec<PathEntry<'s>>, To
 /// contract's message), not errors.
 ///
 /// # Errors
-/// Only a damaged node record (`ToolError` with the engine's corruption message).
+/// `max_hops` outside [`Ranges::TOOLS`] (``Invalid argument `max_hops`: ...``); a damaged
+/// node record (`ToolError` with the engine's corruption message).
 ///
 /// # Complexity
 /// Bidirectional BFS: O(edges examined) within `max_hops`, bounded by `budget`.
@@ -217,62 +220,57 @@ pub fn memory_path_as_of<'s>(
     req: &PathRequest,
     as_of: Option<u64>,
 ) -> Result<PathResult<'s>, ToolError> {
-    // Both endpoints at once: their key-index reads overlap.
-    let [from, to] = snap.node_id_pair(&req.from, &req.to);
-    let valid = |id: Option<hopgraph::NodeId>| match (id, as_of) {
-        (Some(id), Some(t)) => snap.node_valid_at(id, t).then_some(id),
-        (id, _) => id,
-    };
-    let (from, to) = (valid(from), valid(to));
-    let Some(from) = from else {
-        return Ok(PathResult::not_found(format!(
-            "Unknown memory id: {}",
-            req.from
-        )));
-    };
-    let Some(to) = to else {
-        return Ok(PathResult::not_found(format!(
-            "Unknown memory id: {}",
-            req.to
-        )));
-    };
-    let query = PathQuery {
-        direction: req.direction,
-        types: match &req.edge_types {
-            None => hopgraph::TypeFilter::All,
-            Some(names) => snap.type_filter(names),
-        },
-        max_hops: req.max_hops,
-        budget: req.budget,
-    };
+    memory_path_within(snap, scratch, req, as_of, &Ranges::TOOLS)
+}
+
+/// [`memory_path_as_of`] with `max_hops` checked against `ranges` instead of the tool
+/// contract's.
+///
+/// # Errors
+/// As [`memory_path`].
+pub fn memory_path_within<'s>(
+    snap: &'s Snapshot,
+    scratch: &mut Scratch,
+    req: &PathRequest,
+    as_of: Option<u64>,
+    ranges: &Ranges,
+) -> Result<PathResult<'s>, ToolError> {
+    let max_hops = ranges.path_hops.check_u32(req.max_hops)?;
+    let spec = spec_of(req, max_hops, as_of);
     let no_path = || {
         format!(
             "No path from {} to {} within {} hops",
             req.from, req.to, req.max_hops
         )
     };
-    let limit = |visited: u64| {
-        let mut r = PathResult::not_found(format!(
-            "Search budget exhausted after visiting {visited} nodes; no path from {} to {} was settled within {} hops",
-            req.from, req.to, req.max_hops
-        ));
-        r.limit_reached = true;
-        r
+    // The engine's answers that are not paths: an unknown endpoint (the first unknown of
+    // from, to) and a budget that ran out are normal results here, with the contract's
+    // messages.
+    let not_a_path = |e: Error| match e {
+        Error::NodeNotFound { key } => {
+            Ok(PathResult::not_found(format!("Unknown memory id: {key}")))
+        }
+        Error::LimitReached { visited } => {
+            let mut r = PathResult::not_found(format!(
+                "Search budget exhausted after visiting {visited} nodes; no path from {} to {} was settled within {} hops",
+                req.from, req.to, req.max_hops
+            ));
+            r.limit_reached = true;
+            Ok(r)
+        }
+        other => Err(ToolError::from(other)),
     };
     if req.all_shortest {
-        let out = on_view!(snap, as_of, |g| kernel::all_shortest_paths(
-            g,
+        let out = match snap.all_shortest_path_ids(
             scratch,
-            from,
-            to,
-            &query,
-            ALL_SHORTEST_MAX
-        ));
-        if let Completion::LimitReached { visited } = out.completion
-            && out.paths.is_empty()
-        {
-            return Ok(limit(visited));
-        }
+            &req.from,
+            &req.to,
+            &spec,
+            ALL_SHORTEST_MAX,
+        ) {
+            Ok(out) => out,
+            Err(e) => return not_a_path(e),
+        };
         let Some(first) = out.paths.first() else {
             return Ok(PathResult::not_found(no_path()));
         };
@@ -291,10 +289,8 @@ pub fn memory_path_as_of<'s>(
             limit_reached: false,
         });
     }
-    match on_view!(snap, as_of, |g| kernel::shortest_path(
-        g, scratch, from, to, &query
-    )) {
-        PathOutcome::Found(p) => Ok(PathResult {
+    match snap.shortest_path_ids(scratch, &req.from, &req.to, &spec) {
+        Ok(Some(p)) => Ok(PathResult {
             found: true,
             hops: u32::try_from(p.hops.len()).unwrap_or(u32::MAX),
             path: entries(snap, &p)?,
@@ -303,7 +299,30 @@ pub fn memory_path_as_of<'s>(
             truncated: false,
             limit_reached: false,
         }),
-        PathOutcome::NotFound => Ok(PathResult::not_found(no_path())),
-        PathOutcome::LimitReached { visited } => Ok(limit(visited)),
+        Ok(None) => Ok(PathResult::not_found(no_path())),
+        Err(e) => not_a_path(e),
     }
+}
+
+/// The engine's [`PathSpec`] of a request: its direction, hop cap, budget (a deadline
+/// becomes the time left until it) and moment. A type list names the types a path may
+/// use; an empty list admits no edge at all, which leaves only the 0-hop path (the
+/// engine's empty list means every type), so it is asked as a 0-hop question.
+fn spec_of(req: &PathRequest, max_hops: u32, as_of: Option<u64>) -> PathSpec {
+    let mut spec = PathSpec::new()
+        .direction(req.direction)
+        .max_hops(max_hops)
+        .visited_max(req.budget.visited_max);
+    match &req.edge_types {
+        None => {}
+        Some(names) if names.is_empty() => spec = spec.max_hops(0),
+        Some(names) => spec = spec.types(names.iter().map(String::as_str)),
+    }
+    if let Some(deadline) = req.budget.deadline {
+        spec = spec.timeout(deadline.saturating_duration_since(std::time::Instant::now()));
+    }
+    if let Some(t) = as_of {
+        spec = spec.as_of(t);
+    }
+    spec
 }

@@ -7,6 +7,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::ranges::Ranges;
 use crate::time::now_ms;
 use crate::{
     ToolError, ToolErrorKind, edge_validity, node_properties, node_status, non_empty, rfc3339,
@@ -85,8 +86,9 @@ fn node_of(snap: &Snapshot, id: NodeId) -> Result<std::sync::Arc<Node>, ToolErro
 pub struct ExpandRequest {
     /// Seed keys (at least one).
     pub seed_doc_ids: Vec<String>,
-    /// Hop cap (1..=5).
-    pub hops: u32,
+    /// Hop cap, as given (the tool contract: 1..=5; checked by the tool function against
+    /// its [`Ranges`]).
+    pub hops: i64,
     /// Which edges a hop follows (`Out` = the tool's `forward`).
     pub direction: Direction,
     /// With `Both`: each route keeps one direction (the tool's `both`: the union of a
@@ -100,8 +102,8 @@ pub struct ExpandRequest {
     pub include_superseded: bool,
     /// Report each result's full route.
     pub include_route: bool,
-    /// Most documents returned.
-    pub limit: usize,
+    /// Most documents returned, as given (the tool contract: 1..=1000).
+    pub limit: i64,
     /// Work limit.
     pub budget: Budget,
 }
@@ -191,7 +193,8 @@ fn matches(node: &Node, req: &ExpandRequest, now: u64) -> bool {
 /// Answers an `expand` request.
 ///
 /// # Errors
-/// A damaged node record.
+/// An empty `seed_doc_ids`, `hops` or `limit` outside [`Ranges::TOOLS`]
+/// (``Invalid argument `hops`: ...``); a damaged node record.
 ///
 /// # Complexity
 /// O(edges examined within `hops` of the seeds), bounded by `budget`, plus one record
@@ -215,6 +218,29 @@ pub fn expand_as_of(
     req: &ExpandRequest,
     as_of: Option<u64>,
 ) -> Result<ExpandResult, ToolError> {
+    expand_within(snap, scratch, req, as_of, &Ranges::TOOLS)
+}
+
+/// [`expand_as_of`] with `hops` and `limit` checked against `ranges` instead of the tool
+/// contract's.
+///
+/// # Errors
+/// As [`expand`].
+pub fn expand_within(
+    snap: &Snapshot,
+    scratch: &mut Scratch,
+    req: &ExpandRequest,
+    as_of: Option<u64>,
+    ranges: &Ranges,
+) -> Result<ExpandResult, ToolError> {
+    if req.seed_doc_ids.is_empty() {
+        return Err(ToolError::invalid_arg(
+            "seed_doc_ids",
+            "must hold at least one id",
+        ));
+    }
+    let hops = ranges.expand_hops.check_u32(req.hops)?;
+    let limit = ranges.expand_limit.check_usize(req.limit)?;
     let mut warnings = Vec::new();
     let mut seeds: Vec<(String, NodeId)> = Vec::new();
     let valid = |id: NodeId| as_of.is_none_or(|t| snap.node_valid_at(id, t));
@@ -244,13 +270,13 @@ pub fn expand_as_of(
     let keep = |id: NodeId| matches!(snap.node(id), Ok(Some(n)) if matches(&n, req, now));
     let query = ExpandQuery {
         seeds: &seed_ids,
-        hops: req.hops,
+        hops,
         direction: req.direction,
         one_way_routes: req.one_way_routes,
         types: &filter_types,
         type_rank: Some(&type_rank),
         filter: &keep,
-        limit: req.limit,
+        limit,
         include_route: req.include_route,
         budget: req.budget,
     };
@@ -318,8 +344,8 @@ pub struct RelatedRequest {
     pub edge_type: Option<String>,
     /// `Out` = outgoing, `In` = incoming.
     pub direction: Direction,
-    /// Most entries (1..=100).
-    pub limit: usize,
+    /// Most entries, as given (the tool contract: 1..=100).
+    pub limit: i64,
 }
 
 /// One neighbor.
@@ -343,7 +369,8 @@ pub struct RelatedEntry {
 /// Answers `related`: direct neighbors, the limit applied after the type filter.
 ///
 /// # Errors
-/// `Memory not found.` for an unknown `memory_id`; a damaged record.
+/// A ranged argument outside [`Ranges::TOOLS`] (``Invalid argument `limit`: ...``, checked
+/// first); `Memory not found.` for an unknown `memory_id`; a damaged record.
 ///
 /// # Complexity
 /// O(degree log degree) of the node.
@@ -381,6 +408,20 @@ pub fn related_as_of(
     req: &RelatedRequest,
     as_of: Option<u64>,
 ) -> Result<ListResult<RelatedEntry>, ToolError> {
+    related_within(snap, req, as_of, &Ranges::TOOLS)
+}
+
+/// [`related_as_of`] with `limit` checked against `ranges` instead of the tool contract's.
+///
+/// # Errors
+/// As [`related`].
+pub fn related_within(
+    snap: &Snapshot,
+    req: &RelatedRequest,
+    as_of: Option<u64>,
+    ranges: &Ranges,
+) -> Result<ListResult<RelatedEntry>, ToolError> {
+    let limit = ranges.related_limit.check_usize(req.limit)?;
     let id = start_node(snap, &req.memory_id, as_of)?;
     let types = filter_of(snap, &req.edge_type.clone().map(|t| vec![t]));
     let (steps, truncated) = on_view!(snap, as_of, |g| kernel::neighbors(
@@ -388,7 +429,7 @@ pub fn related_as_of(
         id,
         req.direction,
         &types,
-        req.limit
+        limit
     ));
     let mut results = Vec::with_capacity(steps.len());
     for (n, e, t, fwd) in steps {
@@ -412,10 +453,10 @@ pub struct TraverseRequest {
     pub memory_id: String,
     /// Edge types to follow (`None` = all).
     pub edge_types: Option<Vec<String>>,
-    /// Depth cap (1..=5).
-    pub max_depth: u32,
-    /// Most entries (1..=100).
-    pub limit: usize,
+    /// Depth cap, as given (the tool contract: 1..=5).
+    pub max_depth: i64,
+    /// Most entries, as given (the tool contract: 1..=100).
+    pub limit: i64,
     /// `Both` = undirected (default).
     pub direction: Direction,
     /// Work limit.
@@ -452,7 +493,8 @@ pub struct TraverseEntry {
 /// Answers `traverse`: breadth-first, depth never decreases, the start excluded.
 ///
 /// # Errors
-/// `Memory not found.` for an unknown `memory_id`; a damaged record.
+/// A ranged argument outside [`Ranges::TOOLS`] (``Invalid argument `limit`: ...``, checked
+/// first); `Memory not found.` for an unknown `memory_id`; a damaged record.
 ///
 /// # Complexity
 /// O(edges examined within `max_depth`), bounded by `budget`.
@@ -475,6 +517,23 @@ pub fn traverse_as_of(
     req: &TraverseRequest,
     as_of: Option<u64>,
 ) -> Result<ListResult<TraverseEntry>, ToolError> {
+    traverse_within(snap, scratch, req, as_of, &Ranges::TOOLS)
+}
+
+/// [`traverse_as_of`] with `max_depth` and `limit` checked against `ranges` instead of
+/// the tool contract's.
+///
+/// # Errors
+/// As [`traverse`].
+pub fn traverse_within(
+    snap: &Snapshot,
+    scratch: &mut Scratch,
+    req: &TraverseRequest,
+    as_of: Option<u64>,
+    ranges: &Ranges,
+) -> Result<ListResult<TraverseEntry>, ToolError> {
+    let max_depth = ranges.traverse_depth.check_u32(req.max_depth)?;
+    let limit = ranges.traverse_limit.check_usize(req.limit)?;
     let id = start_node(snap, &req.memory_id, as_of)?;
     let types = filter_of(snap, &req.edge_types);
     let out = on_view!(snap, as_of, |g| kernel::traverse(
@@ -483,8 +542,8 @@ pub fn traverse_as_of(
         id,
         req.direction,
         &types,
-        req.max_depth,
-        req.limit,
+        max_depth,
+        limit,
         &req.budget,
     ));
     let mut results = Vec::with_capacity(out.visits.len());

@@ -554,3 +554,178 @@ fn search_nodes_equals_the_full_scan() {
     }
     assert!(nonempty > 300, "most queries find something: {nonempty}");
 }
+
+/// The graph tools range-check their integers themselves (issue #43: adapters pass what
+/// they were given): the contract's bounds by default, the local bounds on request; the
+/// range is checked before the ids are looked at.
+#[test]
+fn graph_tools_check_their_ranges() {
+    use hopgraph_memory::kg;
+    use hopgraph_memory::path::memory_path_within;
+    use hopgraph_memory::ranges::Ranges;
+    let (_d, db) = graph();
+    let snap = db.snapshot();
+    let mut scratch = Scratch::new();
+    let related = |limit: i64, ranges: &Ranges| {
+        walk::related_within(
+            &snap,
+            &RelatedRequest {
+                memory_id: "ghost".into(),
+                edge_type: None,
+                direction: Direction::Both,
+                limit,
+            },
+            None,
+            ranges,
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .into_message()
+    };
+    assert_eq!(
+        related(101, &Ranges::TOOLS),
+        "Invalid argument `limit`: must be between 1 and 100, got 101"
+    );
+    assert_eq!(
+        related(0, &Ranges::TOOLS),
+        "Invalid argument `limit`: must be between 1 and 100, got 0"
+    );
+    assert_eq!(related(101, &Ranges::LOCAL), "Memory not found.");
+
+    let traverse = |max_depth: i64, limit: i64| {
+        walk::traverse(
+            &snap,
+            &mut Scratch::new(),
+            &TraverseRequest {
+                memory_id: "a".into(),
+                edge_types: None,
+                max_depth,
+                limit,
+                direction: Direction::Both,
+                budget: Budget::default(),
+            },
+        )
+        .map(|r| r.results.len())
+        .map_err(|e| e.into_message())
+    };
+    assert_eq!(
+        traverse(6, 20).unwrap_err(),
+        "Invalid argument `max_depth`: must be between 1 and 5, got 6"
+    );
+    assert_eq!(
+        traverse(3, -1).unwrap_err(),
+        "Invalid argument `limit`: must be between 1 and 100, got -1"
+    );
+    assert_eq!(traverse(5, 100), Ok(4), "b, c, s and d");
+
+    let expand = |seeds: Vec<String>, hops: i64, limit: i64| {
+        walk::expand(
+            &snap,
+            &mut Scratch::new(),
+            &ExpandRequest {
+                seed_doc_ids: seeds,
+                hops,
+                direction: Direction::Both,
+                one_way_routes: true,
+                edge_types: None,
+                filter_properties: None,
+                include_superseded: true,
+                include_route: false,
+                limit,
+                budget: Budget::default(),
+            },
+        )
+        .map(|r| r.documents.len())
+        .map_err(|e| e.into_message())
+    };
+    assert_eq!(
+        expand(vec!["a".into()], 6, 100).unwrap_err(),
+        "Invalid argument `hops`: must be between 1 and 5, got 6"
+    );
+    assert_eq!(
+        expand(vec!["a".into()], 1, 1001).unwrap_err(),
+        "Invalid argument `limit`: must be between 1 and 1000, got 1001"
+    );
+    assert_eq!(
+        expand(Vec::new(), 1, 100).unwrap_err(),
+        "Invalid argument `seed_doc_ids`: must hold at least one id"
+    );
+    assert_eq!(expand(vec!["a".into()], 1, 100), Ok(1));
+
+    let mut req = PathRequest::new("a", "a");
+    req.max_hops = 0;
+    assert_eq!(
+        memory_path(&snap, &mut scratch, &req)
+            .unwrap_err()
+            .message(),
+        "Invalid argument `max_hops`: must be between 1 and 10, got 0"
+    );
+    let r = memory_path_within(&snap, &mut scratch, &req, None, &Ranges::LOCAL).unwrap();
+    assert_eq!((r.found, r.hops), (true, 0));
+    req.max_hops = 1001;
+    assert!(memory_path_within(&snap, &mut scratch, &req, None, &Ranges::LOCAL).is_err());
+
+    assert_eq!(
+        kg::read_graph(&snap, None, Some(0)).unwrap_err().message(),
+        "Invalid argument `limit`: must be between 1 and 10000, got 0"
+    );
+    assert_eq!(
+        kg::read_graph(&snap, None, Some(10_001))
+            .unwrap_err()
+            .message(),
+        "Invalid argument `limit`: must be between 1 and 10000, got 10001"
+    );
+    assert!(kg::read_graph(&snap, None, Some(10_000)).is_ok());
+}
+
+/// `aim_memory_store` with embeddings is one commit (issue #43): the entities and their
+/// vectors are written together, and a vector the store refuses (another dimension) leaves
+/// no entity behind, not even the ones whose vectors were fine.
+#[test]
+fn aim_store_writes_entities_and_vectors_in_one_commit() {
+    use hopgraph_memory::aim::{Entity, store_entities_embedded};
+    use std::collections::HashMap;
+    let (_d, db) = graph();
+    // The store's dimension is 3 from its first embedding.
+    let mut b = WriteBatch::new();
+    b.upsert_node(
+        "v",
+        NodeProps {
+            embedding: Some(vec![1.0, 0.0, 0.0]),
+            ..Default::default()
+        },
+    );
+    db.commit(b).unwrap();
+    let entity = |name: &str| Entity {
+        name: name.into(),
+        entity_type: "person".into(),
+        observations: vec![format!("{name} was here")],
+    };
+    let before = db.snapshot().lsn();
+    let vectors = HashMap::from([
+        ("x".to_owned(), vec![0.0, 1.0, 0.0]),
+        ("y".to_owned(), vec![0.0, 0.0, 1.0, 0.0]),
+    ]);
+    let err = store_entities_embedded(&db, &[entity("x"), entity("y")], &vectors).unwrap_err();
+    assert!(err.message().contains("dimension"), "{err}");
+    let snap = db.snapshot();
+    assert_eq!(snap.lsn(), before, "nothing was committed");
+    assert!(snap.node_id("x").is_none() && snap.node_id("y").is_none());
+
+    let vectors = HashMap::from([
+        ("x".to_owned(), vec![0.0, 1.0, 0.0]),
+        ("y".to_owned(), vec![0.0, 0.0, 1.0]),
+    ]);
+    let created = store_entities_embedded(&db, &[entity("x"), entity("y")], &vectors).unwrap();
+    assert_eq!(created.len(), 2);
+    let snap = db.snapshot();
+    assert_eq!(
+        snap.lsn(),
+        before + 1,
+        "one commit for entities and vectors"
+    );
+    for (name, v) in &vectors {
+        let node = snap.node(snap.node_id(name).unwrap()).unwrap().unwrap();
+        assert_eq!(node.props.embedding.as_ref(), Some(v), "{name}");
+    }
+}

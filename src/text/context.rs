@@ -52,11 +52,13 @@ impl<'q> ScoreContext<'q> {
     }
 
     /// Query term `t`'s weight × idf.
+    #[inline]
     pub fn weight_idf(&self, t: usize) -> f64 {
         self.terms[t].weight * self.idfs[t]
     }
 
     /// The word bit of query term `t` (0 for a whole identifier, which is no word).
+    #[inline]
     pub fn word_bit(&self, t: usize) -> u64 {
         self.terms[t].word.map_or(0, |w| 1u64 << w)
     }
@@ -64,6 +66,7 @@ impl<'q> ScoreContext<'q> {
     /// Most the boosts multiply the term scores of a document that can hold at most the
     /// query words in `possible` by: both boosts need every word, so a document missing
     /// one gets neither (factor 1, with room for rounding).
+    #[inline]
     pub fn factor(&self, possible: u64) -> f64 {
         if possible & self.all_words_mask == self.all_words_mask {
             self.bound_factor
@@ -75,6 +78,7 @@ impl<'q> ScoreContext<'q> {
     /// Most the phrase boost multiplies a document's base score by (`words`: the query
     /// words its accumulator holds): only a document holding every word can hold the
     /// phrase.
+    #[inline]
     pub fn final_factor(&self, words: u64) -> f64 {
         if words & self.all_words_mask == self.all_words_mask {
             self.phrase_factor

@@ -63,12 +63,14 @@ impl<'a> TermCursor<'a> {
 
     /// The term's contribution to the document under the cursor, per field (`scale`: the
     /// document's [`tf_scale`]).
+    #[inline]
     pub fn parts(&self, scale: &[f64; TEXT_FIELDS]) -> [f64; TEXT_FIELDS] {
         term_fields_scaled(self.weight_idf, &self.cursor.tf, scale)
     }
 
     /// Most the term adds to a document in block `b` (meta `meta`), cached for the last
     /// block asked (a walk asks about the same block many times in a row).
+    #[inline]
     fn block_bound(&mut self, b: usize, meta: &BlockMeta, ctx: &ScoreContext<'_>) -> f64 {
         match self.cached {
             Some((cached, bound, _)) if cached == b => bound,
@@ -104,6 +106,7 @@ impl<'a> TermCursor<'a> {
     /// Most the term adds to document `doc`, from the metas only: 0 when no block can
     /// hold it, the list's bound when the list has no metas; with the last record for
     /// which that answer holds (documents are asked in increasing order).
+    #[inline]
     pub fn bound_for(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> (f64, u32) {
         if self.cursor.list().bound().is_none() {
             return (self.bound, u32::MAX);

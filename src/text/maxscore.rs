@@ -192,12 +192,14 @@ impl Bounds {
     }
 
     /// Whether slot `j`'s required term is among the slots of `absent`.
+    #[inline]
     fn requirement_absent(&self, j: usize, absent: u64) -> bool {
         self.req_slot[j].is_some_and(|r| absent & (1u64 << r) != 0)
     }
 
     /// The bounds and words of `terms[..j]` together, leaving out the terms whose
     /// required term is known absent (`absent`: a mask of slots).
+    #[inline]
     fn rest(&self, j: usize, absent: u64) -> (f64, u64) {
         if absent & self.prefix_req[j] == 0 {
             return (self.prefix[j], self.prefix_words[j]);
@@ -275,6 +277,7 @@ impl<'a> Walk<'a> {
     /// Moves the split for threshold `theta`: the longest prefix whose bounds together
     /// (for a document outside the other lists) stay below it is non-essential. `false`
     /// when every term is: no document can reach `theta` any more.
+    #[inline]
     fn split(&mut self, theta: f64, ctx: &ScoreContext<'_>) -> bool {
         let n = self.terms.len();
         let outside = &self.bounds.outside;
@@ -287,6 +290,7 @@ impl<'a> Walk<'a> {
     }
 
     /// The next document of an essential list, `None` when they are all done.
+    #[inline]
     fn next_doc(&self) -> Option<u32> {
         self.terms[self.essential..]
             .iter()
@@ -297,6 +301,7 @@ impl<'a> Walk<'a> {
 
     /// Bounds document `doc` at threshold `theta` and scores it exactly if it may reach
     /// it; `None` when it cannot.
+    #[inline]
     fn visit(
         &mut self,
         doc: u32,
@@ -311,6 +316,7 @@ impl<'a> Walk<'a> {
     }
 
     /// Marks the essential terms at `doc`.
+    #[inline]
     fn mark_essential(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> Visit {
         let mut v = Visit {
             doc,
@@ -332,6 +338,7 @@ impl<'a> Walk<'a> {
     /// The bounds read without the document's lengths: the essential terms' at their tf
     /// with their blocks' least lengths, and the blocks of the non-essential ones that
     /// would hold the document. Whether they reach `theta`.
+    #[inline]
     fn bound_without_lengths(&mut self, v: &mut Visit, theta: f64, ctx: &ScoreContext<'_>) -> bool {
         let (rest_sum, rest_words) = match self.rest_memo {
             Some((e, a, known)) if e == self.essential && a == v.absent => known,
@@ -363,6 +370,7 @@ impl<'a> Walk<'a> {
     /// The non-essential terms' bounds at the blocks that would hold `doc`, summed (read
     /// from metas without decoding; kept until the walk passes the last record of one of
     /// those blocks or the split moves).
+    #[inline]
     fn non_essential_block_bounds(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> f64 {
         match self.ne_bounds {
             Some((sum_for, until, sum)) if sum_for == self.essential && doc <= until => sum,
@@ -383,6 +391,7 @@ impl<'a> Walk<'a> {
     /// at its tf there with its block's least lengths: a document lacking words it cannot
     /// do without dies before its lengths are read (a random read). Whether the document
     /// still may reach `theta`.
+    #[inline]
     fn seek_non_essential(
         &mut self,
         v: &mut Visit,
@@ -412,6 +421,7 @@ impl<'a> Walk<'a> {
 
     /// Scores document `doc` exactly from its lengths: the same sums, in query-term order,
     /// that an exhaustive pass makes.
+    #[inline]
     fn score_exact(
         &mut self,
         doc: u32,
@@ -442,6 +452,7 @@ impl<'a> Walk<'a> {
     /// Moves the essential cursors at `doc` past it; the next document is one of theirs:
     /// its lengths start loading now, and those of a document a few postings on (a random
     /// read each).
+    #[inline]
     fn step_past(&mut self, doc: u32, view: &TextIndexView<'_>) -> Result<(), DecodeError> {
         self.at_doc.iter_mut().for_each(|x| *x = false);
         for t in &mut self.terms[self.essential..] {

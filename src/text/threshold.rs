@@ -24,6 +24,7 @@ impl PartialOrd for OrdF64 {
 }
 
 impl Ord for OrdF64 {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         self.0.total_cmp(&other.0)
     }
@@ -40,6 +41,7 @@ impl Threshold {
     /// The `need`-th best base score offered, −∞ until `need` were. Every valid document
     /// offered has a final score ≥ its base, so `need` documents reach this value and one
     /// whose final score must stay below it is not in the answer.
+    #[inline]
     pub fn value(&self) -> f64 {
         match self.heap.peek() {
             Some(Reverse(OrdF64(v))) if self.heap.len() >= self.need => *v,
@@ -49,6 +51,7 @@ impl Threshold {
 
     /// Offers a document's base score; `valid` (checked only when the score would count)
     /// says whether the document may be a hit (current version, passes the filter).
+    #[inline]
     pub fn offer(&mut self, base: f64, valid: impl FnOnce() -> Result<bool>) -> Result<()> {
         if self.heap.len() < self.need || base > self.value() {
             if !valid()? {

@@ -49,6 +49,7 @@ impl PartialOrd for Candidate {
 }
 
 impl Ord for Candidate {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         self.base
             .total_cmp(&other.base)
@@ -75,6 +76,7 @@ pub(crate) struct Ranked {
 impl Ranked {
     /// Whether `self` ranks before `other`: the higher score, then the shorter document,
     /// then the lower node id.
+    #[inline]
     fn before(&self, other: &Ranked) -> bool {
         self.score > other.score
             || (self.score == other.score && (self.len, self.node) < (other.len, other.node))
@@ -93,6 +95,7 @@ struct PhraseMemo<'q> {
 
 impl PhraseMemo<'_> {
     /// Whether `text` holds the query's phrase.
+    #[inline]
     fn in_field(&mut self, text: &str) -> bool {
         if let Some(&known) = self.known.get(text) {
             return known;

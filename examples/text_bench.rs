@@ -6,6 +6,8 @@
 //! text_bench bulk DB_DIR docs.jsonl         # the same through the bulk loader
 //! text_bench query DB_DIR queries.jsonl     # {"q", ...} per line; prints one JSON line
 //!                                           # per query: {"ms": .., "keys": [top 10]}
+//! text_bench answers DB_DIR queries.jsonl   # per query, untimed: the top 10 and the top
+//!                                           # 100 as node ids with scores' exact bits
 //! ```
 //! `build` prints `{"build_s": ..}` (commits of 5,000 nodes with buffered durability, then a
 //! checkpoint so the text index is in a segment); `bulk` loads every document with one
@@ -46,7 +48,7 @@ fn doc_props(d: &serde_json::Value) -> NodeProps {
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
     let [_, mode, dir, file] = args.as_slice() else {
-        return Err("usage: text_bench build|bulk|query DB_DIR FILE".into());
+        return Err("usage: text_bench build|bulk|query|answers DB_DIR FILE".into());
     };
     let db = Database::open_with(dir, Options::default().durability(Durability::Buffered))?;
     let out = std::io::stdout();
@@ -97,6 +99,20 @@ fn main() -> Res<()> {
                 let keys = run(field(q, "q"))?;
                 let ms = t.elapsed().as_secs_f64() * 1e3;
                 writeln!(out, "{}", serde_json::json!({"ms": ms, "keys": keys}))?;
+            }
+        }
+        "answers" => {
+            // Byte-comparable answers of two builds: node ids and the scores' bits.
+            let snap = db.snapshot();
+            for q in &lines(file)? {
+                for limit in [10, 100] {
+                    let hits = snap.search_text(&TextQuery::new(field(q, "q")).limit(limit))?;
+                    let hits: Vec<String> = hits
+                        .iter()
+                        .map(|h| format!("{}:{:016x}", h.node.0, h.score.to_bits()))
+                        .collect();
+                    writeln!(out, "{limit} {}", hits.join(" "))?;
+                }
             }
         }
         _ => return Err(format!("unknown mode {mode}").into()),

@@ -563,7 +563,8 @@ impl State {
 
     /// The texts of live node `id`'s newest version, reading as little as it can: the
     /// delta's node as it is, or a segment record's title and content only.
-    pub fn node_texts(&self, id: NodeId) -> Result<Option<NodeTexts<'_>>> {
+    pub fn node_texts(&self, id: NodeId) -> Result<Option<crate::text::NodeTexts<'_>>> {
+        use crate::text::NodeTexts;
         if id.0 >= self.node_bound || self.node_deleted(id) {
             return Ok(None);
         }
@@ -1252,14 +1253,6 @@ impl State {
         });
         out
     }
-}
-
-/// A node's indexed texts as [`State::node_texts`] found them.
-pub(crate) enum NodeTexts<'a> {
-    /// A node of the delta (in memory already).
-    Node(Arc<Node>),
-    /// A segment record's title and content, borrowed from the segment.
-    Record(crate::format::record::RecordTexts<'a>),
 }
 
 #[cfg(test)]

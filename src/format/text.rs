@@ -36,7 +36,7 @@
 //! Layout 2 names postings by record index (the position of the node's record in the
 //! segment) and carries, per block of 128 postings, where the block ends and bounds from
 //! which a query computes the most any document of the block can score for the term —
-//! what lets a search skip blocks (see `db::text`). This build writes layout 2 and reads
+//! what lets a search skip blocks (see `text::maxscore`). This build writes layout 2 and reads
 //! both.
 //!
 //! Decoding is checked: every read is bounds-checked and every count is limited by the

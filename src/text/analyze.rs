@@ -434,7 +434,8 @@ pub fn is_stemmed(kind: TermKind, text: &str) -> bool {
 /// true of text of letters and digits with a letter and no CJK character, which analysis
 /// stems whether it meets it as a word or as a whole identifier ([`is_stemmed`]) and never
 /// makes a bigram of. Searches skip such an exact term's list where its stem is absent;
-/// segments analyzed by an earlier analysis need not satisfy it (see `db::text`).
+/// segments analyzed by an earlier analysis need not satisfy it (see
+/// [`ANALYSIS_SINCE_FORMAT`](super::ANALYSIS_SINCE_FORMAT)).
 pub fn stem_implied(text: &str) -> bool {
     text.chars().all(char::is_alphanumeric)
         && text.chars().any(char::is_alphabetic)

@@ -1,7 +1,8 @@
-//! Full-text search kernel: analysis, query parsing, BM25 scoring, phrase checks and
-//! snippets. Pure compute, no I/O: the index it scores lives in segment sections
-//! (`format::text`) and in the state's delta (`db::text`), which gather the postings and
-//! hand them here.
+//! Full-text search kernel: analysis, query parsing, BM25 scoring and ranking, phrase
+//! checks and snippets. Pure compute, no I/O: the index it ranks lives in segment
+//! sections (`format::text`) and in the database's delta, and the kernel reads both
+//! through the narrow [`TextSource`] trait (which `db` implements), as traversal reads a
+//! graph through `Adjacency`.
 //!
 //! Scoring (see DESIGN.md §13) is BM25F: for each query term *t* and document *d*, the
 //! fields' frequencies are weighted and length-normalized, then summed and saturated once:
@@ -9,14 +10,42 @@
 //! (x + k1)`, with k1 = 1.2, b = 0.75 and `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`; exact
 //! terms weigh 1, stems [`STEM_WEIGHT`]. A document matching every query word gets ×[`ALL_WORDS_BOOST`],
 //! and one holding the query's words as a phrase in one field a further ×[`PHRASE_BOOST`].
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`analyze`] | tokens and terms of a text |
+//! | `source` | [`TextSource`], what ranking reads from a store |
+//! | `rank` | [`search`]: the query plan, the delta, dispatch per segment |
+//! | `context` | what scoring a document needs besides its postings; boost factors |
+//! | `threshold` | θ, the `offset + limit`-th best base score offered so far |
+//! | `cursor` | a query term's cursor over a segment's postings, with its bounds |
+//! | `maxscore` | a layout-2 segment scored document at a time (MaxScore, block bounds) |
+//! | `prime` | θ raised before a segment's walk |
+//! | `exhaustive` | a layout-1 segment scored posting by posting |
+//! | `topk` | candidates to hits: supersession, filter, phrase, order, snippets |
 
 pub mod analyze;
+mod context;
+mod cursor;
+mod exhaustive;
+mod maxscore;
+mod prime;
+mod rank;
+mod source;
+mod threshold;
+mod topk;
 
 use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))] // the fuzz target uses `Token`
 pub use analyze::{Analyzer, TermKind, Token};
+// `search_with` and its scratch: for the kernel's own tests and the `internals` feature.
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
+pub use exhaustive::RankScratch;
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
+pub use rank::{search, search_with};
+pub use source::{ANALYSIS_SINCE_FORMAT, NodeTexts, SegmentIndex, TextSource};
 
 use crate::error::{Error, Result};
 use crate::filter::NodeFilter;
@@ -871,5 +900,7 @@ pub(crate) fn check_query(q: &TextQuery) -> Result<()> {
     Ok(())
 }
 
+#[cfg(test)]
+mod rank_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,108 @@
+//! What scoring a document needs besides its postings: the query's terms and their
+//! idfs, the field weights and average lengths, and the factors by which the boosts can
+//! still raise a sum of term scores (the bounds of the pruned walk).
+
+use super::{ALL_WORDS_BOOST, PHRASE_BOOST, ParsedQuery, QueryTerm};
+use crate::format::text::TEXT_FIELDS;
+
+/// What scoring a document needs besides its postings.
+pub(crate) struct ScoreContext<'q> {
+    pub terms: &'q [QueryTerm],
+    pub idfs: &'q [f64],
+    pub weights: &'q [f64; TEXT_FIELDS],
+    pub avg: [f64; TEXT_FIELDS],
+    pub words: usize,
+    /// Bits `0..words`: every query word.
+    all_words_mask: u64,
+    /// Most the phrase boost multiplies a base score by (with room for rounding).
+    phrase_factor: f64,
+    /// Most both boosts together multiply a sum of term scores by (with room for
+    /// rounding); both need every query word in the document.
+    bound_factor: f64,
+}
+
+impl<'q> ScoreContext<'q> {
+    /// The context of `parsed` with these idfs (one per query term), field weights and
+    /// average field lengths.
+    pub fn new(
+        parsed: &'q ParsedQuery,
+        idfs: &'q [f64],
+        weights: &'q [f64; TEXT_FIELDS],
+        avg: [f64; TEXT_FIELDS],
+    ) -> ScoreContext<'q> {
+        let boost_max = phrase_boost_max(parsed);
+        ScoreContext {
+            terms: &parsed.terms,
+            idfs,
+            weights,
+            avg,
+            words: parsed.words,
+            all_words_mask: words_mask(parsed.words),
+            phrase_factor: boost_max * (1.0 + 1e-9),
+            // What a base score can still gain (all words, phrase), with room for rounding:
+            // a bound times this below the threshold cannot reach the top hits.
+            bound_factor: boost_max
+                * if parsed.words >= 2 {
+                    ALL_WORDS_BOOST
+                } else {
+                    1.0
+                }
+                * (1.0 + 1e-9),
+        }
+    }
+
+    /// Query term `t`'s weight × idf.
+    #[inline]
+    pub fn weight_idf(&self, t: usize) -> f64 {
+        self.terms[t].weight * self.idfs[t]
+    }
+
+    /// The word bit of query term `t` (0 for a whole identifier, which is no word).
+    #[inline]
+    pub fn word_bit(&self, t: usize) -> u64 {
+        self.terms[t].word.map_or(0, |w| 1u64 << w)
+    }
+
+    /// Most the boosts multiply the term scores of a document that can hold at most the
+    /// query words in `possible` by: both boosts need every word, so a document missing
+    /// one gets neither (factor 1, with room for rounding).
+    #[inline]
+    pub fn factor(&self, possible: u64) -> f64 {
+        if possible & self.all_words_mask == self.all_words_mask {
+            self.bound_factor
+        } else {
+            1.0 + 1e-9
+        }
+    }
+
+    /// Most the phrase boost multiplies a document's base score by (`words`: the query
+    /// words its accumulator holds): only a document holding every word can hold the
+    /// phrase.
+    #[inline]
+    pub fn final_factor(&self, words: u64) -> f64 {
+        if words & self.all_words_mask == self.all_words_mask {
+            self.phrase_factor
+        } else {
+            1.0 + 1e-9
+        }
+    }
+}
+
+/// The phrase boost a query can give: [`PHRASE_BOOST`] for a phrase of two units or more,
+/// else none.
+pub(crate) fn phrase_boost_max(parsed: &ParsedQuery) -> f64 {
+    if parsed.phrase.len() >= 2 {
+        PHRASE_BOOST
+    } else {
+        1.0
+    }
+}
+
+/// Bits `0..words` set (`words` ≤ 64).
+fn words_mask(words: usize) -> u64 {
+    if words >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << words) - 1
+    }
+}

@@ -1,0 +1,468 @@
+//! One layout-2 segment scored document at a time with MaxScore and block bounds
+//! (DESIGN.md §13, "Cost"): query terms are ordered by their bound; the longest prefix
+//! whose bounds together cannot lift a document above the threshold is *non-essential*:
+//! only documents of the other (essential) terms are visited, and a non-essential term's
+//! list is only sought to those documents, skipping whole blocks. A document is dropped
+//! as soon as its score so far plus the bounds of the terms not yet read (per block
+//! where known) falls below the threshold; the survivors are scored exactly, in
+//! query-term order (the same sums an exhaustive pass makes) and become candidates.
+
+use super::context::ScoreContext;
+use super::cursor::TermCursor;
+use super::prime::{PRIME_TERMS, prime_threshold};
+use super::rank::passes_filter;
+use super::source::{SegmentIndex, TextSource};
+use super::threshold::Threshold;
+use super::topk::Candidate;
+use super::{Accumulator, TextQuery, tf_scale};
+use crate::error::Error;
+use crate::format::codec::DecodeError;
+use crate::format::text::{PostingList, TEXT_FIELDS, TextIndexView};
+
+/// How many postings ahead of an essential cursor the walk starts loading a document's
+/// lengths.
+const PREFETCH_AHEAD: u32 = 8;
+
+/// One segment's text index as a search sees it: the segment's position in the source,
+/// its index, and its postings list per query term (`None`: not indexed there).
+#[derive(Clone, Copy)]
+pub(crate) struct SegmentLists<'v, 'a> {
+    pub segment: usize,
+    pub index: &'v SegmentIndex<'a>,
+    pub lists: &'v [Option<PostingList<'a>>],
+}
+
+/// Why a segment's pruned scoring stopped: damaged postings, or an error reading a record.
+pub(crate) enum WalkError {
+    Decode(DecodeError),
+    Engine(Error),
+}
+
+impl From<DecodeError> for WalkError {
+    fn from(e: DecodeError) -> WalkError {
+        WalkError::Decode(e)
+    }
+}
+
+impl From<Error> for WalkError {
+    fn from(e: Error) -> WalkError {
+        WalkError::Engine(e)
+    }
+}
+
+/// Scores segment `seg` (layout 2) document at a time, offering documents that may be
+/// hits to `top` and pushing those that may reach it to `cands` (see the module doc).
+pub(crate) fn score_segment<S: TextSource + ?Sized>(
+    source: &S,
+    seg: SegmentLists<'_, '_>,
+    ctx: &ScoreContext<'_>,
+    top: &mut Threshold,
+    cands: &mut Vec<Candidate>,
+    q: &TextQuery,
+) -> Result<(), WalkError> {
+    let mut terms = Vec::new();
+    for (t, list) in seg.lists.iter().enumerate() {
+        if let Some(list) = *list
+            && let Some(cursor) = TermCursor::start(t, list, ctx)?
+        {
+            terms.push(cursor);
+        }
+    }
+    if terms.is_empty() {
+        return Ok(());
+    }
+    terms.sort_by(|a, b| a.bound.total_cmp(&b.bound));
+    let n = terms.len();
+    let primed = prime_threshold(
+        source,
+        seg,
+        ctx,
+        &terms[n.saturating_sub(PRIME_TERMS)..],
+        top,
+        q,
+    )?;
+    let mut walk = Walk::new(terms, ctx, seg.index.analysis_current);
+    let view = &seg.index.view;
+    loop {
+        let theta = top.value();
+        if !walk.split(theta, ctx) {
+            break;
+        }
+        let Some(doc) = walk.next_doc() else {
+            break;
+        };
+        if let Some(scored) = walk.visit(doc, theta, view, ctx)? {
+            let base = scored.acc.base(ctx.words);
+            if base * ctx.final_factor(scored.acc.words) >= theta {
+                let node = *seg.index.node_ids.get(doc as usize).ok_or_else(|| {
+                    DecodeError::new(
+                        0,
+                        format!("postings name record {doc}, which does not exist"),
+                    )
+                })?;
+                // A primed document is in the threshold already (by a lower score).
+                if primed.binary_search(&doc).is_err() {
+                    top.offer(base, || {
+                        Ok(source.is_current(seg.segment, node) && passes_filter(source, q, node)?)
+                    })?;
+                }
+                cands.push(Candidate {
+                    node,
+                    base,
+                    acc: scored.acc,
+                    seg: Some(seg.segment),
+                    len: scored.len,
+                });
+            }
+        }
+        walk.step_past(doc, view)?;
+    }
+    Ok(())
+}
+
+/// The terms' bounds in bound order and what the split needs of them: sums of prefixes,
+/// their words, and the terms each requires.
+struct Bounds {
+    /// `prefix[j]`: the bounds of `terms[..j]` together.
+    prefix: Vec<f64>,
+    /// `prefix_words[j]`: their words (a document holds at most the words of its terms,
+    /// and without all of them it gets no boost: `ScoreContext::factor`).
+    prefix_words: Vec<u64>,
+    /// Per slot, the slot of the term it requires (an exact word's stem): where that one
+    /// is absent, so is this one, and neither its bound nor its word can count. Only for
+    /// segments whose analysis makes that true (`ANALYSIS_SINCE_FORMAT`).
+    req_slot: Vec<Option<usize>>,
+    /// `prefix_req[j]`: the slots `terms[..j]` require (n ≤ QUERY_TERMS_MAX = 64 slots).
+    prefix_req: Vec<u64>,
+    bounds: Vec<f64>,
+    bits: Vec<u64>,
+    /// `outside[j]`: the bounds and words of `terms[..j]` for a document none of
+    /// `terms[j..]` is at (what the split at j leaves to documents outside the essential
+    /// lists).
+    outside: Vec<(f64, u64)>,
+}
+
+impl Bounds {
+    /// The bounds of `terms` (sorted by bound); `slot_of` maps query terms to slots.
+    fn new(
+        terms: &[TermCursor<'_>],
+        slot_of: &[Option<usize>],
+        ctx: &ScoreContext<'_>,
+        analysis_current: bool,
+    ) -> Bounds {
+        let n = terms.len();
+        let mut prefix = vec![0.0f64; n + 1];
+        let mut prefix_words = vec![0u64; n + 1];
+        for j in 0..n {
+            prefix[j + 1] = prefix[j] + terms[j].bound;
+            prefix_words[j + 1] = prefix_words[j] | ctx.word_bit(terms[j].term);
+        }
+        let req_slot: Vec<Option<usize>> = terms
+            .iter()
+            .map(|t| {
+                ctx.terms[t.term]
+                    .requires
+                    .filter(|_| analysis_current)
+                    .and_then(|r| slot_of.get(r).copied().flatten())
+            })
+            .collect();
+        let mut prefix_req = vec![0u64; n + 1];
+        for j in 0..n {
+            prefix_req[j + 1] = prefix_req[j] | req_slot[j].map_or(0, |r| 1u64 << r);
+        }
+        let mut b = Bounds {
+            prefix,
+            prefix_words,
+            req_slot,
+            prefix_req,
+            bounds: terms.iter().map(|t| t.bound).collect(),
+            bits: terms.iter().map(|t| ctx.word_bit(t.term)).collect(),
+            outside: Vec::new(),
+        };
+        b.outside = (0..=n)
+            .map(|j| {
+                let at_or_after = u32::try_from(j)
+                    .ok()
+                    .and_then(|j| u64::MAX.checked_shl(j))
+                    .unwrap_or(0);
+                b.rest(j, at_or_after)
+            })
+            .collect();
+        b
+    }
+
+    /// Whether slot `j`'s required term is among the slots of `absent`.
+    #[inline]
+    fn requirement_absent(&self, j: usize, absent: u64) -> bool {
+        self.req_slot[j].is_some_and(|r| absent & (1u64 << r) != 0)
+    }
+
+    /// The bounds and words of `terms[..j]` together, leaving out the terms whose
+    /// required term is known absent (`absent`: a mask of slots).
+    #[inline]
+    fn rest(&self, j: usize, absent: u64) -> (f64, u64) {
+        if absent & self.prefix_req[j] == 0 {
+            return (self.prefix[j], self.prefix_words[j]);
+        }
+        let (mut sum, mut words) = (0.0, 0u64);
+        for k in 0..j {
+            if self.requirement_absent(k, absent) {
+                continue;
+            }
+            sum += self.bounds[k];
+            words |= self.bits[k];
+        }
+        (sum, words)
+    }
+}
+
+/// A document that survived the bounds, scored exactly.
+struct Scored {
+    acc: Accumulator,
+    /// Its length (its fields' token counts summed), for the tie-break.
+    len: u64,
+}
+
+/// The walk over one segment: the cursors in bound order and what the visits keep.
+struct Walk<'a> {
+    terms: Vec<TermCursor<'a>>,
+    bounds: Bounds,
+    /// Per query term, its slot in `terms` (`None`: not indexed in this segment).
+    slot_of: Vec<Option<usize>>,
+    /// `terms[..essential]` are non-essential.
+    essential: usize,
+    /// Per slot: the term is at the document under consideration.
+    at_doc: Vec<bool>,
+    /// Per slot: its parts of the score of the document under consideration (valid where
+    /// `at_doc`).
+    parts: Vec<[f64; TEXT_FIELDS]>,
+    /// The last `rest(essential, absent)` of the bound check: (essential, absent, answer).
+    rest_memo: Option<(usize, u64, (f64, u64))>,
+    /// The non-essential terms' block bounds summed: (`essential` when summed, the last
+    /// record for which every one of them holds, the sum). Recomputed only when the walk
+    /// passes a block of one of them or the split moves.
+    ne_bounds: Option<(usize, u32, f64)>,
+}
+
+/// What the bound checks of one document know: the words it can hold (those of the
+/// essential terms at it, and of every non-essential term until its list is sought), the
+/// slots known not to hold it, and the essential terms' bounds at their tfs.
+struct Visit {
+    doc: u32,
+    found_words: u64,
+    absent: u64,
+    tf_sum: f64,
+}
+
+impl<'a> Walk<'a> {
+    fn new(terms: Vec<TermCursor<'a>>, ctx: &ScoreContext<'_>, analysis_current: bool) -> Walk<'a> {
+        let n = terms.len();
+        let mut slot_of = vec![None; ctx.terms.len()];
+        for (j, t) in terms.iter().enumerate() {
+            slot_of[t.term] = Some(j);
+        }
+        let bounds = Bounds::new(&terms, &slot_of, ctx, analysis_current);
+        Walk {
+            terms,
+            bounds,
+            slot_of,
+            essential: 0,
+            at_doc: vec![false; n],
+            parts: vec![[0.0; TEXT_FIELDS]; n],
+            rest_memo: None,
+            ne_bounds: None,
+        }
+    }
+
+    /// Moves the split for threshold `theta`: the longest prefix whose bounds together
+    /// (for a document outside the other lists) stay below it is non-essential. `false`
+    /// when every term is: no document can reach `theta` any more.
+    #[inline]
+    fn split(&mut self, theta: f64, ctx: &ScoreContext<'_>) -> bool {
+        let n = self.terms.len();
+        let outside = &self.bounds.outside;
+        while self.essential < n
+            && outside[self.essential + 1].0 * ctx.factor(outside[self.essential + 1].1) < theta
+        {
+            self.essential += 1;
+        }
+        self.essential < n
+    }
+
+    /// The next document of an essential list, `None` when they are all done.
+    #[inline]
+    fn next_doc(&self) -> Option<u32> {
+        self.terms[self.essential..]
+            .iter()
+            .filter(|t| !t.cursor.done())
+            .map(|t| t.cursor.rec)
+            .min()
+    }
+
+    /// Bounds document `doc` at threshold `theta` and scores it exactly if it may reach
+    /// it; `None` when it cannot.
+    #[inline]
+    fn visit(
+        &mut self,
+        doc: u32,
+        theta: f64,
+        view: &TextIndexView<'_>,
+        ctx: &ScoreContext<'_>,
+    ) -> Result<Option<Scored>, DecodeError> {
+        let mut v = self.mark_essential(doc, ctx);
+        let alive = self.bound_without_lengths(&mut v, theta, ctx)
+            && self.seek_non_essential(&mut v, theta, ctx)?;
+        Ok(alive.then(|| self.score_exact(doc, view, ctx)))
+    }
+
+    /// Marks the essential terms at `doc`.
+    #[inline]
+    fn mark_essential(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> Visit {
+        let mut v = Visit {
+            doc,
+            found_words: 0,
+            absent: 0,
+            tf_sum: 0.0,
+        };
+        for (j, t) in self.terms.iter().enumerate().skip(self.essential) {
+            self.at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
+            if self.at_doc[j] {
+                v.found_words |= ctx.word_bit(t.term);
+            } else {
+                v.absent |= 1u64 << j;
+            }
+        }
+        v
+    }
+
+    /// The bounds read without the document's lengths: the essential terms' at their tf
+    /// with their blocks' least lengths, and the blocks of the non-essential ones that
+    /// would hold the document. Whether they reach `theta`.
+    #[inline]
+    fn bound_without_lengths(&mut self, v: &mut Visit, theta: f64, ctx: &ScoreContext<'_>) -> bool {
+        let (rest_sum, rest_words) = match self.rest_memo {
+            Some((e, a, known)) if e == self.essential && a == v.absent => known,
+            _ => {
+                let known = self.bounds.rest(self.essential, v.absent);
+                self.rest_memo = Some((self.essential, v.absent, known));
+                known
+            }
+        };
+        let factor = ctx.factor(v.found_words | rest_words);
+        if theta == f64::NEG_INFINITY {
+            return true;
+        }
+        for (j, t) in self.terms.iter_mut().enumerate().skip(self.essential) {
+            if self.at_doc[j] {
+                v.tf_sum += t.tf_bound(ctx);
+            }
+        }
+        let mut block_sum = v.tf_sum;
+        if block_sum * factor < theta {
+            // Both bound the non-essential terms: their blocks' bounds, or their lists'
+            // without those of terms known absent.
+            let sum = self.non_essential_block_bounds(v.doc, ctx);
+            block_sum += sum.min(rest_sum);
+        }
+        block_sum * factor >= theta
+    }
+
+    /// The non-essential terms' bounds at the blocks that would hold `doc`, summed (read
+    /// from metas without decoding; kept until the walk passes the last record of one of
+    /// those blocks or the split moves).
+    #[inline]
+    fn non_essential_block_bounds(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> f64 {
+        match self.ne_bounds {
+            Some((sum_for, until, sum)) if sum_for == self.essential && doc <= until => sum,
+            _ => {
+                let (mut sum, mut until) = (0.0, u32::MAX);
+                for t in &mut self.terms[..self.essential] {
+                    let (bound, last) = t.bound_for(doc, ctx);
+                    sum += bound;
+                    until = until.min(last);
+                }
+                self.ne_bounds = Some((self.essential, until, sum));
+                sum
+            }
+        }
+    }
+
+    /// Seeks each non-essential list, highest bound first, to the document and bounds it
+    /// at its tf there with its block's least lengths: a document lacking words it cannot
+    /// do without dies before its lengths are read (a random read). Whether the document
+    /// still may reach `theta`.
+    #[inline]
+    fn seek_non_essential(
+        &mut self,
+        v: &mut Visit,
+        theta: f64,
+        ctx: &ScoreContext<'_>,
+    ) -> Result<bool, DecodeError> {
+        for j in (0..self.essential).rev() {
+            let t = &mut self.terms[j];
+            // A term whose required term is absent is too: no seek.
+            self.at_doc[j] = !self.bounds.requirement_absent(j, v.absent)
+                && t.cursor.seek(v.doc)?
+                && t.cursor.rec == v.doc;
+            if self.at_doc[j] {
+                v.tf_sum += t.tf_bound(ctx);
+                v.found_words |= ctx.word_bit(t.term);
+            } else {
+                v.absent |= 1u64 << j;
+            }
+            let (rest_sum, rest_words) = self.bounds.rest(j, v.absent);
+            let alive = (v.tf_sum + rest_sum) * ctx.factor(v.found_words | rest_words) >= theta;
+            if !alive {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Scores document `doc` exactly from its lengths: the same sums, in query-term order,
+    /// that an exhaustive pass makes.
+    #[inline]
+    fn score_exact(
+        &mut self,
+        doc: u32,
+        view: &TextIndexView<'_>,
+        ctx: &ScoreContext<'_>,
+    ) -> Scored {
+        let lens = view.doc_len(doc as usize);
+        let scale = tf_scale(ctx.weights, &lens, &ctx.avg);
+        for (j, t) in self.terms.iter().enumerate() {
+            if self.at_doc[j] {
+                self.parts[j] = t.parts(&scale);
+            }
+        }
+        let mut acc = Accumulator::default();
+        for (t, slot) in self.slot_of.iter().enumerate() {
+            if let Some(j) = *slot
+                && self.at_doc[j]
+            {
+                acc.add_parts(&ctx.terms[t], self.parts[j], &self.terms[j].cursor.tf);
+            }
+        }
+        Scored {
+            acc,
+            len: lens.iter().map(|&l| u64::from(l)).sum(),
+        }
+    }
+
+    /// Moves the essential cursors at `doc` past it; the next document is one of theirs:
+    /// its lengths start loading now, and those of a document a few postings on (a random
+    /// read each).
+    #[inline]
+    fn step_past(&mut self, doc: u32, view: &TextIndexView<'_>) -> Result<(), DecodeError> {
+        self.at_doc.iter_mut().for_each(|x| *x = false);
+        for t in &mut self.terms[self.essential..] {
+            if !t.cursor.done() && t.cursor.rec == doc && t.cursor.advance()? {
+                view.prefetch_doc_len(t.cursor.rec as usize);
+                if let Some(later) = t.cursor.ahead(PREFETCH_AHEAD) {
+                    view.prefetch_doc_len(later as usize);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,189 @@
+//! Ranked text search over a [`TextSource`]: the query plan (each segment's postings list
+//! per query term, collection statistics, idfs), then the delta scored in full, each
+//! layout-2 segment by the pruned walk ([`maxscore`](super::maxscore)) and each layout-1
+//! segment posting by posting ([`exhaustive`](super::exhaustive)), all feeding one
+//! threshold and one candidate list, and finally the phrase check and the top hits
+//! ([`topk`](super::topk)).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use super::context::ScoreContext;
+use super::exhaustive::{self, RankScratch};
+use super::maxscore::{self, SegmentLists, WalkError};
+use super::source::{SegmentIndex, TextSource};
+use super::threshold::Threshold;
+use super::topk::{self, Candidate, doc_length};
+use super::{Accumulator, ParsedQuery, TextHit, TextQuery, check_query, idf, thread_analyzer};
+use crate::error::Result;
+use crate::format::text::{PostingList, TEXT_FIELDS, TEXT_LAYOUT_BLOCKED};
+
+thread_local! {
+    static SCRATCH: RefCell<RankScratch> = RefCell::new(RankScratch::default());
+}
+
+/// The `offset + limit` best hits of `q` over `source`, best first (ties: the shorter
+/// document, then the lower node id); see DESIGN.md §13. Uses this thread's scratch.
+///
+/// # Errors
+/// `InvalidArgument` for a query outside the limits; `Corrupt` for a damaged index or
+/// record.
+pub fn search<S: TextSource + ?Sized>(source: &S, q: &TextQuery) -> Result<Vec<TextHit>> {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => search_with(source, q, &mut scratch),
+        // Re-entered on this thread (not done today): a scratch of its own.
+        Err(_) => search_with(source, q, &mut RankScratch::default()),
+    })
+}
+
+/// [`search`] with the given scratch.
+///
+/// # Errors
+/// As [`search`].
+pub fn search_with<S: TextSource + ?Sized>(
+    source: &S,
+    q: &TextQuery,
+    scratch: &mut RankScratch,
+) -> Result<Vec<TextHit>> {
+    check_query(q)?;
+    let analyzer = thread_analyzer();
+    let parsed = ParsedQuery::parse(&analyzer, &q.query)?;
+    if parsed.terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut segments = Vec::new();
+    for s in 0..source.segments() {
+        if let Some(index) = source.segment_index(s)? {
+            segments.push((s, index));
+        }
+    }
+    let plan = Plan::new(source, &segments, &parsed)?;
+    let ctx = ScoreContext::new(&parsed, &plan.idfs, &q.weights, plan.avg);
+    // The `need` best base scores of valid candidates seen so far: a lower bound of the
+    // `need`-th best final score, below which a document's bound prunes it.
+    let mut top = Threshold::new(q.offset.saturating_add(q.limit));
+    let mut cands: Vec<Candidate> = Vec::new();
+    score_delta(source, q, &ctx, &mut top, &mut cands)?;
+    // Segments: layout 2 by pruned document-at-a-time evaluation; layout 1 (format 4
+    // segments until compaction rewrites them) by scoring every posting.
+    for ((s, index), lists) in segments.iter().zip(&plan.lists) {
+        if index.view.layout() >= TEXT_LAYOUT_BLOCKED {
+            let seg = SegmentLists {
+                segment: *s,
+                index,
+                lists,
+            };
+            maxscore::score_segment(source, seg, &ctx, &mut top, &mut cands, q).map_err(
+                |e| match e {
+                    WalkError::Decode(e) => source.corrupt(*s, e),
+                    WalkError::Engine(e) => e,
+                },
+            )?;
+        } else {
+            exhaustive::score_segment(source, *s, index, &ctx, scratch, &mut cands)?;
+        }
+    }
+    let ranked = topk::rank_candidates(source, q, &parsed, &analyzer, cands)?;
+    topk::hits(source, q, &parsed, &analyzer, ranked)
+}
+
+/// What a query reads before scoring: each layout-2 segment's postings list per query
+/// term (looked up once, for its df here and its postings in the walk), the idf of each
+/// query term, and the average field lengths. Collection statistics count every version
+/// (superseded ones included, until compaction drops them).
+struct Plan<'a> {
+    /// Per segment of the search, per query term (layout 2 only; empty for layout 1).
+    lists: Vec<Vec<Option<PostingList<'a>>>>,
+    idfs: Vec<f64>,
+    avg: [f64; TEXT_FIELDS],
+}
+
+impl<'a> Plan<'a> {
+    fn new<S: TextSource + ?Sized>(
+        source: &S,
+        segments: &[(usize, SegmentIndex<'a>)],
+        parsed: &ParsedQuery,
+    ) -> Result<Plan<'a>> {
+        let (mut docs, mut totals) = source.delta_stats();
+        for (_, index) in segments {
+            docs += index.view.stats.docs;
+            for (t, s) in totals.iter_mut().zip(index.view.stats.field_len_total) {
+                *t += s;
+            }
+        }
+        let avg = totals.map(|t| {
+            if docs == 0 {
+                0.0
+            } else {
+                t as f64 / docs as f64
+            }
+        });
+        let mut lists: Vec<Vec<Option<PostingList<'a>>>> = vec![Vec::new(); segments.len()];
+        let mut idfs = Vec::with_capacity(parsed.terms.len());
+        for t in &parsed.terms {
+            let mut df = source.delta_df(&t.term);
+            for ((s, index), lists) in segments.iter().zip(&mut lists) {
+                let v = &index.view;
+                if v.layout() >= TEXT_LAYOUT_BLOCKED {
+                    let list = v.list(&t.term).map_err(|e| source.corrupt(*s, e))?;
+                    df += list.map_or(0, |l| u64::from(l.df()));
+                    lists.push(list);
+                } else {
+                    df += v.df(&t.term).map_err(|e| source.corrupt(*s, e))?;
+                }
+            }
+            idfs.push(idf(docs, df));
+        }
+        Ok(Plan { lists, idfs, avg })
+    }
+}
+
+/// Scores the delta (small, live nodes only) posting by posting; every document touched
+/// is offered to `top` and becomes a candidate.
+fn score_delta<S: TextSource + ?Sized>(
+    source: &S,
+    q: &TextQuery,
+    ctx: &ScoreContext<'_>,
+    top: &mut Threshold,
+    cands: &mut Vec<Candidate>,
+) -> Result<()> {
+    // Keyed by node id, hashed with foldhash (a search's map needs no DoS resistance).
+    // A node's lengths are looked up in the delta once, on its first posting.
+    let mut accs: HashMap<u32, (Accumulator, [u32; TEXT_FIELDS]), foldhash::fast::RandomState> =
+        HashMap::with_hasher(foldhash::fast::RandomState::default());
+    for (t, &idf) in ctx.terms.iter().zip(ctx.idfs) {
+        source.for_each_delta_posting(&t.term, |node, tf| {
+            let (acc, lens) = accs
+                .entry(node)
+                .or_insert_with(|| (Accumulator::default(), source.delta_doc_lens(node)));
+            acc.add(t, idf, ctx.weights, tf, lens, &ctx.avg);
+        });
+    }
+    for (node, (acc, lens)) in accs {
+        let base = acc.base(ctx.words);
+        top.offer(base, || passes_filter(source, q, node))?;
+        cands.push(Candidate {
+            node,
+            base,
+            acc,
+            seg: None,
+            len: doc_length(&lens),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `node` (a live node's newest version) passes the query's filter.
+///
+/// # Errors
+/// A damaged record.
+pub(crate) fn passes_filter<S: TextSource + ?Sized>(
+    source: &S,
+    q: &TextQuery,
+    node: u32,
+) -> Result<bool> {
+    if q.filter.is_empty() {
+        return Ok(true);
+    }
+    Ok(source.node(node)?.is_some_and(|n| q.filter.matches(&n)))
+}

@@ -1,0 +1,99 @@
+//! What ranking reads from a store: the narrow trait between the text kernel and the
+//! database, as [`Adjacency`](crate::traverse::Adjacency) is for traversal.
+//!
+//! A store is a stack of *segments* (oldest first), each with an optional text index in
+//! its sections (`format::text`), and a *delta* of recent writes with postings of its own.
+//! A node may have a version in several of them; the newest counts (delta, then the
+//! newest segment holding a record of it), and a deleted node counts nowhere. The source
+//! answers those questions; the kernel does the ranking.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::format::codec::DecodeError;
+use crate::format::record::RecordTexts;
+use crate::format::text::{TEXT_FIELDS, TextIndexView};
+use crate::model::Node;
+
+/// The first segment format version whose text index the current analysis made (an
+/// earlier analysis stemmed some words differently, or not at all), so that every
+/// document holding an exact term `requires` a stem term also holds that stem term
+/// ([`crate::text::analyze::stem_implied`]). A change to analysis must raise the format
+/// version and this with it.
+pub const ANALYSIS_SINCE_FORMAT: u32 = 8;
+
+/// One segment's text index as ranking reads it.
+#[derive(Debug)]
+pub struct SegmentIndex<'a> {
+    /// The segment's text sections.
+    pub view: TextIndexView<'a>,
+    /// The node id of each record index (increasing): what a layout-2 posting names.
+    pub node_ids: &'a [u32],
+    /// Whether the current analysis wrote this index (format ≥ [`ANALYSIS_SINCE_FORMAT`]):
+    /// only then may the walk drop an exact term whose stem term is absent.
+    pub analysis_current: bool,
+}
+
+/// A node's indexed texts as [`TextSource::node_texts`] finds them.
+#[derive(Debug)]
+pub enum NodeTexts<'a> {
+    /// A whole node (a node of the delta, in memory already).
+    Node(Arc<Node>),
+    /// A segment record's title and content, borrowed from the segment (its properties
+    /// not decoded).
+    Record(RecordTexts<'a>),
+}
+
+/// A store's text index and records, as the ranking kernel ([`crate::text::search`])
+/// reads them. Node ids are `u32`s of [`crate::graph::NodeId`].
+pub trait TextSource {
+    /// The number of segments; segment indices run `0..segments()`, oldest first.
+    fn segments(&self) -> usize;
+
+    /// Segment `segment`'s text index, `None` when it has none.
+    ///
+    /// # Errors
+    /// `Corrupt` when its text sections are damaged.
+    fn segment_index(&self, segment: usize) -> Result<Option<SegmentIndex<'_>>>;
+
+    /// The record index of `node` in segment `segment` (read by layout-1 indexes, whose
+    /// postings name nodes): nodes are asked in increasing order, `hint` carries the
+    /// previous answer.
+    fn record_of(&self, segment: usize, node: u32, hint: &mut usize) -> Option<usize>;
+
+    /// Whether segment `segment`'s version of `node` is the one a search counts: the
+    /// node is live, the delta holds no record of it, and no newer segment holds one.
+    fn is_current(&self, segment: usize, node: u32) -> bool;
+
+    /// The error reporting damaged text index bytes of segment `segment`.
+    fn corrupt(&self, segment: usize, error: DecodeError) -> Error;
+
+    /// The delta's indexed documents (live nodes only) and their field lengths summed.
+    fn delta_stats(&self) -> (u64, [u64; TEXT_FIELDS]);
+
+    /// How many of the delta's documents hold `term`.
+    fn delta_df(&self, term: &[u8]) -> u64;
+
+    /// Calls `f` with the node and its frequency per field for every delta document
+    /// holding `term`, in any order.
+    fn for_each_delta_posting(&self, term: &[u8], f: impl FnMut(u32, &[u32; TEXT_FIELDS]));
+
+    /// The field lengths of delta document `node` (zeros when it has none).
+    fn delta_doc_lens(&self, node: u32) -> [u32; TEXT_FIELDS];
+
+    /// The newest record of `node`, `None` when the node is not live.
+    ///
+    /// # Errors
+    /// A damaged record.
+    fn node(&self, node: u32) -> Result<Option<Arc<Node>>>;
+
+    /// The texts of `node`'s newest version, reading as little as the source can (the
+    /// phrase check reads title and content of many candidates); by default the whole
+    /// record.
+    ///
+    /// # Errors
+    /// A damaged record.
+    fn node_texts(&self, node: u32) -> Result<Option<NodeTexts<'_>>> {
+        Ok(self.node(node)?.map(NodeTexts::Node))
+    }
+}

@@ -215,7 +215,13 @@ def crosscheck(spark, hg: str, name: str, inputs: list[str], work: str, samples:
     e = spark.read.csv(os.path.join(out, "edges.csv"), schema=EDGE_SCHEMA, **READ_OPTS)
     v = v.cache()
     e = e.cache()
-    nv, ne = v.count(), e.count()
+    try:
+        nv, ne = v.count(), e.count()
+    except Exception as err:  # FAILFAST: a record Spark cannot parse is a mismatch
+        first = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
+        cause = [ln for ln in str(err).splitlines() if "Malformed CSV record" in ln]
+        fail(f"Spark cannot read the export: {first[:300]} {cause[0][:300] if cause else ''}")
+        return dict(graph=name, error="spark read failed")
     timings["spark_load_s"] = time.time() - t
     t = time.time()
 

@@ -55,7 +55,9 @@ Formats:
                  The label comes from the command line (Node= above): there is no
                  :LABEL column, as a kind is free text and may hold `;`, the array
                  delimiter; kind is a property. Leave --legacy-style-quoting false (its
-                 default): a backslash before a quote in a field is text, not an escape.
+                 default): a backslash before a quote in a field is text, not an escape;
+                 and --multiline-fields-format at v1 (its default): v2 wants every text
+                 field quoted, and fields are quoted only where needed.
                  Kuzu reads the same files by column position (header=true):
                    CREATE NODE TABLE Node(key STRING PRIMARY KEY, kind STRING, title STRING,
                      content STRING, importance FLOAT, status STRING, props STRING,

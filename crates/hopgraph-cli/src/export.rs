@@ -1,6 +1,7 @@
 //! `hopgraph export`: one snapshot written as JSONL (lossless), TSV/CSV edge lists, the MCP
 //! reference memory server's JSONL, Graphviz DOT, GraphML, or node/edge CSV tables for
-//! Neo4j's and Kuzu's bulk importers; the whole graph or the neighborhood of seed nodes.
+//! Neo4j's and Kuzu's bulk importers or for Spark GraphFrames; the whole graph or the
+//! neighborhood of seed nodes.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -51,6 +52,12 @@ Formats:
                      valid_from:datetime,valid_to:datetime
                    :START_ID,:END_ID,:TYPE,weight:float,props,valid_from:datetime,
                      valid_to:datetime
+                 The label comes from the command line (Node= above): there is no
+                 :LABEL column, as a kind is free text and may hold `;`, the array
+                 delimiter; kind is a property. Leave --legacy-style-quoting false (its
+                 default): a backslash before a quote in a field is text, not an escape;
+                 and --multiline-fields-format at v1 (its default): v2 wants every text
+                 field quoted, and fields are quoted only where needed.
                  Kuzu reads the same files by column position (header=true):
                    CREATE NODE TABLE Node(key STRING PRIMARY KEY, kind STRING, title STRING,
                      content STRING, importance FLOAT, status STRING, props STRING,
@@ -62,7 +69,33 @@ Formats:
                  props is a JSON object in one field; valid_from/valid_to are the validity
                  interval in RFC 3339 UTC (2024-05-01T12:00:00.000Z), valid_to an empty
                  field (null: no property in Neo4j) when it never ends; fields are quoted as
-                 RFC 4180 says (Kuzu needs parallel=false when a field holds a line break).
+                 RFC 4180 says (quotes doubled; empty text, and text with a line break,
+                 comma, quote or leading/trailing space, in quotes); Kuzu needs
+                 parallel=false when a field holds a line break.
+  graphframes    --out DIR gets DIR/vertices.csv and DIR/edges.csv for Spark GraphFrames:
+                 the same rows as csv-tables under GraphFrames' column names, and the
+                 edge id:
+                   id,kind,title,content,importance,status,props,valid_from,valid_to
+                   src,dst,relationship,weight,props,valid_from,valid_to,edge_id
+                 (id = node key, relationship = edge type). CSV with a header, not
+                 Parquet: see DESIGN.md. In PySpark, with these read options (escape:
+                 Spark's default escape is a backslash, which JSON props hold; nullValue:
+                 by default a quoted empty field would read as null, not empty text):
+                   opts = dict(header=True, multiLine=True, escape='\"',
+                               nullValue='\\u0000', mode='FAILFAST')
+                   v = spark.read.csv('DIR/vertices.csv', **opts, schema=
+                     'id STRING, kind STRING, title STRING, content STRING, '
+                     'importance DOUBLE, status STRING, props STRING, '
+                     'valid_from TIMESTAMP, valid_to TIMESTAMP')
+                   e = spark.read.csv('DIR/edges.csv', **opts, schema=
+                     'src STRING, dst STRING, relationship STRING, weight DOUBLE, '
+                     'props STRING, valid_from TIMESTAMP, valid_to TIMESTAMP, '
+                     'edge_id LONG')
+                   g = GraphFrame(v, e)
+                 valid_to is null for \"never ends\"; the current graph is the rows with
+                 valid_to null or in the future (ended nodes and edges are exported too).
+                 multiLine makes each file one Spark task: for large graphs write the two
+                 DataFrames out as Parquet once and read that afterwards.
 
 --seed KEY (repeatable) with --max-hops N exports only the nodes within N hops of the seeds
 (edges walked either way, or as --direction and --type say) and the edges among them, in
@@ -79,9 +112,11 @@ Examples:  (on the sample that `hopgraph --help` imports)
       --max-hops 2 | dot -Tsvg > billing.svg
   hopgraph export --db ./mem --format graphml --seed deploy-billing-api-2-3 \\
       --max-hops 3 --out billing.graphml
-  hopgraph export --db ./mem --format csv-tables --out ./tables";
+  hopgraph export --db ./mem --format csv-tables --out ./tables
+  hopgraph export --db ./mem --format graphframes --out ./spark-tables";
 
-/// Export the database as JSONL, TSV/CSV or the memory server's format.
+/// Export the database as JSONL, TSV/CSV, DOT, GraphML, or tables for Neo4j, Kuzu or
+/// Spark GraphFrames.
 #[derive(Debug, Args)]
 #[command(long_about = LONG_ABOUT, after_long_help = EXAMPLES)]
 pub(crate) struct ExportArgs {
@@ -91,7 +126,7 @@ pub(crate) struct ExportArgs {
     #[arg(long, value_enum, default_value_t = ExportFormat::Jsonl)]
     format: ExportFormat,
     /// Write to FILE (replaced atomically when complete) instead of stdout; a directory
-    /// for csv-tables.
+    /// for csv-tables and graphframes.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Export only the neighborhood of this node (repeat for several seeds).
@@ -131,7 +166,107 @@ enum ExportFormat {
     Dot,
     Graphml,
     CsvTables,
+    Graphframes,
 }
+
+/// The formats written as a node table and an edge table into `--out DIR`: the same rows
+/// (one writer), different headers and file names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tables {
+    /// `csv-tables`: `neo4j-admin database import` headers; Kuzu reads it by position.
+    Neo4j,
+    /// `graphframes`: the column names GraphFrames looks for (`id`; `src`, `dst`), and
+    /// each edge's id.
+    GraphFrames,
+}
+
+impl Tables {
+    fn of(format: ExportFormat) -> Option<Tables> {
+        match format {
+            ExportFormat::CsvTables => Some(Tables::Neo4j),
+            ExportFormat::Graphframes => Some(Tables::GraphFrames),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Tables::Neo4j => "csv-tables",
+            Tables::GraphFrames => "graphframes",
+        }
+    }
+
+    fn files(self) -> [&'static str; 2] {
+        match self {
+            Tables::Neo4j => ["nodes.csv", "edges.csv"],
+            Tables::GraphFrames => ["vertices.csv", "edges.csv"],
+        }
+    }
+
+    fn node_columns(self) -> &'static [&'static str] {
+        match self {
+            Tables::Neo4j => &NEO4J_NODE_COLUMNS,
+            Tables::GraphFrames => &GRAPHFRAMES_NODE_COLUMNS,
+        }
+    }
+
+    fn edge_columns(self) -> &'static [&'static str] {
+        match self {
+            Tables::Neo4j => &NEO4J_EDGE_COLUMNS,
+            Tables::GraphFrames => &GRAPHFRAMES_EDGE_COLUMNS,
+        }
+    }
+}
+
+/// The node table's header for `neo4j-admin database import` (`<name>:<field_type>`; the
+/// key is the import's ID and is kept as the property `key`; no type means string). No
+/// `:LABEL` column: the label is given on the command line (`--nodes=Node=nodes.csv`),
+/// because a kind is free text that may hold `;`, the array delimiter, and Kuzu reads
+/// these files by position.
+const NEO4J_NODE_COLUMNS: [&str; 9] = [
+    "key:ID",
+    "kind",
+    "title",
+    "content",
+    "importance:float",
+    "status",
+    "props",
+    "valid_from:datetime",
+    "valid_to:datetime",
+];
+const NEO4J_EDGE_COLUMNS: [&str; 7] = [
+    ":START_ID",
+    ":END_ID",
+    ":TYPE",
+    "weight:float",
+    "props",
+    "valid_from:datetime",
+    "valid_to:datetime",
+];
+/// GraphFrames' vertex table: `id` plus properties, in the order of the Neo4j table.
+const GRAPHFRAMES_NODE_COLUMNS: [&str; 9] = [
+    "id",
+    "kind",
+    "title",
+    "content",
+    "importance",
+    "status",
+    "props",
+    "valid_from",
+    "valid_to",
+];
+/// GraphFrames' edge table: `src`, `dst`, then `relationship` (the edge type, the name
+/// GraphFrames' own examples use), properties, and hopgraph's edge id last.
+const GRAPHFRAMES_EDGE_COLUMNS: [&str; 8] = [
+    "src",
+    "dst",
+    "relationship",
+    "weight",
+    "props",
+    "valid_from",
+    "valid_to",
+    "edge_id",
+];
 
 pub(crate) fn run(args: ExportArgs) -> CliResult {
     let db = open_read_only(&args.db.db)?;
@@ -141,16 +276,26 @@ pub(crate) fn run(args: ExportArgs) -> CliResult {
     } else {
         neighborhood(&snap, &args)?
     };
-    if args.format == ExportFormat::CsvTables {
+    if let Some(tables) = Tables::of(args.format) {
         let Some(dir) = &args.out else {
-            return Err(CliError::usage(
-                "--format csv-tables writes two files: give --out DIR",
-            ));
+            let [n, e] = tables.files();
+            return Err(CliError::usage(format!(
+                "--format {} writes two files ({n} and {e}): give --out DIR",
+                tables.name()
+            )));
         };
+        if dir.is_file() {
+            return Err(CliError::usage(format!(
+                "--out {} is a file; --format {} writes a directory",
+                dir.display(),
+                tables.name()
+            )));
+        }
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::io(format!("cannot create {}: {e}", dir.display())))?;
-        write_file(&dir.join("nodes.csv"), |out| node_table(&nodes, out))?;
-        return write_file(&dir.join("edges.csv"), |out| {
+        let [node_file, edge_file] = tables.files();
+        write_file(&dir.join(node_file), |out| node_table(tables, &nodes, out))?;
+        return write_file(&dir.join(edge_file), |out| {
             write(&snap, &nodes, args.format, out)
         });
     }
@@ -254,12 +399,9 @@ fn write(
     match format {
         ExportFormat::Dot => writeln!(out, "digraph hopgraph {{\n  node [shape=box];")?,
         ExportFormat::Graphml => out.write_all(GRAPHML_HEAD.as_bytes())?,
-        ExportFormat::CsvTables => {
-            writeln!(
-                out,
-                ":START_ID,:END_ID,:TYPE,weight:float,props,valid_from:datetime,\
-                 valid_to:datetime"
-            )?;
+        ExportFormat::CsvTables | ExportFormat::Graphframes => {
+            let tables = Tables::of(format).unwrap_or(Tables::Neo4j);
+            writeln!(out, "{}", tables.edge_columns().join(","))?;
         }
         _ => {}
     }
@@ -315,7 +457,10 @@ fn write(
                 }
                 writeln!(out, "</node>")?;
             }
-            ExportFormat::Tsv | ExportFormat::Csv | ExportFormat::CsvTables => {}
+            ExportFormat::Tsv
+            | ExportFormat::Csv
+            | ExportFormat::CsvTables
+            | ExportFormat::Graphframes => {}
         }
     }
     let mut edges = 0u64;
@@ -397,9 +542,9 @@ fn write(
                         e.weight
                     )?;
                 }
-                ExportFormat::CsvTables => {
+                ExportFormat::CsvTables | ExportFormat::Graphframes => {
                     let props = serde_json::Value::Object(e.props.clone()).to_string();
-                    writeln!(
+                    write!(
                         out,
                         "{},{},{},{},{},{}",
                         table_field(source),
@@ -409,6 +554,10 @@ fn write(
                         table_field(&props),
                         table_validity(e.valid_from, e.valid_to)
                     )?;
+                    if format == ExportFormat::Graphframes {
+                        write!(out, ",{}", e.id.0)?;
+                    }
+                    writeln!(out)?;
                 }
             }
         }
@@ -442,13 +591,10 @@ const GRAPHML_HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
   <graph id="hopgraph" edgedefault="directed">
 "#;
 
-/// The node table of `csv-tables` (Neo4j header; Kuzu reads it by position).
-fn node_table(nodes: &[Arc<Node>], out: &mut impl Write) -> CliResult {
-    writeln!(
-        out,
-        "key:ID,kind,title,content,importance:float,status,props,valid_from:datetime,\
-         valid_to:datetime"
-    )?;
+/// The node table of `csv-tables` (Neo4j header; Kuzu reads it by position) or
+/// `graphframes` (GraphFrames' names): one row writer, two headers.
+fn node_table(tables: Tables, nodes: &[Arc<Node>], out: &mut impl Write) -> CliResult {
+    writeln!(out, "{}", tables.node_columns().join(","))?;
     for n in nodes {
         let p = &n.props;
         let props = serde_json::Value::Object(p.props.clone()).to_string();
@@ -475,11 +621,14 @@ fn table_validity(from: u64, to: Option<u64>) -> String {
     format!("{},{to}", hopgraph_memory::rfc3339(from))
 }
 
-/// A CSV field for the bulk importers: quoted (quotes doubled) unless plainly safe. Unlike
-/// [`csv_field`] a leading `#` needs no quotes (the importers know no comments), but an
-/// empty field is quoted so that it reads as an empty string, not null.
+/// A CSV field for the bulk importers and Spark: quoted as RFC 4180 says (quotes doubled)
+/// unless plainly safe. Unlike [`csv_field`] a leading `#` needs no quotes (the importers
+/// know no comments), but an empty field is quoted so that it reads as an empty string,
+/// not null, and so is one with leading or trailing white space, which
+/// `neo4j-admin database import --trim-strings=true` would strip from a bare field.
 fn table_field(field: &str) -> std::borrow::Cow<'_, str> {
-    if field.is_empty() || field.contains([',', '"', '\r', '\n']) {
+    let padded = field.starts_with(char::is_whitespace) || field.ends_with(char::is_whitespace);
+    if field.is_empty() || padded || field.contains([',', '"', '\r', '\n']) {
         std::borrow::Cow::Owned(format!("\"{}\"", field.replace('"', "\"\"")))
     } else {
         std::borrow::Cow::Borrowed(field)
@@ -555,4 +704,228 @@ fn nodes(snap: &Snapshot) -> CliResult<Vec<Arc<Node>>> {
         }
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The property types of the Neo4j import header format (operations manual, "Import
+    /// header format": int, long, float, ..., duration; `[]` appended for arrays).
+    const NEO4J_TYPES: [&str; 16] = [
+        "int",
+        "long",
+        "float",
+        "double",
+        "boolean",
+        "byte",
+        "short",
+        "char",
+        "string",
+        "point",
+        "date",
+        "localtime",
+        "time",
+        "localdatetime",
+        "datetime",
+        "duration",
+    ];
+
+    /// Checks one header of `neo4j-admin database import` against the documented grammar
+    /// `<name>:<field_type>` and returns its keywords (`ID`, `LABEL`, `START_ID`, ...) in
+    /// order, or what is wrong.
+    fn neo4j_keywords(header: &str, nodes: bool) -> Result<Vec<String>, String> {
+        let mut keywords = Vec::new();
+        let mut names = BTreeSet::new();
+        for column in header.split(',') {
+            let (name, field_type) = column.rsplit_once(':').unwrap_or((column, ""));
+            let base = field_type.strip_suffix("[]").unwrap_or(field_type);
+            let keyword = match field_type {
+                "ID" | "LABEL" if nodes => true,
+                "START_ID" | "END_ID" | "TYPE" if !nodes => true,
+                "IGNORE" => true,
+                _ => false,
+            };
+            if keyword {
+                if field_type != "ID" && !name.is_empty() {
+                    return Err(format!("{column}: the name of :{field_type} is ignored"));
+                }
+                keywords.push(field_type.to_owned());
+            } else if !field_type.is_empty() && !NEO4J_TYPES.contains(&base) {
+                return Err(format!("{column}: unknown field type {field_type}"));
+            }
+            if !name.is_empty() && !names.insert(name) {
+                return Err(format!("{column}: property {name} twice"));
+            }
+        }
+        Ok(keywords)
+    }
+
+    /// A strict RFC 4180 reader for one record (quotes doubled inside quoted fields).
+    fn rfc4180(record: &str) -> Vec<String> {
+        let mut fields = vec![String::new()];
+        let mut chars = record.chars().peekable();
+        let mut quoted = false;
+        let mut at_start = true;
+        while let Some(c) = chars.next() {
+            let field = fields.last_mut().unwrap();
+            match c {
+                '"' if at_start => quoted = true,
+                '"' if quoted && chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' if quoted => {
+                    quoted = false;
+                    assert!(
+                        matches!(chars.peek(), None | Some(',')),
+                        "text after a closing quote in {record:?}"
+                    );
+                }
+                '"' => panic!("a bare quote in an unquoted field of {record:?}"),
+                ',' if !quoted => {
+                    fields.push(String::new());
+                    at_start = true;
+                    continue;
+                }
+                c => field.push(c),
+            }
+            at_start = false;
+        }
+        assert!(!quoted, "unterminated quote in {record:?}");
+        fields
+    }
+
+    fn row(fields: &[&str]) -> String {
+        fields
+            .iter()
+            .map(|f| table_field(f))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    #[test]
+    fn neo4j_headers_follow_the_documented_format() {
+        // The grammar check accepts the manual's own headers and rejects near misses.
+        for (doc, nodes, want) in [
+            (
+                "movieId:ID,title,year:int,:LABEL",
+                true,
+                &["ID", "LABEL"][..],
+            ),
+            ("personId:ID,name,:LABEL", true, &["ID", "LABEL"]),
+            (
+                ":START_ID,role,:END_ID,:TYPE",
+                false,
+                &["START_ID", "END_ID", "TYPE"],
+            ),
+            (
+                ":ID,name,joined:date,active:boolean,points:int",
+                true,
+                &["ID"],
+            ),
+            (
+                "personId:ID,name,:IGNORE,:LABEL",
+                true,
+                &["ID", "IGNORE", "LABEL"],
+            ),
+            (":ID,tags:string[]", true, &["ID"]),
+        ] {
+            assert_eq!(neo4j_keywords(doc, nodes).unwrap(), want, "{doc}");
+        }
+        for bad in [
+            "key:ID,importance:real",
+            "key:ID,kind,kind",
+            "key:ID,x:TYPE",
+            "key:ID,l:LABEL",
+        ] {
+            assert!(neo4j_keywords(bad, true).is_err(), "{bad}");
+        }
+
+        let nodes = Tables::Neo4j.node_columns().join(",");
+        let edges = Tables::Neo4j.edge_columns().join(",");
+        assert_eq!(
+            nodes,
+            "key:ID,kind,title,content,importance:float,status,props,valid_from:datetime,\
+             valid_to:datetime"
+        );
+        assert_eq!(
+            edges,
+            ":START_ID,:END_ID,:TYPE,weight:float,props,valid_from:datetime,valid_to:datetime"
+        );
+        // One named ID (the key is kept as the property `key`); the label comes from
+        // `--nodes=Node=nodes.csv`.
+        assert_eq!(neo4j_keywords(&nodes, true).unwrap(), ["ID"]);
+        assert!(nodes.starts_with("key:ID,"));
+        assert_eq!(
+            neo4j_keywords(&edges, false).unwrap(),
+            ["START_ID", "END_ID", "TYPE"]
+        );
+        // The GraphFrames layout keeps the columns, in the same order, with plain names.
+        let plain = |c: &&str| {
+            let (name, _) = c.rsplit_once(':').unwrap_or((c, ""));
+            name.to_owned()
+        };
+        let gf: Vec<String> = Tables::GraphFrames
+            .node_columns()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        let mut neo: Vec<String> = Tables::Neo4j.node_columns().iter().map(plain).collect();
+        neo[0] = "id".into();
+        assert_eq!(gf, neo);
+        assert_eq!(
+            Tables::GraphFrames.edge_columns()[..3],
+            ["src", "dst", "relationship"]
+        );
+        assert_eq!(Tables::GraphFrames.edge_columns().last(), Some(&"edge_id"));
+    }
+
+    #[test]
+    fn table_rows_escape_as_the_neo4j_manual_shows() {
+        // The manual's rows, read as RFC 4180, are what our writer writes for the same
+        // values; where the manual quotes only because it must, the bytes agree too.
+        for doc in [
+            r#"tt0133093,"The Matrix",1999,Movie"#,
+            r#"tt0234215,"The Matrix Reloaded",2003,Movie;Sequel"#,
+            r#"keanu,"Neo",tt0133093,ACTED_IN"#,
+            "user01,Joe Soap,2017-05-05,true,10",
+            r#"city01,"Malmö","{latitude:55.6121514, longitude:12.9950357}""#,
+            r#"city03,"San Mateo","{latitude:37.554167, longitude:-122.313056, height: 100, crs:'WGS-84-3D'}""#,
+            "1,\"John\",\"October 1st\",2000,\"New York\",\"This is a multiline\ndescription\"",
+        ] {
+            let fields = rfc4180(doc);
+            let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
+            let ours = row(&refs);
+            assert_eq!(rfc4180(&ours), fields, "{doc}");
+            // A field is quoted exactly when it must be.
+            for f in &refs {
+                let must = f.contains([',', '\n', '"']) || f.trim() != *f || f.is_empty();
+                assert_eq!(table_field(f).starts_with('"'), must, "{f:?}");
+            }
+        }
+        assert_eq!(
+            row(&[
+                "city01",
+                "Malmö",
+                "{latitude:55.6121514, longitude:12.9950357}"
+            ]),
+            r#"city01,Malmö,"{latitude:55.6121514, longitude:12.9950357}""#
+        );
+        // Quotes doubled, never backslash-escaped (--legacy-style-quoting stays false);
+        // a backslash is text.
+        assert_eq!(
+            row(&[r#"say "hi""#, r#"{"a":"\"x\""}"#, r"C:\dir\"]),
+            r#""say ""hi""","{""a"":""\""x\""""}",C:\dir\"#
+        );
+        // Line breaks (--multiline-fields=true), empty text (not null), leading or
+        // trailing space (kept even with --trim-strings=true) and non-ASCII.
+        assert_eq!(
+            row(&["a\r\nb", "", " x", "y\t", "ünïcødé — ✓"]),
+            "\"a\r\nb\",\"\",\" x\",\"y\t\",ünïcødé — ✓"
+        );
+        for tricky in ["a\r\nb", "", " x", r#""q""#, "x,y", "#c", r"\"] {
+            assert_eq!(rfc4180(&row(&[tricky, "z"])), [tricky, "z"], "{tricky:?}");
+        }
+    }
 }

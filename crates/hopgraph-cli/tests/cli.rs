@@ -1549,6 +1549,109 @@ fn export_neighborhood_as_dot_graphml_and_tables() {
     );
 }
 
+/// `--format graphframes`: GraphFrames' column names over the csv-tables rows, the edge
+/// id last, text quoted as RFC 4180 says; without a directory it is a usage error.
+#[test]
+fn export_graphframes_tables() {
+    let tmp = tempdir();
+    let a = tmp.path().join("a");
+    let input = tmp.path().join("in.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"node":{"key":"p","kind":"note","title":" Hé said \"hi\", twice","content":"line 1\nline 2 — ✓","importance":0.5,"props":{"tags":["a,b"]}}}"#,
+            "\n",
+            r#"{"node":{"key":"q","valid_from":"2024-01-01T00:00:00Z","valid_to":"2024-03-01T00:00:00Z"}}"#,
+            "\n",
+            r#"{"edge":{"source":"p","target":"q","type":"cites","weight":2.5,"props":{"why":"C:\\dir"},"valid_from":"2024-01-01T00:00:00Z","valid_to":"2024-02-01T00:00:00Z"}}"#,
+            "\n",
+            r#"{"edge":{"source":"q","target":"p","type":"cites"}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let db = db_arg(&a);
+    ok(&["import", "--db", &db, input.to_str().unwrap()]);
+    let dir = tmp.path().join("gf");
+    ok(&[
+        "export",
+        "--db",
+        &db,
+        "--format",
+        "graphframes",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let v = std::fs::read_to_string(dir.join("vertices.csv")).unwrap();
+    let e = std::fs::read_to_string(dir.join("edges.csv")).unwrap();
+    assert_eq!(
+        v.lines().next(),
+        Some("id,kind,title,content,importance,status,props,valid_from,valid_to")
+    );
+    assert_eq!(
+        e.lines().next(),
+        Some("src,dst,relationship,weight,props,valid_from,valid_to,edge_id")
+    );
+    // The node with awkward text: quotes doubled, the leading space and the line break
+    // kept inside quotes, the empty status quoted (empty text, not null), no end.
+    assert!(
+        v.contains(
+            "p,note,\" Hé said \"\"hi\"\", twice\",\"line 1\nline 2 — ✓\",0.5,\"\",\
+             \"{\"\"tags\"\":[\"\"a,b\"\"]}\","
+        ),
+        "{v}"
+    );
+    assert!(
+        v.contains(",2024-01-01T00:00:00.000Z,2024-03-01T00:00:00.000Z\n"),
+        "{v}"
+    );
+    // Edge ids are those of the lossless export.
+    let jsonl = ok(&["export", "--db", &db]);
+    let mut ids = Vec::new();
+    for line in jsonl.lines() {
+        let l = json(line);
+        if let Some(id) = l["edge"]["id"].as_u64() {
+            ids.push(id);
+        }
+    }
+    assert_eq!(ids.len(), 2, "{jsonl}");
+    assert!(
+        e.contains(&format!(
+            "p,q,cites,2.5,\"{{\"\"why\"\":\"\"C:\\\\dir\"\"}}\",2024-01-01T00:00:00.000Z,\
+             2024-02-01T00:00:00.000Z,{}\n",
+            ids[0]
+        )),
+        "{e}"
+    );
+    assert!(
+        e.lines()
+            .any(|l| l.starts_with("q,p,cites,1,{},") && l.ends_with(&format!("Z,,{}", ids[1]))),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 3, "{e}");
+
+    let err = fails(2, &["export", "--db", &db, "--format", "graphframes"]);
+    assert!(
+        err.contains("vertices.csv") && err.contains("--out DIR"),
+        "{err}"
+    );
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let err = fails(
+        2,
+        &[
+            "export",
+            "--db",
+            &db,
+            "--format",
+            "graphframes",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(err.contains("is a file"), "{err}");
+}
+
 /// With stderr not a terminal, import prints plain progress lines (every phase, at most 80
 /// columns) and a summary; --quiet prints nothing there.
 #[test]

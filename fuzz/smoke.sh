@@ -24,13 +24,17 @@ fi
 # Keep fuzz builds apart from the stable build's artifacts.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}/fuzz"
 cd "$here"
-targets=(wal_record commit_payload segment manifest text_sections text_analyzer vector_sections)
+targets=(wal_record commit_payload segment manifest text_sections text_analyzer vector_sections
+    mcp_tool_call)
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t"
-    # Inputs that once crashed or hung a target (kept in git) run first, every time.
-    if [ -d "regressions/$t" ]; then
-        cp -n "regressions/$t"/* "corpus/$t/"
-    fi
+    # Inputs that once crashed or hung a target and hand-made starting points (both kept
+    # in git) run first, every time.
+    for kept in "regressions/$t" "seeds/$t"; do
+        if [ -d "$kept" ]; then
+            cp -n "$kept"/* "corpus/$t/"
+        fi
+    done
     echo "fuzz smoke: $t for ${secs}s"
     log="$CARGO_TARGET_DIR/smoke-$t.log"
     mkdir -p "$CARGO_TARGET_DIR"

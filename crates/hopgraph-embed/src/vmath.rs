@@ -4,12 +4,15 @@
 //! libm's `erff`/`expf` are scalar calls: they cost ~11% of an f32 forward pass on GELU
 //! alone. Here `exp` is a range reduction plus a degree-6 polynomial and `erf` is
 //! Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7 in exact arithmetic; Handbook of
-//! Mathematical Functions, 1964, p. 299), both pure arithmetic. Each public function is compiled twice: for the
-//! baseline CPU and for AVX-512 (chosen at run time, [`wide`]), since the default x86-64
-//! target only has 128-bit SSE2.
+//! Mathematical Functions, 1964, p. 299), both pure arithmetic. Each public function is
+//! compiled three times: for the baseline CPU, for AVX2 + FMA and for AVX-512 (chosen at
+//! run time, [`level`]), since the default x86-64 target only has 128-bit SSE2.
 
-/// Compiles `$body` for the baseline target and for AVX-512 + FMA, and runs the AVX-512
-/// copy when the CPU has it. The body must be plain safe code.
+use crate::spec::HiddenAct;
+
+/// Compiles `$body` for the baseline target, for AVX2 + FMA and for AVX-512, and runs the
+/// widest copy the CPU has (chosen at run time, [`level`]). The body must be plain safe
+/// code.
 macro_rules! vectorised {
     ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
@@ -20,10 +23,15 @@ macro_rules! vectorised {
             {
                 #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
                 fn wide($($arg: $ty),*) $(-> $ret)? { body($($arg),*) }
-                if $crate::vmath::wide() {
-                    // SAFETY: `wide()` checked that the CPU has every feature `wide` is
+                #[target_feature(enable = "avx2,fma")]
+                fn avx2($($arg: $ty),*) $(-> $ret)? { body($($arg),*) }
+                match $crate::vmath::level() {
+                    // SAFETY: `level()` checked that the CPU has every feature `wide` is
                     // compiled for.
-                    return unsafe { wide($($arg),*) };
+                    $crate::vmath::Level::Avx512 => return unsafe { wide($($arg),*) },
+                    // SAFETY: `level()` checked that the CPU has AVX2 and FMA.
+                    $crate::vmath::Level::Avx2 => return unsafe { avx2($($arg),*) },
+                    $crate::vmath::Level::Baseline => {}
                 }
             }
             body($($arg),*)
@@ -31,20 +39,37 @@ macro_rules! vectorised {
     };
 }
 
-/// Whether the CPU runs the AVX-512 copies (std caches the CPUID answer).
+/// The widest vector instructions the `vectorised!` functions use on this CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// The target's baseline (SSE2 on x86-64, NEON on aarch64).
+    Baseline,
+    /// AVX2 and FMA (x86-64).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Avx2,
+    /// AVX-512 F/VL/BW/DQ and FMA (x86-64).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Avx512,
+}
+
+/// Which copies of the `vectorised!` functions this CPU runs (std caches the CPUID
+/// answers).
 #[inline]
-pub(crate) fn wide() -> bool {
+pub(crate) fn level() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-            && std::arch::is_x86_feature_detected!("fma")
+        use std::arch::is_x86_feature_detected as has;
+        if !(has!("avx2") && has!("fma")) {
+            return Level::Baseline;
+        }
+        if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
+            return Level::Avx512;
+        }
+        Level::Avx2
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        false
+        Level::Baseline
     }
 }
 
@@ -113,6 +138,15 @@ vectorised! {
             let tanh = 1.0 - 2.0 / (exp(2.0 * z) + 1.0);
             *x = 0.5 * *x * (1.0 + tanh);
         }
+    }
+}
+
+/// The feed-forward activation `act`, in place.
+pub(crate) fn activate(act: HiddenAct, xs: &mut [f32]) {
+    match act {
+        HiddenAct::Gelu => gelu_erf(xs),
+        HiddenAct::GeluApproximate => gelu_tanh(xs),
+        HiddenAct::Relu => relu(xs),
     }
 }
 

@@ -228,11 +228,11 @@ impl<D: Dense> Bert<D> {
                 Some((s, t.ids.len()))
             })
             .collect();
-        let (mut qkv, mut context, mut tmp, mut up) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut qkv, mut by_head, mut context, mut tmp, mut up) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for layer in &self.layers {
             layer.qkv.forward(&x, rows, &mut qkv, None);
-            self.attention(&qkv, &spans, rows, &mut context);
+            self.attention(&qkv, &spans, rows, &mut by_head, &mut context);
             layer.attention_out.forward(&context, rows, &mut tmp, None);
             self.add_norm(&mut tmp, Some(&x), &layer.attention_norm);
             std::mem::swap(&mut x, &mut tmp);
@@ -245,43 +245,58 @@ impl<D: Dense> Bert<D> {
     }
 
     /// Self-attention of every text and head, from the stacked Q/K/V rows into `out`
-    /// (`rows * hidden`, heads side by side as BERT concatenates them). Text-heads run in
-    /// parallel; each writes its own small buffer, copied into place after.
-    fn attention(&self, qkv: &[f32], spans: &[(usize, usize)], rows: usize, out: &mut Vec<f32>) {
+    /// (`rows * hidden`, heads side by side as BERT concatenates them). Heads run in
+    /// parallel, each over every text, into `by_head` (`heads * rows * dim`: each head's
+    /// rows contiguous, so the heads' parts are disjoint slices), copied into place after.
+    fn attention(
+        &self,
+        qkv: &[f32],
+        spans: &[(usize, usize)],
+        rows: usize,
+        by_head: &mut Vec<f32>,
+        out: &mut Vec<f32>,
+    ) {
         let h = self.hidden;
         let dim = h / self.heads;
         let stride = 3 * h;
-        let jobs: Vec<(usize, usize)> = (0..spans.len())
-            .flat_map(|t| (0..self.heads).map(move |head| (t, head)))
-            .collect();
-        let results: Vec<Vec<f32>> = jobs
-            .par_iter()
-            .map_init(
+        resize(out, rows * h);
+        if rows == 0 || dim == 0 {
+            return;
+        }
+        resize(by_head, self.heads * rows * dim);
+        by_head
+            .par_chunks_mut(rows * dim)
+            .enumerate()
+            .for_each_init(
                 || (Vec::new(), Vec::new()),
-                |scratch, &(t, head)| {
-                    let (start, len) = spans[t];
-                    let base = start * stride + head * dim;
-                    let mut o = vec![0f32; len * dim];
-                    vmath::attention_head(
-                        &qkv[base..],
-                        &qkv[base + h..],
-                        &qkv[base + 2 * h..],
-                        vmath::HeadShape { stride, len, dim },
-                        scratch,
-                        &mut o,
-                    );
-                    o
+                |scratch, (head, o)| {
+                    for &(start, len) in spans {
+                        let base = start * stride + head * dim;
+                        vmath::attention_head(
+                            &qkv[base..],
+                            &qkv[base + h..],
+                            &qkv[base + 2 * h..],
+                            vmath::HeadShape { stride, len, dim },
+                            scratch,
+                            &mut o[start * dim..(start + len) * dim],
+                        );
+                    }
                 },
-            )
-            .collect();
-        out.clear();
-        out.resize(rows * h, 0.0);
-        for (&(t, head), o) in jobs.iter().zip(&results) {
-            let (start, len) = spans[t];
-            for i in 0..len {
-                let row = (start + i) * h + head * dim;
-                out[row..row + dim].copy_from_slice(&o[i * dim..(i + 1) * dim]);
+            );
+        for (r, row) in out.chunks_exact_mut(h).enumerate() {
+            for (head, part) in row.chunks_exact_mut(dim).enumerate() {
+                let at = (head * rows + r) * dim;
+                part.copy_from_slice(&by_head[at..at + dim]);
             }
         }
+    }
+}
+
+/// `buffer` with `len` elements, zeroed only when its length changes: the layers
+/// overwrite every element, and between layers the lengths repeat.
+pub(crate) fn resize(buffer: &mut Vec<f32>, len: usize) {
+    if buffer.len() != len {
+        buffer.clear();
+        buffer.resize(len, 0.0);
     }
 }

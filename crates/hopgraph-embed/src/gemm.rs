@@ -162,8 +162,8 @@ impl Linear {
     /// If `x` is not `rows * k` floats (a bug in the caller, never input-dependent).
     pub(crate) fn forward(&self, x: &[f32], rows: usize, y: &mut Vec<f32>, act: Option<HiddenAct>) {
         assert_eq!(x.len(), rows * self.k, "x is [rows, k]");
-        y.clear();
-        y.resize(rows * self.n, 0.0);
+        // Every output is written below (bias first), so stale values never survive.
+        crate::bert::resize(y, rows * self.n);
         if rows == 0 || self.n == 0 {
             return;
         }
@@ -511,7 +511,9 @@ mod tests {
                 for rows in [0, 1, 2, 3, 4, 5, 6, 7, 13, 97, 200] {
                     let x = random(rows * k, &mut seed);
                     let want = reference(&w, &b, &x, n, k);
-                    let mut y = vec![f32::NAN; 3];
+                    // A buffer of the right length is reused without zeroing: every
+                    // output must still be written (NaN would survive otherwise).
+                    let mut y = vec![f32::NAN; if rows % 2 == 0 { rows * n } else { 3 }];
                     layer.forward(&x, rows, &mut y, None);
                     assert_eq!(y.len(), rows * n);
                     let tol = 1e-5 * (k as f64).sqrt() + 1e-6;

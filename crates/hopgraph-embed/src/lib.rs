@@ -543,10 +543,13 @@ impl Embedder {
                 types: e.get_type_ids(),
             })
             .collect();
-        let states = match &self.encoder {
+        // On a thread of the rayon pool: the forward pass's parallel steps (a few per
+        // layer) then start from a worker, which works on them itself, instead of each
+        // waking the pool and putting the caller to sleep.
+        let states = rayon::scope(|_| match &self.encoder {
             Encoder::F32(model) => model.forward(&texts),
             Encoder::Bf16(model) => model.forward(&texts),
-        }
+        })
         .map_err(|reason| EmbedError::Inference { reason })?;
         let mut at = 0;
         Ok(batch

@@ -210,26 +210,10 @@ vectorised! {
     }
 }
 
-/// `scale * Σ w · data[at..at + 16]` over `(w, at)` in `terms`, summed in 16 register
-/// lanes and stored once (no store-to-load chain through memory).
-#[inline(always)]
-fn weighted_sum16(
-    terms: impl Iterator<Item = (f32, usize)>,
-    data: &[f32],
-    scale: f32,
-) -> [f32; 16] {
-    let mut acc = [0f32; 16];
-    for (w, at) in terms {
-        let x = &data[at..at + 16];
-        for l in 0..16 {
-            acc[l] += w * x[l];
-        }
-    }
-    for a in &mut acc {
-        *a *= scale;
-    }
-    acc
-}
+/// Query rows per block of attention: their sums are independent, so the adds of four
+/// rows overlap instead of waiting on one another, and each key or value load serves four
+/// rows.
+const QUERY_ROWS: usize = 4;
 
 /// Where one attention head's rows are: row `i` of q, k and v starts at `i * stride` of
 /// its slice and has `dim` floats; there are `len` rows.
@@ -240,11 +224,138 @@ pub(crate) struct HeadShape {
     pub(crate) dim: usize,
 }
 
+/// The scores of query rows `i0..i0 + R` against keys `16 c..16 c + 16`:
+/// `scale * Σ_d q[i][d] kᵀ[d][j]`, summed over `d` in order.
+#[inline(always)]
+fn score_block<const R: usize>(
+    q: &[f32],
+    shape: HeadShape,
+    i0: usize,
+    kt: &[f32],
+    padded: usize,
+    c: usize,
+    scale: f32,
+) -> [[f32; 16]; R] {
+    let mut acc = [[0f32; 16]; R];
+    for d in 0..shape.dim {
+        let Some(keys) = kt[d * padded + c * 16..].first_chunk::<16>() else {
+            break; // kᵀ rows hold whole chunks: never taken
+        };
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let qd = q[(i0 + r) * shape.stride + d];
+            for (a, &k) in acc.iter_mut().zip(keys) {
+                *a += qd * k;
+            }
+        }
+    }
+    for a in acc.iter_mut().flatten() {
+        *a *= scale;
+    }
+    acc
+}
+
+/// The outputs of rows `i0..i0 + R` at dims `at..at + 16` of the head:
+/// `inv[r] * Σ_j p[r][j] v[j][at..at + 16]`, summed over `j` in order.
+#[inline(always)]
+fn value_block<const R: usize>(
+    probabilities: &[f32],
+    padded: usize,
+    v: &[f32],
+    shape: HeadShape,
+    at: usize,
+    inv: &[f32; QUERY_ROWS],
+) -> [[f32; 16]; R] {
+    let mut acc = [[0f32; 16]; R];
+    for j in 0..shape.len {
+        let Some(values) = v[j * shape.stride + at..].first_chunk::<16>() else {
+            break; // `at + 16 <= dim`: never taken
+        };
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let p = probabilities[r * padded + j];
+            for (a, &x) in acc.iter_mut().zip(values) {
+                *a += p * x;
+            }
+        }
+    }
+    for (acc, inv) in acc.iter_mut().zip(inv) {
+        for a in acc {
+            *a *= inv;
+        }
+    }
+    acc
+}
+
+/// Softmax numerators of one row of scores in place (the padding after `len` becomes 0),
+/// returning 1 / their sum.
+#[inline(always)]
+fn softmax_row(s: &mut [f32], len: usize) -> f32 {
+    s[len..].fill(f32::NEG_INFINITY);
+    let mut lanes = [f32::NEG_INFINITY; 16];
+    for c in s.chunks_exact(16) {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = l.max(x);
+        }
+    }
+    let max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    for sj in s.iter_mut() {
+        *sj = exp(*sj - max);
+    }
+    s[len..].fill(0.0);
+    1.0 / sum(s)
+}
+
+/// One block of `R` query rows starting at `i0`: scores, softmax, and the weighted sum of
+/// the values into `out` (rows of `dim`, the first being row `i0`'s).
+#[inline(always)]
+#[allow(clippy::too_many_arguments, reason = "one head's slices and scratch")]
+fn attention_rows<const R: usize>(
+    q: &[f32],
+    v: &[f32],
+    shape: HeadShape,
+    i0: usize,
+    kt: &[f32],
+    scores: &mut [f32],
+    scale: f32,
+    out: &mut [f32],
+) {
+    let HeadShape { stride, len, dim } = shape;
+    let padded = len.next_multiple_of(16);
+    for c in 0..padded / 16 {
+        let block = score_block::<R>(q, shape, i0, kt, padded, c, scale);
+        for (r, row) in block.iter().enumerate() {
+            scores[r * padded + c * 16..r * padded + c * 16 + 16].copy_from_slice(row);
+        }
+    }
+    let mut inv = [0f32; QUERY_ROWS];
+    for (r, inv) in inv.iter_mut().enumerate().take(R) {
+        *inv = softmax_row(&mut scores[r * padded..(r + 1) * padded], len);
+    }
+    let whole = dim - dim % 16;
+    for at in (0..whole).step_by(16) {
+        let block = value_block::<R>(scores, padded, v, shape, at, &inv);
+        for (r, row) in block.iter().enumerate() {
+            out[r * dim + at..r * dim + at + 16].copy_from_slice(row);
+        }
+    }
+    for r in 0..R {
+        let p = &scores[r * padded..r * padded + len];
+        for d in whole..dim {
+            let mut acc = 0.0;
+            for (j, &p) in p.iter().enumerate() {
+                acc += p * v[j * stride + d];
+            }
+            out[r * dim + d] = acc * inv[r];
+        }
+    }
+}
+
 vectorised! {
     /// One attention head over one text: writes `softmax(q kᵀ / sqrt(dim)) v` into `out`
-    /// (`len * dim`). `scratch` holds kᵀ and one row of scores. Both products are
-    /// [`weighted_sum16`]s over contiguous 16-float chunks, so they vectorise without
-    /// reordering a sum.
+    /// (`len * dim`). `scratch` holds kᵀ and a block of rows of scores. The query rows
+    /// go in blocks of four whose sums are independent ([`score_block`],
+    /// [`value_block`]); every sum runs over contiguous 16-float chunks in a fixed order,
+    /// so it vectorises without reordering and a row's result does not depend on its
+    /// block.
     pub(crate) fn attention_head(
         q: &[f32],
         k: &[f32],
@@ -268,45 +379,18 @@ vectorised! {
             }
         }
         scores.clear();
-        scores.resize(padded, 0.0);
-        for i in 0..len {
-            let s = &mut scores[..];
-            let qi = &q[i * stride..i * stride + dim];
-            for (c, sc) in s.as_chunks_mut::<16>().0.iter_mut().enumerate() {
-                let terms = qi.iter().enumerate().map(|(d, &qd)| (qd, d * padded + c * 16));
-                *sc = weighted_sum16(terms, kt, scale);
+        scores.resize(QUERY_ROWS * padded, 0.0);
+        let mut i0 = 0;
+        while i0 < len {
+            let rows = (len - i0).min(QUERY_ROWS);
+            let o = &mut out[i0 * dim..(i0 + rows) * dim];
+            match rows {
+                4 => attention_rows::<4>(q, v, shape, i0, kt, scores, scale, o),
+                3 => attention_rows::<3>(q, v, shape, i0, kt, scores, scale, o),
+                2 => attention_rows::<2>(q, v, shape, i0, kt, scores, scale, o),
+                _ => attention_rows::<1>(q, v, shape, i0, kt, scores, scale, o),
             }
-            s[len..].fill(f32::NEG_INFINITY);
-            let mut lanes = [f32::NEG_INFINITY; 16];
-            for c in s.chunks_exact(16) {
-                for (l, &x) in lanes.iter_mut().zip(c) {
-                    *l = l.max(x);
-                }
-            }
-            let max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            for sj in s.iter_mut() {
-                *sj = exp(*sj - max);
-            }
-            s[len..].fill(0.0);
-            let inv = 1.0 / sum(s);
-            let o = &mut out[i * dim..(i + 1) * dim];
-            let probabilities = &s[..len];
-            let (oc, orest) = o.as_chunks_mut::<16>();
-            for (c, oc) in oc.iter_mut().enumerate() {
-                let terms = probabilities
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &p)| (p, j * stride + c * 16));
-                *oc = weighted_sum16(terms, v, inv);
-            }
-            let done = dim - orest.len();
-            for (d, od) in orest.iter_mut().enumerate() {
-                let mut acc = 0.0;
-                for (j, &p) in probabilities.iter().enumerate() {
-                    acc += p * v[j * stride + done + d];
-                }
-                *od = acc * inv;
-            }
+            i0 += rows;
         }
     }
 }

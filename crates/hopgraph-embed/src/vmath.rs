@@ -39,38 +39,32 @@ macro_rules! vectorised {
     };
 }
 
-/// The widest vector instructions the `vectorised!` functions use on this CPU.
+/// The widest vector instructions the `vectorised!` functions use on this CPU (x86-64;
+/// elsewhere only the baseline copy exists: NEON on aarch64).
+#[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Level {
-    /// The target's baseline (SSE2 on x86-64, NEON on aarch64).
+    /// SSE2.
     Baseline,
-    /// AVX2 and FMA (x86-64).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    /// AVX2 and FMA.
     Avx2,
-    /// AVX-512 F/VL/BW/DQ and FMA (x86-64).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    /// AVX-512 F/VL/BW/DQ and FMA.
     Avx512,
 }
 
 /// Which copies of the `vectorised!` functions this CPU runs (std caches the CPUID
 /// answers).
+#[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn level() -> Level {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::is_x86_feature_detected as has;
-        if !(has!("avx2") && has!("fma")) {
-            return Level::Baseline;
-        }
-        if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
-            return Level::Avx512;
-        }
-        Level::Avx2
+    use std::arch::is_x86_feature_detected as has;
+    if !(has!("avx2") && has!("fma")) {
+        return Level::Baseline;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        Level::Baseline
+    if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
+        return Level::Avx512;
     }
+    Level::Avx2
 }
 
 /// e^x for x in about [-87, 88] (clamped there), relative error ~2e-7.

@@ -18,6 +18,8 @@
 
 use rayon::prelude::*;
 
+use crate::attention;
+use crate::gemm;
 use crate::spec::{BertConfig, HiddenAct};
 use crate::vmath;
 use crate::weights::Weights;
@@ -59,6 +61,8 @@ struct Layer<D> {
 /// BERT with its dense layers of type `D` (f32 in `gemm.rs`, bf16 in `bf16.rs`).
 pub(crate) struct Bert<D> {
     kernel_name: &'static str,
+    /// Attention's products run on the f32 micro-kernel whatever `D` is.
+    attention_kernel: gemm::Kernel,
     hidden: usize,
     heads: usize,
     eps: f32,
@@ -145,6 +149,7 @@ impl<D: Dense> Bert<D> {
         let eps = config.layer_norm_eps as f32;
         Ok(Bert {
             kernel_name,
+            attention_kernel: gemm::Kernel::native(),
             hidden: h,
             heads: config.num_attention_heads,
             eps,
@@ -267,22 +272,20 @@ impl<D: Dense> Bert<D> {
         by_head
             .par_chunks_mut(rows * dim)
             .enumerate()
-            .for_each_init(
-                || (Vec::new(), Vec::new()),
-                |scratch, (head, o)| {
-                    for &(start, len) in spans {
-                        let base = start * stride + head * dim;
-                        vmath::attention_head(
-                            &qkv[base..],
-                            &qkv[base + h..],
-                            &qkv[base + 2 * h..],
-                            vmath::HeadShape { stride, len, dim },
-                            scratch,
-                            &mut o[start * dim..(start + len) * dim],
-                        );
-                    }
-                },
-            );
+            .for_each_init(attention::Scratch::default, |scratch, (head, o)| {
+                for &(start, len) in spans {
+                    let base = start * stride + head * dim;
+                    attention::head(
+                        self.attention_kernel,
+                        &qkv[base..],
+                        &qkv[base + h..],
+                        &qkv[base + 2 * h..],
+                        attention::HeadShape { stride, len, dim },
+                        scratch,
+                        &mut o[start * dim..(start + len) * dim],
+                    );
+                }
+            });
         for (r, row) in out.chunks_exact_mut(h).enumerate() {
             for (head, part) in row.chunks_exact_mut(dim).enumerate() {
                 let at = (head * rows + r) * dim;

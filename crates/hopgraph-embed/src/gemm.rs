@@ -218,7 +218,9 @@ impl Linear {
                     // The tile's rows of y at this panel's columns: inside y (the tile is
                     // inside the output), and no other task writes them.
                     let c = out.ptr.wrapping_add(r * out.stride + p * PANEL);
-                    let step = left.min(MICRO_ROWS);
+                    // Even groups (43 rows: 6, 6, 6, 5, 5, 5, 5, 5), not a tail of one row
+                    // that would load a panel for two multiply-adds.
+                    let step = left.div_ceil(left.div_ceil(MICRO_ROWS));
                     let call = Call {
                         a,
                         lda: k,
@@ -274,14 +276,94 @@ impl Linear {
     ///
     /// As [`Call`] states.
     unsafe fn micro<const R: usize>(&self, call: &Call<'_>) {
-        match self.kernel {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `Kernel::Avx2` is only made by `Kernel::native` after checking that the
-            // CPU has AVX2 and FMA; the caller upholds `Call`'s contract.
-            Kernel::Avx2 => unsafe { avx2::micro::<R>(call) },
-            // SAFETY: the caller upholds `Call`'s contract.
-            Kernel::Portable => unsafe { portable_micro::<R>(call) },
+        // SAFETY: the caller upholds `Call`'s contract.
+        unsafe { micro_for::<R>(self.kernel, call) }
+    }
+}
+
+/// Sixteen zeros: the "bias" of [`small_product`]'s sums.
+static ZEROS: [f32; PANEL] = [0.0; PANEL];
+
+/// `out[r * ldo + c] = Σ_i a[r * lda + i] · b[i][c]` for `rows` rows and `n` columns on
+/// the calling thread, with `b` packed as a [`Linear`]'s weight is (panels of 16 columns,
+/// `k` inputs each: `packed[(panel * k + i) * 16 + lane]`, zero-padded): attention's
+/// small products, one text and head at a time.
+///
+/// # Panics
+///
+/// If a slice is shorter than the shapes say (a bug in the caller).
+#[allow(clippy::too_many_arguments, reason = "a strided product's shapes")]
+pub(crate) fn small_product(
+    kernel: Kernel,
+    a: &[f32],
+    lda: usize,
+    rows: usize,
+    packed: &[f32],
+    k: usize,
+    n: usize,
+    out: &mut [f32],
+    ldo: usize,
+) {
+    if rows == 0 || n == 0 {
+        return;
+    }
+    assert!(lda >= k && ldo >= n, "rows hold their inputs and outputs");
+    assert!(a.len() >= (rows - 1) * lda + k, "a holds rows x k");
+    assert!(out.len() >= (rows - 1) * ldo + n, "out holds rows x n");
+    assert!(
+        packed.len() >= n.div_ceil(PANEL) * k * PANEL,
+        "b holds its panels"
+    );
+    let c0 = out.as_mut_ptr();
+    for p in 0..n.div_ceil(PANEL) {
+        let cols = (n - p * PANEL).min(PANEL);
+        let b = &packed[p * k * PANEL..(p + 1) * k * PANEL];
+        let mut r = 0;
+        while r < rows {
+            let left = rows - r;
+            let step = left.div_ceil(left.div_ceil(MICRO_ROWS));
+            let call = Call {
+                a: &a[r * lda..],
+                lda,
+                b,
+                kc: k,
+                c: c0.wrapping_add(r * ldo + p * PANEL),
+                ldc: ldo,
+                cols,
+                bias: Some(&ZEROS),
+            };
+            // SAFETY: `c` points at rows `r..r + step` and columns `p * 16..p * 16 + cols`
+            // (< n) of `out`, inside it (asserted), and `out` is borrowed mutably here, so
+            // nothing else touches it; `a` holds `(step - 1) * lda + k` floats from row `r`
+            // (asserted), `b` holds `k * 16`.
+            unsafe {
+                match step {
+                    6 => micro_for::<6>(kernel, &call),
+                    5 => micro_for::<5>(kernel, &call),
+                    4 => micro_for::<4>(kernel, &call),
+                    3 => micro_for::<3>(kernel, &call),
+                    2 => micro_for::<2>(kernel, &call),
+                    _ => micro_for::<1>(kernel, &call),
+                }
+            }
+            r += step;
         }
+    }
+}
+
+/// Runs `kernel`'s micro-kernel.
+///
+/// # Safety
+///
+/// As [`Call`] states.
+unsafe fn micro_for<const R: usize>(kernel: Kernel, call: &Call<'_>) {
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::Avx2` is only made by `Kernel::native` after checking that the
+        // CPU has AVX2 and FMA; the caller upholds `Call`'s contract.
+        Kernel::Avx2 => unsafe { avx2::micro::<R>(call) },
+        // SAFETY: the caller upholds `Call`'s contract.
+        Kernel::Portable => unsafe { portable_micro::<R>(call) },
     }
 }
 

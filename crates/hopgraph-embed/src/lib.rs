@@ -116,6 +116,7 @@
 
 #![deny(unsafe_code)]
 
+mod attention;
 mod bert;
 #[allow(
     unsafe_code,

@@ -204,188 +204,29 @@ vectorised! {
     }
 }
 
-/// Query rows per block of attention: their sums are independent, so the adds of four
-/// rows overlap instead of waiting on one another, and each key or value load serves four
-/// rows.
-const QUERY_ROWS: usize = 4;
-
-/// Where one attention head's rows are: row `i` of q, k and v starts at `i * stride` of
-/// its slice and has `dim` floats; there are `len` rows.
-#[derive(Clone, Copy)]
-pub(crate) struct HeadShape {
-    pub(crate) stride: usize,
-    pub(crate) len: usize,
-    pub(crate) dim: usize,
-}
-
-/// The scores of query rows `i0..i0 + R` against keys `16 c..16 c + 16`:
-/// `scale * Σ_d q[i][d] kᵀ[d][j]`, summed over `d` in order.
-#[inline(always)]
-fn score_block<const R: usize>(
-    q: &[f32],
-    shape: HeadShape,
-    i0: usize,
-    kt: &[f32],
-    padded: usize,
-    c: usize,
-    scale: f32,
-) -> [[f32; 16]; R] {
-    let mut acc = [[0f32; 16]; R];
-    for d in 0..shape.dim {
-        let Some(keys) = kt[d * padded + c * 16..].first_chunk::<16>() else {
-            break; // kᵀ rows hold whole chunks: never taken
-        };
-        for (r, acc) in acc.iter_mut().enumerate() {
-            let qd = q[(i0 + r) * shape.stride + d];
-            for (a, &k) in acc.iter_mut().zip(keys) {
-                *a += qd * k;
-            }
-        }
-    }
-    for a in acc.iter_mut().flatten() {
-        *a *= scale;
-    }
-    acc
-}
-
-/// The outputs of rows `i0..i0 + R` at dims `at..at + 16` of the head:
-/// `inv[r] * Σ_j p[r][j] v[j][at..at + 16]`, summed over `j` in order.
-#[inline(always)]
-fn value_block<const R: usize>(
-    probabilities: &[f32],
-    padded: usize,
-    v: &[f32],
-    shape: HeadShape,
-    at: usize,
-    inv: &[f32; QUERY_ROWS],
-) -> [[f32; 16]; R] {
-    let mut acc = [[0f32; 16]; R];
-    for j in 0..shape.len {
-        let Some(values) = v[j * shape.stride + at..].first_chunk::<16>() else {
-            break; // `at + 16 <= dim`: never taken
-        };
-        for (r, acc) in acc.iter_mut().enumerate() {
-            let p = probabilities[r * padded + j];
-            for (a, &x) in acc.iter_mut().zip(values) {
-                *a += p * x;
-            }
-        }
-    }
-    for (acc, inv) in acc.iter_mut().zip(inv) {
-        for a in acc {
-            *a *= inv;
-        }
-    }
-    acc
-}
-
-/// Softmax numerators of one row of scores in place (the padding after `len` becomes 0),
-/// returning 1 / their sum.
-#[inline(always)]
-fn softmax_row(s: &mut [f32], len: usize) -> f32 {
-    s[len..].fill(f32::NEG_INFINITY);
-    let mut lanes = [f32::NEG_INFINITY; 16];
-    for c in s.chunks_exact(16) {
-        for (l, &x) in lanes.iter_mut().zip(c) {
-            *l = l.max(x);
-        }
-    }
-    let max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    for sj in s.iter_mut() {
-        *sj = exp(*sj - max);
-    }
-    s[len..].fill(0.0);
-    1.0 / sum(s)
-}
-
-/// One block of `R` query rows starting at `i0`: scores, softmax, and the weighted sum of
-/// the values into `out` (rows of `dim`, the first being row `i0`'s).
-#[inline(always)]
-#[allow(clippy::too_many_arguments, reason = "one head's slices and scratch")]
-fn attention_rows<const R: usize>(
-    q: &[f32],
-    v: &[f32],
-    shape: HeadShape,
-    i0: usize,
-    kt: &[f32],
-    scores: &mut [f32],
-    scale: f32,
-    out: &mut [f32],
-) {
-    let HeadShape { stride, len, dim } = shape;
-    let padded = len.next_multiple_of(16);
-    for c in 0..padded / 16 {
-        let block = score_block::<R>(q, shape, i0, kt, padded, c, scale);
-        for (r, row) in block.iter().enumerate() {
-            scores[r * padded + c * 16..r * padded + c * 16 + 16].copy_from_slice(row);
-        }
-    }
-    let mut inv = [0f32; QUERY_ROWS];
-    for (r, inv) in inv.iter_mut().enumerate().take(R) {
-        *inv = softmax_row(&mut scores[r * padded..(r + 1) * padded], len);
-    }
-    let whole = dim - dim % 16;
-    for at in (0..whole).step_by(16) {
-        let block = value_block::<R>(scores, padded, v, shape, at, &inv);
-        for (r, row) in block.iter().enumerate() {
-            out[r * dim + at..r * dim + at + 16].copy_from_slice(row);
-        }
-    }
-    for r in 0..R {
-        let p = &scores[r * padded..r * padded + len];
-        for d in whole..dim {
-            let mut acc = 0.0;
-            for (j, &p) in p.iter().enumerate() {
-                acc += p * v[j * stride + d];
-            }
-            out[r * dim + d] = acc * inv[r];
-        }
-    }
-}
-
 vectorised! {
-    /// One attention head over one text: writes `softmax(q kᵀ / sqrt(dim)) v` into `out`
-    /// (`len * dim`). `scratch` holds kᵀ and a block of rows of scores. The query rows
-    /// go in blocks of four whose sums are independent ([`score_block`],
-    /// [`value_block`]); every sum runs over contiguous 16-float chunks in a fixed order,
-    /// so it vectorises without reordering and a row's result does not depend on its
-    /// block.
-    pub(crate) fn attention_head(
-        q: &[f32],
-        k: &[f32],
-        v: &[f32],
-        shape: HeadShape,
-        scratch: &mut (Vec<f32>, Vec<f32>),
-        out: &mut [f32],
-    ) {
-        let HeadShape { stride, len, dim } = shape;
-        let (kt, scores) = scratch;
-        #[allow(clippy::cast_precision_loss, reason = "a head has at most a few hundred dims")]
-        let scale = 1.0 / (dim as f32).sqrt();
-        // kᵀ: `dim` rows of `len` scores' keys, padded to whole 16-lane chunks so the
-        // score products have no scalar tail.
-        let padded = len.next_multiple_of(16);
-        kt.clear();
-        kt.resize(dim * padded, 0.0);
-        for j in 0..len {
-            for d in 0..dim {
-                kt[d * padded + j] = k[j * stride + d];
+    /// Softmax numerators of one row of attention scores in place: `exp(scale (s_j -
+    /// max))` for the first `len` scores, 0 after them (padding); returns 1 / their sum.
+    /// `scale` > 0 (1 / sqrt(dim)), so scaling after taking the maximum is the same.
+    pub(crate) fn softmax_numerators(s: &mut [f32], len: usize, scale: f32) -> f32 {
+        let len = len.min(s.len());
+        let mut lanes = [f32::NEG_INFINITY; 16];
+        let mut chunks = s[..len].chunks_exact(16);
+        for c in &mut chunks {
+            for (l, &x) in lanes.iter_mut().zip(c) {
+                *l = l.max(x);
             }
         }
-        scores.clear();
-        scores.resize(QUERY_ROWS * padded, 0.0);
-        let mut i0 = 0;
-        while i0 < len {
-            let rows = (len - i0).min(QUERY_ROWS);
-            let o = &mut out[i0 * dim..(i0 + rows) * dim];
-            match rows {
-                4 => attention_rows::<4>(q, v, shape, i0, kt, scores, scale, o),
-                3 => attention_rows::<3>(q, v, shape, i0, kt, scores, scale, o),
-                2 => attention_rows::<2>(q, v, shape, i0, kt, scores, scale, o),
-                _ => attention_rows::<1>(q, v, shape, i0, kt, scores, scale, o),
-            }
-            i0 += rows;
+        let max = lanes
+            .iter()
+            .chain(chunks.remainder())
+            .copied()
+            .fold(f32::NEG_INFINITY, f32::max);
+        for sj in &mut s[..len] {
+            *sj = exp((*sj - max) * scale);
         }
+        s[len..].fill(0.0);
+        1.0 / sum(s)
     }
 }
 
@@ -496,41 +337,6 @@ mod tests {
                 let want = (row[i] - mean) / (var + 1e-12).sqrt() * f64::from(gamma[i])
                     + f64::from(beta[i]);
                 assert!((f64::from(got[r * hidden + i]) - want).abs() < 1e-4);
-            }
-        }
-    }
-
-    #[test]
-    fn attention_matches_definition() {
-        let (len, dim, stride) = (5, 3, 7);
-        let q: Vec<f32> = (0..len * stride)
-            .map(|i| (i % 11) as f32 * 0.3 - 1.5)
-            .collect();
-        let k: Vec<f32> = (0..len * stride)
-            .map(|i| (i % 7) as f32 * 0.2 - 0.6)
-            .collect();
-        let v: Vec<f32> = (0..len * stride).map(|i| (i % 5) as f32 - 2.0).collect();
-        let mut out = vec![0.0; len * dim];
-        let mut scratch = (Vec::new(), Vec::new());
-        let shape = HeadShape { stride, len, dim };
-        attention_head(&q, &k, &v, shape, &mut scratch, &mut out);
-        for i in 0..len {
-            let s: Vec<f64> = (0..len)
-                .map(|j| {
-                    (0..dim)
-                        .map(|d| f64::from(q[i * stride + d]) * f64::from(k[j * stride + d]))
-                        .sum::<f64>()
-                        / (dim as f64).sqrt()
-                })
-                .collect();
-            let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let e: Vec<f64> = s.iter().map(|x| (x - max).exp()).collect();
-            let total: f64 = e.iter().sum();
-            for d in 0..dim {
-                let want: f64 = (0..len)
-                    .map(|j| e[j] / total * f64::from(v[j * stride + d]))
-                    .sum();
-                assert!((f64::from(out[i * dim + d]) - want).abs() < 1e-5);
             }
         }
     }

@@ -428,11 +428,13 @@ unsafe fn portable_micro<const R: usize>(call: &Call<'_>) {
         }
     }
     let rows: [&[f32]; R] = std::array::from_fn(|r| &a[r * lda..r * lda + kc]);
-    for (i, w) in b.chunks_exact(PANEL).take(kc).enumerate() {
-        for r in 0..R {
-            let x = rows[r][i];
-            for (s, &w) in acc[r].iter_mut().zip(w) {
-                *s = multiply_add(x, w, *s);
+    // Whole 16-float arrays and the rows' inputs read before the arithmetic: with no bounds
+    // check between them, the compiler keeps each row's sums in vector registers.
+    for (i, w) in b.as_chunks::<PANEL>().0.iter().take(kc).enumerate() {
+        let xs: [f32; R] = std::array::from_fn(|r| rows[r][i]);
+        for (acc, &x) in acc.iter_mut().zip(&xs) {
+            for l in 0..PANEL {
+                acc[l] = multiply_add(x, w[l], acc[l]);
             }
         }
     }

@@ -109,8 +109,9 @@
 //!   in the workspace) for [`hub`]'s downloads and pinned hashes (`hf-hub` was not used:
 //!   it does not check files against pinned hashes, which this crate needs).
 //!
-//! No tensor library: the forward pass is ~1,000 lines (`bert.rs`, `gemm.rs`, `bf16.rs`,
-//! `vmath.rs`) tested against a plain f64 BERT and against sentence-transformers' vectors.
+//! No tensor library: the forward pass is ~1,500 lines without tests (`bert.rs`,
+//! `gemm.rs`, `attention.rs`, `bf16.rs`, `vmath.rs`), tested against a plain f64 BERT and
+//! against sentence-transformers' vectors.
 //! candle (`candle-core`, `-nn`, `-transformers`) ran the f32 encoder until 2026-11; it
 //! compiled ~100 model files for the one used and was slower than this pass.
 
@@ -172,7 +173,7 @@ pub enum Precision {
     /// f32 throughout (hopgraph's own forward pass with f32 dense layers, `gemm.rs`): the
     /// vectors sentence-transformers computes, to ~1e-6.
     F32,
-    /// Dense products on bf16 inputs summed in f32 (hopgraph's own forward pass, `bert.rs`):
+    /// Dense products on bf16 inputs summed in f32 (`bf16.rs`):
     /// ~3x faster for one short text where the CPU has AVX-512 BF16, cosine ≥ 0.9999 to the
     /// f32 vectors. On a CPU without it the same arithmetic runs in slow scalar code (meant for
     /// tests).

@@ -1,8 +1,8 @@
-//! A BERT encoder forward pass of our own, for CPUs whose bf16 dot-product instructions
-//! make the dense layers twice as fast as f32 (see `bf16.rs`).
+//! The crate's BERT encoder forward pass, generic over how the dense layers compute:
+//! f32 (`gemm.rs`, the default) or bf16 inputs summed in f32 (`bf16.rs`, on CPUs whose
+//! bf16 dot-product instructions make the dense layers twice as fast).
 //!
-//! The same network as `candle_transformers::models::bert::BertModel` (and Hugging Face's
-//! `BertModel`): embeddings (word + position + token type, layer norm), then per layer
+//! The same network as Hugging Face's `BertModel`: embeddings (word + position + token type, layer norm), then per layer
 //! self-attention (one fused Q/K/V product, softmax(q kᵀ / sqrt(d)) v per head, output
 //! product, residual, layer norm) and the feed-forward block (product, GELU, product,
 //! residual, layer norm). Two differences in how it is computed, neither in what:
@@ -11,15 +11,31 @@
 //!   dense layers run over all rows at once and attention runs per text over that text's
 //!   own rows. A padded position is masked out of attention in BERT anyway, so the result
 //!   is the same, without the work on padding or a mask.
-//! - **Precision.** Dense products take bf16 inputs and sum in f32; everything else
-//!   (embeddings, layer norms, softmax, attention's products, GELU) is f32.
+//! - **Precision.** Everything but the dense products (embeddings, layer norms, softmax,
+//!   attention's products, GELU) is f32; the dense products are f32 or bf16 by `D`.
+//! - **Fusion.** The feed-forward activation runs inside the first product, on each output
+//!   tile while it is in cache.
 
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{Config, HiddenAct};
 use rayon::prelude::*;
 
-use crate::bf16::{Kernel, PackedLinear};
+use crate::attention;
+use crate::gemm;
+use crate::spec::{BertConfig, HiddenAct};
 use crate::vmath;
+use crate::weights::Weights;
+
+/// A dense layer `y = act(x · Wᵀ + b)` in one of the encoder's precisions.
+pub(crate) trait Dense: Sized + Sync {
+    /// What chooses the layer's arithmetic (its CPU kernel).
+    type Kernel: Copy;
+
+    /// Packs a row-major `[n, k]` weight and its `n` biases.
+    fn pack(weight: &[f32], bias: &[f32], n: usize, k: usize, kernel: Self::Kernel) -> Self;
+
+    /// `y = act(x · Wᵀ + b)` for the `rows` rows of `x` (`rows * k` floats); `y` gets
+    /// `rows * n` floats.
+    fn forward(&self, x: &[f32], rows: usize, y: &mut Vec<f32>, act: Option<HiddenAct>);
+}
 
 /// One text's token ids and token type ids (equal lengths).
 pub(crate) struct Tokens<'a> {
@@ -32,18 +48,21 @@ struct Norm {
     beta: Vec<f32>,
 }
 
-struct Layer {
+struct Layer<D> {
     /// Q, K and V stacked: `3 * hidden` outputs.
-    qkv: PackedLinear,
-    attention_out: PackedLinear,
+    qkv: D,
+    attention_out: D,
     attention_norm: Norm,
-    up: PackedLinear,
-    down: PackedLinear,
+    up: D,
+    down: D,
     output_norm: Norm,
 }
 
-pub(crate) struct BertBf16 {
-    kernel: Kernel,
+/// BERT with its dense layers of type `D` (f32 in `gemm.rs`, bf16 in `bf16.rs`).
+pub(crate) struct Bert<D> {
+    kernel_name: &'static str,
+    /// Attention's products run on the f32 micro-kernel whatever `D` is.
+    attention_kernel: gemm::Kernel,
     hidden: usize,
     heads: usize,
     eps: f32,
@@ -56,89 +75,81 @@ pub(crate) struct BertBf16 {
     position: Vec<f32>,
     token_type: Vec<f32>,
     embedding_norm: Norm,
-    layers: Vec<Layer>,
+    layers: Vec<Layer<D>>,
 }
 
-fn tensor(vb: &VarBuilder, shape: &[usize], name: &str) -> candle_core::Result<Vec<f32>> {
-    vb.get(shape, name)?.flatten_all()?.to_vec1::<f32>()
-}
-
-fn norm(vb: &VarBuilder, hidden: usize) -> candle_core::Result<Norm> {
+fn norm(w: &Weights<'_>, prefix: &str, hidden: usize) -> Result<Norm, String> {
     Ok(Norm {
-        gamma: tensor(vb, &[hidden], "weight")?,
-        beta: tensor(vb, &[hidden], "bias")?,
+        gamma: w.get(&format!("{prefix}.weight"), &[hidden])?,
+        beta: w.get(&format!("{prefix}.bias"), &[hidden])?,
     })
 }
 
-fn linear(vb: &VarBuilder, n: usize, k: usize) -> candle_core::Result<PackedLinear> {
-    let w = tensor(vb, &[n, k], "weight")?;
-    let b = tensor(vb, &[n], "bias")?;
-    Ok(PackedLinear::new(&w, &b, n, k))
+fn linear<D: Dense>(
+    w: &Weights<'_>,
+    prefix: &str,
+    n: usize,
+    k: usize,
+    kernel: D::Kernel,
+) -> Result<D, String> {
+    let weight = w.get(&format!("{prefix}.weight"), &[n, k])?;
+    let bias = w.get(&format!("{prefix}.bias"), &[n])?;
+    Ok(D::pack(&weight, &bias, n, k, kernel))
 }
 
-impl BertBf16 {
-    /// Reads the weights the way `BertModel::load` names them (with or without a `bert.`
-    /// or `<model_type>.` prefix) and packs the dense layers.
+/// Rows per task of the row-wise steps (layer norms): fewer are not worth a thread.
+const NORM_ROWS_PER_TASK: usize = 64;
+
+impl<D: Dense> Bert<D> {
+    /// Reads the weights under Hugging Face's `BertModel` names (see `weights.rs`) and
+    /// packs the dense layers for `kernel`, which [`Bert::kernel_name`] will report as
+    /// `kernel_name`.
+    ///
+    /// # Errors
+    ///
+    /// A message naming a tensor that is missing or does not fit the config.
     pub(crate) fn load(
-        vb: &VarBuilder,
-        config: &Config,
-        kernel: Kernel,
-    ) -> candle_core::Result<Self> {
-        let root = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
-            vb.pp("bert")
-        } else if vb.contains_tensor("embeddings.word_embeddings.weight") {
-            vb.clone()
-        } else if let Some(t) = config.model_type.as_deref() {
-            vb.pp(t)
-        } else {
-            vb.clone()
-        };
+        w: &Weights<'_>,
+        config: &BertConfig,
+        kernel: D::Kernel,
+        kernel_name: &'static str,
+    ) -> Result<Self, String> {
         let h = config.hidden_size;
-        let emb = root.pp("embeddings");
-        let word = tensor(
-            &emb.pp("word_embeddings"),
-            &[config.vocab_size, h],
-            "weight",
-        )?;
-        let position = tensor(
-            &emb.pp("position_embeddings"),
+        let word = w.get("embeddings.word_embeddings.weight", &[config.vocab_size, h])?;
+        let position = w.get(
+            "embeddings.position_embeddings.weight",
             &[config.max_position_embeddings, h],
-            "weight",
         )?;
-        let token_type = tensor(
-            &emb.pp("token_type_embeddings"),
+        let token_type = w.get(
+            "embeddings.token_type_embeddings.weight",
             &[config.type_vocab_size, h],
-            "weight",
         )?;
-        let embedding_norm = norm(&emb.pp("LayerNorm"), h)?;
+        let embedding_norm = norm(w, "embeddings.LayerNorm", h)?;
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
-            let l = root.pp(format!("encoder.layer.{i}"));
-            let att = l.pp("attention");
-            let mut w = Vec::with_capacity(3 * h * h);
-            let mut b = Vec::with_capacity(3 * h);
+            let l = format!("encoder.layer.{i}");
+            let mut qkv_w = Vec::with_capacity(3 * h * h);
+            let mut qkv_b = Vec::with_capacity(3 * h);
             for part in ["query", "key", "value"] {
-                let p = att.pp("self").pp(part);
-                w.extend(tensor(&p, &[h, h], "weight")?);
-                b.extend(tensor(&p, &[h], "bias")?);
+                let p = format!("{l}.attention.self.{part}");
+                qkv_w.extend(w.get(&format!("{p}.weight"), &[h, h])?);
+                qkv_b.extend(w.get(&format!("{p}.bias"), &[h])?);
             }
+            let inter = config.intermediate_size;
             layers.push(Layer {
-                qkv: PackedLinear::new(&w, &b, 3 * h, h),
-                attention_out: linear(&att.pp("output").pp("dense"), h, h)?,
-                attention_norm: norm(&att.pp("output").pp("LayerNorm"), h)?,
-                up: linear(
-                    &l.pp("intermediate").pp("dense"),
-                    config.intermediate_size,
-                    h,
-                )?,
-                down: linear(&l.pp("output").pp("dense"), h, config.intermediate_size)?,
-                output_norm: norm(&l.pp("output").pp("LayerNorm"), h)?,
+                qkv: D::pack(&qkv_w, &qkv_b, 3 * h, h, kernel),
+                attention_out: linear(w, &format!("{l}.attention.output.dense"), h, h, kernel)?,
+                attention_norm: norm(w, &format!("{l}.attention.output.LayerNorm"), h)?,
+                up: linear(w, &format!("{l}.intermediate.dense"), inter, h, kernel)?,
+                down: linear(w, &format!("{l}.output.dense"), h, inter, kernel)?,
+                output_norm: norm(w, &format!("{l}.output.LayerNorm"), h)?,
             });
         }
         #[allow(clippy::cast_possible_truncation, reason = "epsilons are tiny")]
         let eps = config.layer_norm_eps as f32;
-        Ok(BertBf16 {
-            kernel,
+        Ok(Bert {
+            kernel_name,
+            attention_kernel: gemm::Kernel::native(),
             hidden: h,
             heads: config.num_attention_heads,
             eps,
@@ -154,35 +165,53 @@ impl BertBf16 {
         })
     }
 
-    /// `"bf16-avx512"` or `"bf16-emulated"`.
+    /// The dense layers' kernel: `"f32-avx2"`, `"bf16-avx512"`, ... (see
+    /// [`crate::Embedder::kernel`]).
     pub(crate) fn kernel_name(&self) -> &'static str {
-        match self.kernel {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512 => "bf16-avx512",
-            Kernel::Emulated => "bf16-emulated",
+        self.kernel_name
+    }
+
+    /// `x = layer_norm(x + residual)` row by row, across threads when there are many rows.
+    fn add_norm(&self, x: &mut [f32], residual: Option<&[f32]>, n: &Norm) {
+        let h = self.hidden;
+        let chunk = NORM_ROWS_PER_TASK * h;
+        if x.len() <= chunk {
+            vmath::add_layer_norm(x, residual, &n.gamma, &n.beta, self.eps);
+            return;
+        }
+        match residual {
+            Some(res) => x
+                .par_chunks_mut(chunk)
+                .zip(res.par_chunks(chunk))
+                .for_each(|(x, r)| vmath::add_layer_norm(x, Some(r), &n.gamma, &n.beta, self.eps)),
+            None => x
+                .par_chunks_mut(chunk)
+                .for_each(|x| vmath::add_layer_norm(x, None, &n.gamma, &n.beta, self.eps)),
         }
     }
 
     /// The last layer's token vectors of every text, stacked: `sum(len) * hidden` floats,
     /// text after text.
-    pub(crate) fn forward(&self, texts: &[Tokens<'_>]) -> candle_core::Result<Vec<f32>> {
+    pub(crate) fn forward(&self, texts: &[Tokens<'_>]) -> Result<Vec<f32>, String> {
         let h = self.hidden;
         let rows: usize = texts.iter().map(|t| t.ids.len()).sum();
         let mut x = vec![0f32; rows * h];
         let mut at = 0;
         for t in texts {
             if t.ids.len() != t.types.len() || t.ids.len() > self.max_positions {
-                candle_core::bail!(
+                return Err(format!(
                     "a text of {} tokens ({} type ids) does not fit {} positions",
                     t.ids.len(),
                     t.types.len(),
                     self.max_positions
-                );
+                ));
             }
             for (pos, (&id, &ty)) in t.ids.iter().zip(t.types).enumerate() {
                 let (id, ty) = (id as usize, ty as usize);
                 if id >= self.vocab || ty >= self.type_vocab {
-                    candle_core::bail!("token id {id} / type {ty} outside the model's tables");
+                    return Err(format!(
+                        "token id {id} / type {ty} outside the model's tables"
+                    ));
                 }
                 let row = &mut x[at * h..(at + 1) * h];
                 let w = &self.word[id * h..(id + 1) * h];
@@ -194,8 +223,7 @@ impl BertBf16 {
                 at += 1;
             }
         }
-        let n = &self.embedding_norm;
-        vmath::add_layer_norm(&mut x, None, &n.gamma, &n.beta, self.eps);
+        self.add_norm(&mut x, None, &self.embedding_norm);
 
         let spans: Vec<(usize, usize)> = texts
             .iter()
@@ -205,69 +233,73 @@ impl BertBf16 {
                 Some((s, t.ids.len()))
             })
             .collect();
-        let (mut qkv, mut context, mut tmp, mut up) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut qkv, mut by_head, mut context, mut tmp, mut up) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for layer in &self.layers {
-            layer.qkv.forward(self.kernel, &x, rows, &mut qkv);
-            self.attention(&qkv, &spans, rows, &mut context);
-            layer
-                .attention_out
-                .forward(self.kernel, &context, rows, &mut tmp);
-            let n = &layer.attention_norm;
-            vmath::add_layer_norm(&mut tmp, Some(&x), &n.gamma, &n.beta, self.eps);
+            layer.qkv.forward(&x, rows, &mut qkv, None);
+            self.attention(&qkv, &spans, rows, &mut by_head, &mut context);
+            layer.attention_out.forward(&context, rows, &mut tmp, None);
+            self.add_norm(&mut tmp, Some(&x), &layer.attention_norm);
             std::mem::swap(&mut x, &mut tmp);
-            layer.up.forward(self.kernel, &x, rows, &mut up);
-            match self.act {
-                HiddenAct::Gelu => vmath::gelu_erf(&mut up),
-                HiddenAct::GeluApproximate => vmath::gelu_tanh(&mut up),
-                HiddenAct::Relu => vmath::relu(&mut up),
-            }
-            layer.down.forward(self.kernel, &up, rows, &mut tmp);
-            let n = &layer.output_norm;
-            vmath::add_layer_norm(&mut tmp, Some(&x), &n.gamma, &n.beta, self.eps);
+            layer.up.forward(&x, rows, &mut up, Some(self.act));
+            layer.down.forward(&up, rows, &mut tmp, None);
+            self.add_norm(&mut tmp, Some(&x), &layer.output_norm);
             std::mem::swap(&mut x, &mut tmp);
         }
         Ok(x)
     }
 
     /// Self-attention of every text and head, from the stacked Q/K/V rows into `out`
-    /// (`rows * hidden`, heads side by side as BERT concatenates them). Text-heads run in
-    /// parallel; each writes its own small buffer, copied into place after.
-    fn attention(&self, qkv: &[f32], spans: &[(usize, usize)], rows: usize, out: &mut Vec<f32>) {
+    /// (`rows * hidden`, heads side by side as BERT concatenates them). Heads run in
+    /// parallel, each over every text, into `by_head` (`heads * rows * dim`: each head's
+    /// rows contiguous, so the heads' parts are disjoint slices), copied into place after.
+    fn attention(
+        &self,
+        qkv: &[f32],
+        spans: &[(usize, usize)],
+        rows: usize,
+        by_head: &mut Vec<f32>,
+        out: &mut Vec<f32>,
+    ) {
         let h = self.hidden;
         let dim = h / self.heads;
         let stride = 3 * h;
-        let jobs: Vec<(usize, usize)> = (0..spans.len())
-            .flat_map(|t| (0..self.heads).map(move |head| (t, head)))
-            .collect();
-        let results: Vec<Vec<f32>> = jobs
-            .par_iter()
-            .map_init(
-                || (Vec::new(), Vec::new()),
-                |scratch, &(t, head)| {
-                    let (start, len) = spans[t];
+        resize(out, rows * h);
+        if rows == 0 || dim == 0 {
+            return;
+        }
+        resize(by_head, self.heads * rows * dim);
+        by_head
+            .par_chunks_mut(rows * dim)
+            .enumerate()
+            .for_each_init(attention::Scratch::default, |scratch, (head, o)| {
+                for &(start, len) in spans {
                     let base = start * stride + head * dim;
-                    let mut o = vec![0f32; len * dim];
-                    vmath::attention_head(
+                    attention::head(
+                        self.attention_kernel,
                         &qkv[base..],
                         &qkv[base + h..],
                         &qkv[base + 2 * h..],
-                        vmath::HeadShape { stride, len, dim },
+                        attention::HeadShape { stride, len, dim },
                         scratch,
-                        &mut o,
+                        &mut o[start * dim..(start + len) * dim],
                     );
-                    o
-                },
-            )
-            .collect();
-        out.clear();
-        out.resize(rows * h, 0.0);
-        for (&(t, head), o) in jobs.iter().zip(&results) {
-            let (start, len) = spans[t];
-            for i in 0..len {
-                let row = (start + i) * h + head * dim;
-                out[row..row + dim].copy_from_slice(&o[i * dim..(i + 1) * dim]);
+                }
+            });
+        for (r, row) in out.chunks_exact_mut(h).enumerate() {
+            for (head, part) in row.chunks_exact_mut(dim).enumerate() {
+                let at = (head * rows + r) * dim;
+                part.copy_from_slice(&by_head[at..at + dim]);
             }
         }
+    }
+}
+
+/// `buffer` with `len` elements, zeroed only when its length changes: the layers
+/// overwrite every element, and between layers the lengths repeat.
+pub(crate) fn resize(buffer: &mut Vec<f32>, len: usize) {
+    if buffer.len() != len {
+        buffer.clear();
+        buffer.resize(len, 0.0);
     }
 }

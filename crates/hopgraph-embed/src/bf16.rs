@@ -21,6 +21,10 @@
 
 use rayon::prelude::*;
 
+use crate::bert::Dense;
+use crate::spec::HiddenAct;
+use crate::vmath;
+
 /// Output columns per panel: one 512-bit register of f32.
 const PANEL: usize = 16;
 /// Rows of activations per AVX-512 block: 8 rows x 2 panels = 16 accumulator registers.
@@ -52,6 +56,39 @@ impl Kernel {
             }
         }
         None
+    }
+
+    /// The name [`crate::Embedder::kernel`] reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => "bf16-avx512",
+            Kernel::Emulated => "bf16-emulated",
+        }
+    }
+}
+
+/// A bf16 dense layer and the kernel it runs on: the encoder's [`Dense`] in bf16.
+pub(crate) struct Bf16Dense {
+    kernel: Kernel,
+    layer: PackedLinear,
+}
+
+impl Dense for Bf16Dense {
+    type Kernel = Kernel;
+
+    fn pack(weight: &[f32], bias: &[f32], n: usize, k: usize, kernel: Kernel) -> Bf16Dense {
+        Bf16Dense {
+            kernel,
+            layer: PackedLinear::new(weight, bias, n, k),
+        }
+    }
+
+    fn forward(&self, x: &[f32], rows: usize, y: &mut Vec<f32>, act: Option<HiddenAct>) {
+        self.layer.forward(self.kernel, x, rows, y);
+        if let Some(act) = act {
+            vmath::activate(act, y);
+        }
     }
 }
 

@@ -124,9 +124,13 @@ pub enum EmbedError {
         reason: String,
     },
 
-    /// The encoder failed while running (a tensor shape or allocation error).
-    #[error("running the encoder: {0}")]
-    Inference(#[from] candle_core::Error),
+    /// The encoder could not run on a text: a token id outside the model's tables (a
+    /// tokenizer that does not belong to the weights) or a text longer than its positions.
+    #[error("running the encoder: {reason}")]
+    Inference {
+        /// What the encoder refused, in words.
+        reason: String,
+    },
 }
 
 /// The crate's result type.

@@ -38,11 +38,12 @@
 //!
 //! # Supported architectures
 //!
-//! `model_type: "bert"` encoders with absolute position embeddings (the network of
-//! `candle_transformers::models::bert`, run by it or by this crate's own forward pass):
-//! all-MiniLM-L6-v2 / L12 (384-d), BAAI bge-small / base (384 / 768-d), intfloat e5-small /
-//! base, thenlper gte-small, and any other BERT checkpoint. Any other `model_type` (xlm-roberta, distilbert, nomic_bert, ...) is
-//! [`EmbedError::UnsupportedArchitecture`]. A `Dense` module in `modules.json` is refused
+//! `model_type: "bert"` encoders with absolute position embeddings (Hugging Face's
+//! `BertModel`, run by this crate's own forward pass; `hidden_act` `gelu`,
+//! `geluapproximate` or `relu`): all-MiniLM-L6-v2 / L12 (384-d), BAAI bge-small / base
+//! (384 / 768-d), intfloat e5-small / base, thenlper gte-small, and any other BERT
+//! checkpoint with f32, f16 or bf16 weights. Any other `model_type` (xlm-roberta,
+//! distilbert, nomic_bert, ...) is [`EmbedError::UnsupportedArchitecture`]. A `Dense` module in `modules.json` is refused
 //! (skipping it would give wrong vectors).
 //!
 //! # Pooling
@@ -70,34 +71,53 @@
 //! [`Embedder::embed`] tokenizes all texts in parallel, sorts them by token count, and runs
 //! the encoder on batches of [`Embedder::batch_size`] texts.
 //!
-//! Which encoder runs is the [`Precision`] (`HOPGRAPH_EMBED_PRECISION`, default `auto`):
-//! on a CPU with AVX-512 BF16 (AMD Zen 4 and later, Intel Sapphire Rapids and later) the
-//! crate's own forward pass (`bert.rs`) computes the dense layers on bf16 inputs with f32
-//! sums (`VDPBF16PS`, twice the multiply-adds of an f32 FMA per instruction; `bf16.rs`),
-//! stacks a batch's texts without padding, and keeps everything else in f32: ~3x faster
-//! for one short text than f32, vectors within cosine 0.9999 of sentence-transformers'.
-//! Elsewhere candle's f32 `BertModel` runs (batches padded to their longest text, with an
-//! attention mask; candle's matmul, the `gemm` crate, uses every core through rayon).
-//! [`Embedder::kernel`] says which one a loaded model uses.
+//! The encoder is the crate's own BERT forward pass (`bert.rs`): a batch's texts are
+//! stacked as rows without padding, the dense layers run over all rows at once, attention
+//! runs per text and head, and everything but the dense products (embeddings, layer
+//! norms, softmax, attention's products, GELU with a vectorised erf; `vmath.rs`) is f32 in
+//! loops compiled for the baseline CPU, AVX2 + FMA and AVX-512, chosen at run time. Which
+//! dense layers run is the [`Precision`] (`HOPGRAPH_EMBED_PRECISION`, default `auto`):
+//!
+//! - **f32** (`gemm.rs`; everywhere by default except below): weights packed once at load
+//!   into 16-column panels, a 6 x 16 register-blocked micro-kernel with AVX2 + FMA
+//!   intrinsics where the CPU has them (`"f32-avx2"`), otherwise plain Rust the compiler
+//!   vectorises (`"f32-neon"` on aarch64, `"f32-portable"` elsewhere), cache-blocked
+//!   output tiles spread over the rayon pool. Vectors within cosine 0.99999 of
+//!   sentence-transformers' (float summation order is the only difference).
+//! - **bf16** (`bf16.rs`; the default on a CPU with AVX-512 BF16: AMD Zen 4 and later,
+//!   Intel Sapphire Rapids and later): the dense layers on bf16 inputs with f32 sums
+//!   (`VDPBF16PS`, twice the multiply-adds of an f32 FMA per instruction, `"bf16-avx512"`);
+//!   ~3x faster than f32 for one short text there, vectors within cosine 0.9999 of
+//!   sentence-transformers'. Asked for on another CPU, the same arithmetic runs in slow
+//!   scalar code (`"bf16-emulated"`, for tests).
+//!
+//! [`Embedder::kernel`] says which one a loaded model uses. A text's vector does not
+//! depend on the batch it is in: every output of a dense layer is summed in the same order
+//! whatever the other rows.
 //!
 //! # Dependencies
 //!
-//! - `candle-core`, `candle-nn`, `candle-transformers` (Hugging Face): tensors, the CPU
-//!   matmul (`gemm`, pure Rust, runtime SIMD dispatch) and a maintained BERT
-//!   implementation; pure Rust with default features (no BLAS, no CUDA).
+//! - `safetensors` (Hugging Face, the format's reference crate; serde + serde_json) reads
+//!   `model.safetensors`.
 //! - `tokenizers` (Hugging Face, the library behind the Python tokenizers) with
 //!   `default-features = false, features = ["fancy-regex"]`: it reads `tokenizer.json`
 //!   exactly as Python does, without the `onig` C library, the `esaxx` C++ code, or
-//!   `hf-hub`'s downloads. candle-core already depends on it in this configuration.
-//! - safetensors is read through candle (`VarBuilder`), not a direct dependency.
-//! - `crc32fast` (already in the workspace) for the model fingerprint; `rayon` (already
-//!   under candle and tokenizers) for the parallel tokenization.
+//!   `hf-hub`'s downloads.
+//! - `rayon` (already under tokenizers) for the parallel tokenization and the encoder's
+//!   threads; `crc32fast` (already in the workspace) for the model fingerprint.
 //! - `ureq` (rustls, webpki roots; `ring` builds a little C/assembly) and `sha2` (already
 //!   in the workspace) for [`hub`]'s downloads and pinned hashes (`hf-hub` was not used:
 //!   it does not check files against pinned hashes, which this crate needs).
+//!
+//! No tensor library: the forward pass is ~1,500 lines without tests (`bert.rs`,
+//! `gemm.rs`, `attention.rs`, `bf16.rs`, `vmath.rs`), tested against a plain f64 BERT and
+//! against sentence-transformers' vectors.
+//! candle (`candle-core`, `-nn`, `-transformers`) ran the f32 encoder until 2026-11; it
+//! compiled ~100 model files for the one used and was slower than this pass.
 
 #![deny(unsafe_code)]
 
+mod attention;
 mod bert;
 #[allow(
     unsafe_code,
@@ -105,6 +125,11 @@ mod bert;
 )]
 mod bf16;
 mod error;
+#[allow(
+    unsafe_code,
+    reason = "AVX2/FMA intrinsics and disjoint output tiles; every block has a SAFETY comment"
+)]
+mod gemm;
 pub mod hub;
 mod pool;
 pub mod record;
@@ -112,15 +137,13 @@ mod spec;
 pub mod tiny_model;
 #[allow(
     unsafe_code,
-    reason = "calls the AVX-512 copies of its functions after checking the CPU"
+    reason = "calls the AVX2 and AVX-512 copies of its functions after checking the CPU"
 )]
 mod vmath;
+mod weights;
 
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::BertModel;
 use rayon::prelude::*;
 use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
@@ -147,10 +170,10 @@ pub const TEXT_BYTES_PER_TOKEN_MAX: usize = 64;
 pub enum Precision {
     /// bf16 when the CPU has AVX-512 BF16, else f32: the default.
     Auto,
-    /// f32 throughout (candle's `BertModel`): the vectors sentence-transformers computes,
-    /// to ~1e-6.
+    /// f32 throughout (hopgraph's own forward pass with f32 dense layers, `gemm.rs`): the
+    /// vectors sentence-transformers computes, to ~1e-6.
     F32,
-    /// Dense products on bf16 inputs summed in f32 (hopgraph's own forward pass, `bert.rs`):
+    /// Dense products on bf16 inputs summed in f32 (`bf16.rs`):
     /// ~3x faster for one short text where the CPU has AVX-512 BF16, cosine ≥ 0.9999 to the
     /// f32 vectors. On a CPU without it the same arithmetic runs in slow scalar code (meant for
     /// tests).
@@ -176,10 +199,11 @@ impl Precision {
     }
 }
 
-/// The network that computes token vectors.
+/// The network that computes token vectors: the same forward pass with f32 or bf16 dense
+/// layers.
 enum Encoder {
-    F32(Box<BertModel>),
-    Bf16(Box<bert::BertBf16>),
+    F32(Box<bert::Bert<gemm::Linear>>),
+    Bf16(Box<bert::Bert<bf16::Bf16Dense>>),
 }
 
 /// A loaded sentence-embedding model. `Send + Sync`: share one behind an `Arc`; `embed`
@@ -192,7 +216,6 @@ pub struct Embedder {
     pooling: Pooling,
     window: usize,
     hidden: usize,
-    pad_id: u32,
     batch_size: usize,
     model_id: String,
     fingerprint: String,
@@ -322,36 +345,38 @@ impl Embedder {
 
         let weights = spec::read(&weights_path)?;
         let weights_crc = crc32fast::hash(&weights);
-        let invalid_weights = |e: candle_core::Error| EmbedError::InvalidFile {
+        let invalid_weights = |reason: String| EmbedError::InvalidFile {
             path: weights_path.clone(),
-            reason: format!("cannot load the encoder's weights: {e}"),
+            reason: format!("cannot load the encoder's weights: {reason}"),
         };
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+        let tensors = weights::Weights::parse(&weights, spec.config.model_type.as_deref())
             .map_err(invalid_weights)?;
-        let kernel = match precision {
+        let bf16_kernel = match precision {
             Precision::F32 => None,
             Precision::Auto => bf16::Kernel::native(),
             Precision::Bf16 => Some(bf16::Kernel::native().unwrap_or(bf16::Kernel::Emulated)),
         };
-        let encoder = match kernel {
+        let encoder = match bf16_kernel {
             Some(kernel) => Encoder::Bf16(Box::new(
-                bert::BertBf16::load(&vb, &spec.config, kernel).map_err(invalid_weights)?,
+                bert::Bert::load(&tensors, &spec.config, kernel, kernel.name())
+                    .map_err(invalid_weights)?,
             )),
-            None => Encoder::F32(Box::new(
-                BertModel::load(vb, &spec.config).map_err(invalid_weights)?,
-            )),
+            None => {
+                let kernel = gemm::Kernel::native();
+                Encoder::F32(Box::new(
+                    bert::Bert::load(&tensors, &spec.config, kernel, kernel.name())
+                        .map_err(invalid_weights)?,
+                ))
+            }
         };
+        drop(tensors);
+        drop(weights);
 
         let mut rest = crc32fast::Hasher::new();
         rest.update(&spec.config_bytes);
         rest.update(&tokenizer_bytes);
         let fingerprint = format!("{weights_crc:08x}{:08x}", rest.finalize());
         let name = model_name(dir, name);
-        let pad_id =
-            u32::try_from(spec.config.pad_token_id).map_err(|_| EmbedError::InvalidFile {
-                path: dir.join(spec::CONFIG),
-                reason: format!("pad_token_id {} is too large", spec.config.pad_token_id),
-            })?;
         Ok(Embedder {
             encoder,
             tokenizer,
@@ -359,7 +384,6 @@ impl Embedder {
             pooling: spec.pooling,
             window: spec.window,
             hidden: spec.config.hidden_size,
-            pad_id,
             batch_size: BATCH_SIZE_DEFAULT,
             model_id: format!("{name}:{fingerprint}"),
             fingerprint,
@@ -399,12 +423,14 @@ impl Embedder {
         &self.fingerprint
     }
 
-    /// Which encoder runs: `"bf16-avx512"` (hopgraph's forward pass on AVX-512 BF16),
-    /// `"bf16-emulated"` (the same arithmetic in scalar code) or `"f32"` (candle's
-    /// `BertModel`). See [`Precision`].
+    /// Which dense-layer kernel the encoder runs: `"f32-avx2"` (f32 with AVX2 + FMA),
+    /// `"f32-neon"` (f32 on aarch64), `"f32-portable"` (f32 on other CPUs),
+    /// `"bf16-avx512"` (bf16 products on AVX-512 BF16) or `"bf16-emulated"` (the same
+    /// arithmetic in scalar code). The f32 names all start with `f32`, the bf16 ones with
+    /// `bf16`. See [`Precision`].
     pub fn kernel(&self) -> &'static str {
         match &self.encoder {
-            Encoder::F32(_) => "f32",
+            Encoder::F32(b) => b.kernel_name(),
             Encoder::Bf16(b) => b.kernel_name(),
         }
     }
@@ -447,8 +473,8 @@ impl Embedder {
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         let mut out = self.embed(&[text])?;
         // `embed` returns one vector per input text; there was one.
-        out.pop().ok_or_else(|| {
-            EmbedError::Inference(candle_core::Error::Msg("no vector for one text".into()))
+        out.pop().ok_or_else(|| EmbedError::Inference {
+            reason: "no vector for one text".into(),
         })
     }
 
@@ -475,8 +501,8 @@ impl Embedder {
         F: FnMut(usize, usize),
     {
         let encodings = self.tokenize(texts)?;
-        // Shortest first: each batch pads to its longest text, so similar lengths together
-        // waste little work on padding.
+        // Shortest first: similar lengths together give attention even work per text and
+        // keep the order of work independent of the caller's order.
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| encodings[i].len());
 
@@ -509,54 +535,9 @@ impl Embedder {
             .collect()
     }
 
-    /// Runs the encoder on one batch and pools each text's token vectors.
+    /// Runs the encoder on one batch (its texts stacked without padding) and pools each
+    /// text's token vectors.
     fn run_batch(&self, batch: &[&Encoding]) -> Result<Vec<Vec<f32>>> {
-        match &self.encoder {
-            Encoder::F32(model) => self.run_batch_f32(model, batch),
-            Encoder::Bf16(model) => self.run_batch_bf16(model, batch),
-        }
-    }
-
-    /// One text's vector from its `len` token vectors (`tokens` may hold padding after
-    /// them): pooled as the model says, then L2-normalised.
-    fn pooled(&self, tokens: &[f32], len: usize) -> Vec<f32> {
-        let mut v = pool::pool(self.pooling, tokens, self.hidden, len);
-        pool::normalize(&mut v);
-        v
-    }
-
-    /// candle's f32 encoder on the batch padded to its longest text, with a mask.
-    fn run_batch_f32(&self, model: &BertModel, batch: &[&Encoding]) -> Result<Vec<Vec<f32>>> {
-        let rows = batch.len();
-        let seq = batch.iter().map(|e| e.len()).max().unwrap_or(0);
-        if rows == 0 || seq == 0 {
-            return Ok(vec![vec![0.0; self.hidden]; rows]);
-        }
-        let mut ids = vec![self.pad_id; rows * seq];
-        let mut types = vec![0u32; rows * seq];
-        let mut mask = vec![0u32; rows * seq];
-        for (r, e) in batch.iter().enumerate() {
-            let at = r * seq;
-            ids[at..at + e.len()].copy_from_slice(e.get_ids());
-            types[at..at + e.len()].copy_from_slice(e.get_type_ids());
-            mask[at..at + e.len()].fill(1);
-        }
-        let device = Device::Cpu;
-        let ids = Tensor::from_vec(ids, (rows, seq), &device)?;
-        let types = Tensor::from_vec(types, (rows, seq), &device)?;
-        let mask = Tensor::from_vec(mask, (rows, seq), &device)?;
-        let hidden_states = model.forward(&ids, &types, Some(&mask))?;
-        let flat = hidden_states.flatten_all()?.to_vec1::<f32>()?;
-        let row_len = seq * self.hidden;
-        Ok(batch
-            .iter()
-            .zip(flat.chunks_exact(row_len))
-            .map(|(e, tokens)| self.pooled(tokens, e.len()))
-            .collect())
-    }
-
-    /// hopgraph's own bf16 forward pass on the batch's texts stacked without padding.
-    fn run_batch_bf16(&self, model: &bert::BertBf16, batch: &[&Encoding]) -> Result<Vec<Vec<f32>>> {
         let texts: Vec<bert::Tokens<'_>> = batch
             .iter()
             .map(|e| bert::Tokens {
@@ -564,7 +545,14 @@ impl Embedder {
                 types: e.get_type_ids(),
             })
             .collect();
-        let states = model.forward(&texts)?;
+        // On a thread of the rayon pool: the forward pass's parallel steps (a few per
+        // layer) then start from a worker, which works on them itself, instead of each
+        // waking the pool and putting the caller to sleep.
+        let states = rayon::scope(|_| match &self.encoder {
+            Encoder::F32(model) => model.forward(&texts),
+            Encoder::Bf16(model) => model.forward(&texts),
+        })
+        .map_err(|reason| EmbedError::Inference { reason })?;
         let mut at = 0;
         Ok(batch
             .iter()
@@ -578,6 +566,14 @@ impl Embedder {
                 self.pooled(rows, len)
             })
             .collect())
+    }
+
+    /// One text's vector from its `len` token vectors: pooled as the model says, then
+    /// L2-normalised.
+    fn pooled(&self, tokens: &[f32], len: usize) -> Vec<f32> {
+        let mut v = pool::pool(self.pooling, tokens, self.hidden, len);
+        pool::normalize(&mut v);
+        v
     }
 }
 

@@ -14,7 +14,6 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_transformers::models::bert;
 use serde::Deserialize;
 
 use crate::error::{EmbedError, Result};
@@ -45,10 +44,52 @@ impl Pooling {
     }
 }
 
+/// The activation of BERT's feed-forward block, as `config.json`'s `hidden_act` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum HiddenAct {
+    /// `x * (1 + erf(x / sqrt 2)) / 2`.
+    Gelu,
+    /// GELU's tanh approximation.
+    GeluApproximate,
+    /// `max(x, 0)`.
+    Relu,
+}
+
+/// How positions are encoded: only BERT's learned absolute position embeddings are run;
+/// any other value of `position_embedding_type` is refused when `config.json` is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum PositionEmbeddingType {
+    /// A learned vector per position, added to the token's.
+    #[default]
+    Absolute,
+}
+
+/// The fields of a Hugging Face BERT `config.json` the encoder needs (others are
+/// ignored).
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct BertConfig {
+    pub(crate) vocab_size: usize,
+    pub(crate) hidden_size: usize,
+    pub(crate) num_hidden_layers: usize,
+    pub(crate) num_attention_heads: usize,
+    pub(crate) intermediate_size: usize,
+    pub(crate) hidden_act: HiddenAct,
+    pub(crate) max_position_embeddings: usize,
+    pub(crate) type_vocab_size: usize,
+    pub(crate) layer_norm_eps: f64,
+    #[serde(default)]
+    #[allow(dead_code, reason = "read to refuse what is not absolute")]
+    pub(crate) position_embedding_type: PositionEmbeddingType,
+    #[serde(default)]
+    pub(crate) model_type: Option<String>,
+}
+
 /// Everything about a model directory except its weights and tokenizer.
 #[derive(Clone, Debug)]
 pub(crate) struct ModelSpec {
-    pub(crate) config: bert::Config,
+    pub(crate) config: BertConfig,
     pub(crate) pooling: Pooling,
     /// Tokens per text, `[CLS]` and `[SEP]` included: the smaller of `max_seq_length` and
     /// `max_position_embeddings`.
@@ -131,7 +172,7 @@ impl ModelSpec {
         config_bytes.extend_from_slice(&raw);
         let value: serde_json::Value = parse(&config_path, &raw)?;
         check_architecture(&config_path, &value)?;
-        let config: bert::Config = parse(&config_path, &raw)?;
+        let config: BertConfig = parse(&config_path, &raw)?;
         check_config(&config_path, &config)?;
 
         // modules.json: which folder holds the pooling config, and no module we would skip.
@@ -226,7 +267,7 @@ fn check_architecture(path: &Path, value: &serde_json::Value) -> Result<()> {
     }
 }
 
-fn check_config(path: &Path, config: &bert::Config) -> Result<()> {
+fn check_config(path: &Path, config: &BertConfig) -> Result<()> {
     let invalid = |reason: String| EmbedError::InvalidFile {
         path: path.to_path_buf(),
         reason,

@@ -11,7 +11,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::{Device, Tensor};
+use safetensors::Dtype;
+use safetensors::tensor::TensorView;
 use serde_json::json;
 
 use crate::error::{EmbedError, Result};
@@ -78,7 +79,7 @@ impl TinyModel {
     ///
     /// # Errors
     ///
-    /// [`EmbedError::Io`] if a file cannot be written; [`EmbedError::Inference`] if the
+    /// [`EmbedError::Io`] if a file cannot be written; [`EmbedError::InvalidFile`] if the
     /// weights cannot be serialized.
     pub fn write(&self, dir: &Path) -> Result<()> {
         let io = |path: &Path| {
@@ -142,78 +143,97 @@ impl TinyModel {
         }
         write_json("tokenizer.json", tokenizer_json(&vocab))?;
 
-        let weights = self.weights(vocab.len())?;
         let path = dir.join("model.safetensors");
-        candle_core::safetensors::save(&weights, &path)?;
+        let weights = self.weights(vocab.len());
+        let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = weights
+            .into_iter()
+            .map(|(name, (shape, data))| {
+                let bytes = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+                (name, shape, bytes)
+            })
+            .collect();
+        let invalid = |e: safetensors::SafeTensorError| EmbedError::InvalidFile {
+            path: path.clone(),
+            reason: format!("cannot serialize the weights: {e}"),
+        };
+        let views = bytes
+            .iter()
+            .map(|(name, shape, data)| {
+                TensorView::new(Dtype::F32, shape.clone(), data).map(|v| (name.as_str(), v))
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(invalid)?;
+        let file = safetensors::serialize(views, None).map_err(invalid)?;
+        std::fs::write(&path, file).map_err(io(&path))?;
         Ok(())
     }
 
-    fn weights(&self, vocab: usize) -> Result<HashMap<String, Tensor>> {
+    /// Every tensor by name: its shape and row-major values.
+    fn weights(&self, vocab: usize) -> HashMap<String, (Vec<usize>, Vec<f32>)> {
         let h = self.hidden_size;
         let i = 2 * h;
         let mut rng = XorShift(self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut w = HashMap::new();
-        let mut add = |name: String, shape: &[usize], center: f32, spread: f32| -> Result<()> {
+        let mut add = |name: String, shape: &[usize], center: f32, spread: f32| {
             let n = shape.iter().product();
             let data: Vec<f32> = (0..n)
                 .map(|_| center + spread * rng.next_signed())
                 .collect();
-            w.insert(name, Tensor::from_vec(data, shape, &Device::Cpu)?);
-            Ok(())
+            w.insert(name, (shape.to_vec(), data));
         };
         add(
             "embeddings.word_embeddings.weight".into(),
             &[vocab, h],
             0.0,
             1.0,
-        )?;
+        );
         add(
             "embeddings.position_embeddings.weight".into(),
             &[self.max_position_embeddings, h],
             0.0,
             0.5,
-        )?;
+        );
         add(
             "embeddings.token_type_embeddings.weight".into(),
             &[2, h],
             0.0,
             0.1,
-        )?;
-        add("embeddings.LayerNorm.weight".into(), &[h], 1.0, 0.1)?;
-        add("embeddings.LayerNorm.bias".into(), &[h], 0.0, 0.1)?;
+        );
+        add("embeddings.LayerNorm.weight".into(), &[h], 1.0, 0.1);
+        add("embeddings.LayerNorm.bias".into(), &[h], 0.0, 0.1);
         for l in 0..LAYERS {
             let p = format!("encoder.layer.{l}");
             for m in ["query", "key", "value"] {
-                add(format!("{p}.attention.self.{m}.weight"), &[h, h], 0.0, 0.3)?;
-                add(format!("{p}.attention.self.{m}.bias"), &[h], 0.0, 0.1)?;
+                add(format!("{p}.attention.self.{m}.weight"), &[h, h], 0.0, 0.3);
+                add(format!("{p}.attention.self.{m}.bias"), &[h], 0.0, 0.1);
             }
             add(
                 format!("{p}.attention.output.dense.weight"),
                 &[h, h],
                 0.0,
                 0.3,
-            )?;
-            add(format!("{p}.attention.output.dense.bias"), &[h], 0.0, 0.1)?;
+            );
+            add(format!("{p}.attention.output.dense.bias"), &[h], 0.0, 0.1);
             add(
                 format!("{p}.attention.output.LayerNorm.weight"),
                 &[h],
                 1.0,
                 0.1,
-            )?;
+            );
             add(
                 format!("{p}.attention.output.LayerNorm.bias"),
                 &[h],
                 0.0,
                 0.1,
-            )?;
-            add(format!("{p}.intermediate.dense.weight"), &[i, h], 0.0, 0.3)?;
-            add(format!("{p}.intermediate.dense.bias"), &[i], 0.0, 0.1)?;
-            add(format!("{p}.output.dense.weight"), &[h, i], 0.0, 0.3)?;
-            add(format!("{p}.output.dense.bias"), &[h], 0.0, 0.1)?;
-            add(format!("{p}.output.LayerNorm.weight"), &[h], 1.0, 0.1)?;
-            add(format!("{p}.output.LayerNorm.bias"), &[h], 0.0, 0.1)?;
+            );
+            add(format!("{p}.intermediate.dense.weight"), &[i, h], 0.0, 0.3);
+            add(format!("{p}.intermediate.dense.bias"), &[i], 0.0, 0.1);
+            add(format!("{p}.output.dense.weight"), &[h, i], 0.0, 0.3);
+            add(format!("{p}.output.dense.bias"), &[h], 0.0, 0.1);
+            add(format!("{p}.output.LayerNorm.weight"), &[h], 1.0, 0.1);
+            add(format!("{p}.output.LayerNorm.bias"), &[h], 0.0, 0.1);
         }
-        Ok(w)
+        w
     }
 }
 

@@ -4,12 +4,15 @@
 //! libm's `erff`/`expf` are scalar calls: they cost ~11% of an f32 forward pass on GELU
 //! alone. Here `exp` is a range reduction plus a degree-6 polynomial and `erf` is
 //! Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7 in exact arithmetic; Handbook of
-//! Mathematical Functions, 1964, p. 299), both pure arithmetic. Each public function is compiled twice: for the
-//! baseline CPU and for AVX-512 (chosen at run time, [`wide`]), since the default x86-64
-//! target only has 128-bit SSE2.
+//! Mathematical Functions, 1964, p. 299), both pure arithmetic. Each public function is
+//! compiled three times: for the baseline CPU, for AVX2 + FMA and for AVX-512 (chosen at
+//! run time, [`level`]), since the default x86-64 target only has 128-bit SSE2.
 
-/// Compiles `$body` for the baseline target and for AVX-512 + FMA, and runs the AVX-512
-/// copy when the CPU has it. The body must be plain safe code.
+use crate::spec::HiddenAct;
+
+/// Compiles `$body` for the baseline target, for AVX2 + FMA and for AVX-512, and runs the
+/// widest copy the CPU has (chosen at run time, [`level`]). The body must be plain safe
+/// code.
 macro_rules! vectorised {
     ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
@@ -20,10 +23,15 @@ macro_rules! vectorised {
             {
                 #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
                 fn wide($($arg: $ty),*) $(-> $ret)? { body($($arg),*) }
-                if $crate::vmath::wide() {
-                    // SAFETY: `wide()` checked that the CPU has every feature `wide` is
+                #[target_feature(enable = "avx2,fma")]
+                fn avx2($($arg: $ty),*) $(-> $ret)? { body($($arg),*) }
+                match $crate::vmath::level() {
+                    // SAFETY: `level()` checked that the CPU has every feature `wide` is
                     // compiled for.
-                    return unsafe { wide($($arg),*) };
+                    $crate::vmath::Level::Avx512 => return unsafe { wide($($arg),*) },
+                    // SAFETY: `level()` checked that the CPU has AVX2 and FMA.
+                    $crate::vmath::Level::Avx2 => return unsafe { avx2($($arg),*) },
+                    $crate::vmath::Level::Baseline => {}
                 }
             }
             body($($arg),*)
@@ -31,21 +39,32 @@ macro_rules! vectorised {
     };
 }
 
-/// Whether the CPU runs the AVX-512 copies (std caches the CPUID answer).
+/// The widest vector instructions the `vectorised!` functions use on this CPU (x86-64;
+/// elsewhere only the baseline copy exists: NEON on aarch64).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// SSE2.
+    Baseline,
+    /// AVX2 and FMA.
+    Avx2,
+    /// AVX-512 F/VL/BW/DQ and FMA.
+    Avx512,
+}
+
+/// Which copies of the `vectorised!` functions this CPU runs (std caches the CPUID
+/// answers).
+#[cfg(target_arch = "x86_64")]
 #[inline]
-pub(crate) fn wide() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-            && std::arch::is_x86_feature_detected!("fma")
+pub(crate) fn level() -> Level {
+    use std::arch::is_x86_feature_detected as has;
+    if !(has!("avx2") && has!("fma")) {
+        return Level::Baseline;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+    if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
+        return Level::Avx512;
     }
+    Level::Avx2
 }
 
 /// e^x for x in about [-87, 88] (clamped there), relative error ~2e-7.
@@ -116,6 +135,15 @@ vectorised! {
     }
 }
 
+/// The feed-forward activation `act`, in place.
+pub(crate) fn activate(act: HiddenAct, xs: &mut [f32]) {
+    match act {
+        HiddenAct::Gelu => gelu_erf(xs),
+        HiddenAct::GeluApproximate => gelu_tanh(xs),
+        HiddenAct::Relu => relu(xs),
+    }
+}
+
 vectorised! {
     /// max(x, 0) in place.
     pub(crate) fn relu(xs: &mut [f32]) {
@@ -176,104 +204,29 @@ vectorised! {
     }
 }
 
-/// `scale * Σ w · data[at..at + 16]` over `(w, at)` in `terms`, summed in 16 register
-/// lanes and stored once (no store-to-load chain through memory).
-#[inline(always)]
-fn weighted_sum16(
-    terms: impl Iterator<Item = (f32, usize)>,
-    data: &[f32],
-    scale: f32,
-) -> [f32; 16] {
-    let mut acc = [0f32; 16];
-    for (w, at) in terms {
-        let x = &data[at..at + 16];
-        for l in 0..16 {
-            acc[l] += w * x[l];
-        }
-    }
-    for a in &mut acc {
-        *a *= scale;
-    }
-    acc
-}
-
-/// Where one attention head's rows are: row `i` of q, k and v starts at `i * stride` of
-/// its slice and has `dim` floats; there are `len` rows.
-#[derive(Clone, Copy)]
-pub(crate) struct HeadShape {
-    pub(crate) stride: usize,
-    pub(crate) len: usize,
-    pub(crate) dim: usize,
-}
-
 vectorised! {
-    /// One attention head over one text: writes `softmax(q kᵀ / sqrt(dim)) v` into `out`
-    /// (`len * dim`). `scratch` holds kᵀ and one row of scores. Both products are
-    /// [`weighted_sum16`]s over contiguous 16-float chunks, so they vectorise without
-    /// reordering a sum.
-    pub(crate) fn attention_head(
-        q: &[f32],
-        k: &[f32],
-        v: &[f32],
-        shape: HeadShape,
-        scratch: &mut (Vec<f32>, Vec<f32>),
-        out: &mut [f32],
-    ) {
-        let HeadShape { stride, len, dim } = shape;
-        let (kt, scores) = scratch;
-        #[allow(clippy::cast_precision_loss, reason = "a head has at most a few hundred dims")]
-        let scale = 1.0 / (dim as f32).sqrt();
-        // kᵀ: `dim` rows of `len` scores' keys, padded to whole 16-lane chunks so the
-        // score products have no scalar tail.
-        let padded = len.next_multiple_of(16);
-        kt.clear();
-        kt.resize(dim * padded, 0.0);
-        for j in 0..len {
-            for d in 0..dim {
-                kt[d * padded + j] = k[j * stride + d];
+    /// Softmax numerators of one row of attention scores in place: `exp(scale (s_j -
+    /// max))` for the first `len` scores, 0 after them (padding); returns 1 / their sum.
+    /// `scale` > 0 (1 / sqrt(dim)), so scaling after taking the maximum is the same.
+    pub(crate) fn softmax_numerators(s: &mut [f32], len: usize, scale: f32) -> f32 {
+        let len = len.min(s.len());
+        let mut lanes = [f32::NEG_INFINITY; 16];
+        let mut chunks = s[..len].chunks_exact(16);
+        for c in &mut chunks {
+            for (l, &x) in lanes.iter_mut().zip(c) {
+                *l = l.max(x);
             }
         }
-        scores.clear();
-        scores.resize(padded, 0.0);
-        for i in 0..len {
-            let s = &mut scores[..];
-            let qi = &q[i * stride..i * stride + dim];
-            for (c, sc) in s.as_chunks_mut::<16>().0.iter_mut().enumerate() {
-                let terms = qi.iter().enumerate().map(|(d, &qd)| (qd, d * padded + c * 16));
-                *sc = weighted_sum16(terms, kt, scale);
-            }
-            s[len..].fill(f32::NEG_INFINITY);
-            let mut lanes = [f32::NEG_INFINITY; 16];
-            for c in s.chunks_exact(16) {
-                for (l, &x) in lanes.iter_mut().zip(c) {
-                    *l = l.max(x);
-                }
-            }
-            let max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            for sj in s.iter_mut() {
-                *sj = exp(*sj - max);
-            }
-            s[len..].fill(0.0);
-            let inv = 1.0 / sum(s);
-            let o = &mut out[i * dim..(i + 1) * dim];
-            let probabilities = &s[..len];
-            let (oc, orest) = o.as_chunks_mut::<16>();
-            for (c, oc) in oc.iter_mut().enumerate() {
-                let terms = probabilities
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &p)| (p, j * stride + c * 16));
-                *oc = weighted_sum16(terms, v, inv);
-            }
-            let done = dim - orest.len();
-            for (d, od) in orest.iter_mut().enumerate() {
-                let mut acc = 0.0;
-                for (j, &p) in probabilities.iter().enumerate() {
-                    acc += p * v[j * stride + done + d];
-                }
-                *od = acc * inv;
-            }
+        let max = lanes
+            .iter()
+            .chain(chunks.remainder())
+            .copied()
+            .fold(f32::NEG_INFINITY, f32::max);
+        for sj in &mut s[..len] {
+            *sj = exp((*sj - max) * scale);
         }
+        s[len..].fill(0.0);
+        1.0 / sum(s)
     }
 }
 
@@ -384,41 +337,6 @@ mod tests {
                 let want = (row[i] - mean) / (var + 1e-12).sqrt() * f64::from(gamma[i])
                     + f64::from(beta[i]);
                 assert!((f64::from(got[r * hidden + i]) - want).abs() < 1e-4);
-            }
-        }
-    }
-
-    #[test]
-    fn attention_matches_definition() {
-        let (len, dim, stride) = (5, 3, 7);
-        let q: Vec<f32> = (0..len * stride)
-            .map(|i| (i % 11) as f32 * 0.3 - 1.5)
-            .collect();
-        let k: Vec<f32> = (0..len * stride)
-            .map(|i| (i % 7) as f32 * 0.2 - 0.6)
-            .collect();
-        let v: Vec<f32> = (0..len * stride).map(|i| (i % 5) as f32 - 2.0).collect();
-        let mut out = vec![0.0; len * dim];
-        let mut scratch = (Vec::new(), Vec::new());
-        let shape = HeadShape { stride, len, dim };
-        attention_head(&q, &k, &v, shape, &mut scratch, &mut out);
-        for i in 0..len {
-            let s: Vec<f64> = (0..len)
-                .map(|j| {
-                    (0..dim)
-                        .map(|d| f64::from(q[i * stride + d]) * f64::from(k[j * stride + d]))
-                        .sum::<f64>()
-                        / (dim as f64).sqrt()
-                })
-                .collect();
-            let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let e: Vec<f64> = s.iter().map(|x| (x - max).exp()).collect();
-            let total: f64 = e.iter().sum();
-            for d in 0..dim {
-                let want: f64 = (0..len)
-                    .map(|j| e[j] / total * f64::from(v[j * stride + d]))
-                    .sum();
-                assert!((f64::from(out[i * dim + d]) - want).abs() < 1e-5);
             }
         }
     }

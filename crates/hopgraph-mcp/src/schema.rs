@@ -1069,7 +1069,7 @@ fn memory_tool_defs() -> Vec<ToolDef> {
                         "properties": {
                             "id": {"type": "string"},
                             "dimension": {"type": "integer", "minimum": 1},
-                            "precision": {"type": "string", "description": "how the model's dense layers run: bf16-avx512 (bf16 products on a CPU with AVX-512 BF16, the default there), f32, or bf16-emulated (HOPGRAPH_EMBED_PRECISION)"}
+                            "precision": {"type": "string", "description": "how the model's dense layers run: f32-avx2, f32-neon or f32-portable (f32 products: AVX2 + FMA, aarch64, other CPUs), bf16-avx512 (bf16 products on a CPU with AVX-512 BF16, the default there), or bf16-emulated (HOPGRAPH_EMBED_PRECISION)"}
                         },
                         "required": ["id", "dimension"]
                     }

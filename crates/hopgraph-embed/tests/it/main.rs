@@ -12,4 +12,5 @@
 mod code_path;
 mod directory;
 mod hub;
+mod plain_bert;
 mod reference;

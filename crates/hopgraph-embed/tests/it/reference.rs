@@ -49,6 +49,13 @@ fn matches_sentence_transformers() {
     let e = Embedder::load(&dir).expect("load HOPGRAPH_EMBED_MODEL");
     assert_eq!(e.dimension(), 384, "{} is not a 384-d model", f.model);
     let got = e.embed(&f.sentences).expect("embed");
+    // f32 computes what sentence-transformers computes, up to summation order; bf16 rounds
+    // the dense layers' inputs.
+    let cos_min = if e.kernel().starts_with("f32") {
+        0.9999
+    } else {
+        0.999
+    };
     let mut worst = (f32::INFINITY, 0);
     for (i, (g, want)) in got.iter().zip(&f.embeddings).enumerate() {
         let dot: f32 = g.iter().zip(want).map(|(a, b)| a * b).sum();
@@ -57,13 +64,15 @@ fn matches_sentence_transformers() {
             worst = (cos, i);
         }
         assert!(
-            cos >= 0.999,
-            "sentence {i} {:?}: cosine {cos}",
+            cos >= cos_min,
+            "{}: sentence {i} {:?}: cosine {cos}",
+            e.kernel(),
             f.sentences[i]
         );
     }
     println!(
-        "{} sentences, lowest cosine {:.6} (sentence {})",
+        "{}: {} sentences, lowest cosine {:.7} (sentence {})",
+        e.kernel(),
         f.sentences.len(),
         worst.0,
         worst.1

@@ -8,7 +8,7 @@
 //! server) and is replaced by an empty one every 4,096 inputs so it stays small.
 #![no_main]
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use hopgraph_mcp::schema::{Profile, tool_defs};
 use hopgraph_mcp::{StoreConfig, Stores};
@@ -33,6 +33,8 @@ fn server() -> Server {
 }
 
 static SERVER: Mutex<Option<Server>> = Mutex::new(None);
+/// The tool names, built once (the definitions carry their JSON schemas).
+static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, json)) = data.split_first() else {
@@ -41,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(Value::Object(arguments)) = serde_json::from_slice::<Value>(json) else {
         return;
     };
-    let names: Vec<&str> = tool_defs().iter().map(|d| d.name).collect();
+    let names = NAMES.get_or_init(|| tool_defs().iter().map(|d| d.name).collect());
     let name = names[usize::from(pick) % names.len()];
     let mut guard = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if guard.as_ref().is_none_or(|s| s.calls >= 4_096) {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# A long fuzz campaign: `fuzz/campaign.sh [CPU_SECONDS_PER_TARGET] [ROUND_SECONDS]`
+# (defaults 3600 and 600). Runs one target at a time at low priority (nice 19), always the
+# one with the least CPU time so far, in rounds of ROUND_SECONDS of wall time, until every
+# target has CPU_SECONDS_PER_TARGET of CPU time (user + system, measured by /usr/bin/time,
+# so time the machine spent on other work does not count). Safe to stop and start again:
+# the totals are kept in a ledger (fuzz/target/campaign-ledger.tsv: target, CPU seconds,
+# executions, rounds, crashes) and the corpora in fuzz/corpus/<target>/.
+#
+# A crash does not stop the campaign: the input goes to fuzz/artifacts/<target>/, the
+# ledger counts it, and the target is left out of later rounds until the input is looked
+# at (fix the bug, move the input to fuzz/regressions/<target>/, delete the artifact).
+# Needs what smoke.sh needs (nightly + cargo-fuzz).
+set -euo pipefail
+goal="${1:-3600}"
+round="${2:-600}"
+here="$(cd "$(dirname "$0")" && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}/fuzz"
+cd "$here"
+targets=(wal_record commit_payload segment manifest text_sections text_analyzer vector_sections
+    mcp_tool_call)
+ledger="$here/target/campaign-ledger.tsv"
+mkdir -p "$here/target"
+touch "$ledger"
+nice -n 19 cargo +nightly fuzz build >"$here/target/campaign-build.log" 2>&1 || {
+    tail -n 30 "$here/target/campaign-build.log"
+    exit 1
+}
+bin_dir="$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release"
+field() { # field TARGET COLUMN: the ledger's value (0 when absent)
+    awk -F'\t' -v t="$1" -v c="$2" '$1 == t { v = $c } END { print v + 0 }' "$ledger"
+}
+while true; do
+    pick=""
+    least=""
+    for t in "${targets[@]}"; do
+        if [ -n "$(ls -A "artifacts/$t" 2>/dev/null)" ]; then
+            continue # a crash waits to be looked at
+        fi
+        cpu=$(field "$t" 2)
+        if awk -v c="$cpu" -v g="$goal" 'BEGIN { exit !(c < g) }' &&
+            { [ -z "$least" ] || awk -v c="$cpu" -v l="$least" 'BEGIN { exit !(c < l) }'; }; then
+            pick=$t
+            least=$cpu
+        fi
+    done
+    if [ -z "$pick" ]; then
+        break
+    fi
+    mkdir -p "corpus/$pick" "artifacts/$pick"
+    for kept in "regressions/$pick" "seeds/$pick"; do
+        if [ -d "$kept" ]; then
+            cp -n "$kept"/* "corpus/$pick/"
+        fi
+    done
+    log="$here/target/campaign-$pick.log"
+    status=0
+    /usr/bin/time -f '%U %S' -o "$here/target/campaign.time" \
+        nice -n 19 "$bin_dir/$pick" "corpus/$pick" -max_total_time="$round" -max_len=65536 \
+        -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="artifacts/$pick/" >"$log" 2>&1 || status=$?
+    used=$(awk '{ print $1 + $2 }' "$here/target/campaign.time" | tail -n 1)
+    runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
+    crash=0
+    if [ "$status" != 0 ]; then
+        crash=1
+        echo "campaign: $pick FAILED (exit $status; input in fuzz/artifacts/$pick/, log $log)"
+        tail -n 20 "$log"
+    fi
+    awk -F'\t' -v OFS='\t' -v t="$pick" -v u="$used" -v r="${runs:-0}" -v k="$crash" '
+        $1 == t { $2 += u; $3 += r; $4 += 1; $5 += k; found = 1 } { print }
+        END { if (!found) print t, u, r, 1, k }' "$ledger" >"$ledger.new"
+    mv "$ledger.new" "$ledger"
+    echo "campaign: $pick +${used}s CPU, $(field "$pick" 2)s total, $(field "$pick" 3) executions"
+done
+echo "campaign: done (goal ${goal}s CPU per target)"
+column -t -s $'\t' "$ledger"

@@ -99,12 +99,14 @@
 //!
 //! - `safetensors` (Hugging Face, the format's reference crate; serde + serde_json) reads
 //!   `model.safetensors`.
-//! - `tokenizers` (Hugging Face, the library behind the Python tokenizers) with
-//!   `default-features = false, features = ["fancy-regex"]`: it reads `tokenizer.json`
-//!   exactly as Python does, without the `onig` C library, the `esaxx` C++ code, or
-//!   `hf-hub`'s downloads.
-//! - `rayon` (already under tokenizers) for the parallel tokenization and the encoder's
-//!   threads; `crc32fast` (already in the workspace) for the model fingerprint.
+//! - `unicode_categories` and `unicode-normalization-alignments`: the Unicode tables
+//!   (general categories; NFD) that Hugging Face's tokenizers library uses, so the crate's
+//!   own BERT WordPiece tokenizer (`wordpiece.rs`, ~300 lines) gives that library's ids.
+//!   The `tokenizers` crate did this until 2026-11; it was a fifth of the Python package's
+//!   build (with `regex`, `fancy-regex` and a dozen crates for tokenizers this crate never
+//!   reads).
+//! - `rayon` for the parallel tokenization and the encoder's threads; `crc32fast`
+//!   (already in the workspace) for the model fingerprint.
 //! - `ureq` (rustls, webpki roots; `ring` builds a little C/assembly) and `sha2` (already
 //!   in the workspace) for [`hub`]'s downloads and pinned hashes (`hf-hub` was not used:
 //!   it does not check files against pinned hashes, which this crate needs).
@@ -141,11 +143,11 @@ pub mod tiny_model;
 )]
 mod vmath;
 mod weights;
+mod wordpiece;
 
 use std::path::Path;
 
 use rayon::prelude::*;
-use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 pub use error::{EmbedError, Result};
 pub use hub::{Progress, ResolvedModel, resolve_model};
@@ -210,9 +212,7 @@ enum Encoder {
 /// takes `&self`.
 pub struct Embedder {
     encoder: Encoder,
-    tokenizer: Tokenizer,
-    /// The same tokenizer without truncation, for [`Embedder::token_count`].
-    counter: Tokenizer,
+    tokenizer: wordpiece::WordPiece,
     pooling: Pooling,
     window: usize,
     hidden: usize,
@@ -307,31 +307,13 @@ impl Embedder {
         let weights_path = spec::required(dir, spec::WEIGHTS)?;
 
         let tokenizer_bytes = spec::read(&tokenizer_path)?;
-        let mut tokenizer =
-            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| EmbedError::InvalidFile {
+        let tokenizer = wordpiece::WordPiece::from_json(&tokenizer_bytes).map_err(|reason| {
+            EmbedError::InvalidFile {
                 path: tokenizer_path.clone(),
-                reason: format!("not a tokenizers tokenizer.json: {e}"),
-            })?;
-        tokenizer.with_padding(None);
-        let mut counter = tokenizer.clone();
-        counter
-            .with_truncation(None)
-            .map_err(|e| EmbedError::InvalidFile {
-                path: tokenizer_path.clone(),
-                reason: format!("cannot turn truncation off: {e}"),
-            })?;
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                direction: TruncationDirection::Right,
-                max_length: spec.window,
-                strategy: TruncationStrategy::LongestFirst,
-                stride: 0,
-            }))
-            .map_err(|e| EmbedError::InvalidFile {
-                path: tokenizer_path.clone(),
-                reason: format!("cannot truncate to {} tokens: {e}", spec.window),
-            })?;
-        let vocab = tokenizer.get_vocab_size(true);
+                reason,
+            }
+        })?;
+        let vocab = tokenizer.vocab_size();
         if vocab > spec.config.vocab_size {
             return Err(EmbedError::InvalidFile {
                 path: tokenizer_path,
@@ -380,7 +362,6 @@ impl Embedder {
         Ok(Embedder {
             encoder,
             tokenizer,
-            counter,
             pooling: spec.pooling,
             window: spec.window,
             hidden: spec.config.hidden_size,
@@ -452,17 +433,18 @@ impl Embedder {
     ///
     /// # Errors
     ///
-    /// [`EmbedError::Tokenize`] if the tokenizer fails.
+    /// None with the BERT WordPiece tokenizer this crate reads (every text has tokens);
+    /// the `Result` leaves room for tokenizers that can refuse a text.
     pub fn token_count(&self, text: &str) -> Result<usize> {
-        let text = cut(text, self.window);
-        let encoding = self
-            .counter
-            .encode_fast(text, true)
-            .map_err(|e| EmbedError::Tokenize {
-                index: 0,
-                reason: e.to_string(),
-            })?;
-        Ok(encoding.len())
+        Ok(self.tokenizer.encode(cut(text, self.window), None).len())
+    }
+
+    /// The token ids the encoder sees for `text`: `[CLS]`, the text's WordPiece tokens cut
+    /// to the window, `[SEP]` (the ids Hugging Face's tokenizers gives for the model's
+    /// `tokenizer.json` with truncation to [`Embedder::max_tokens`]).
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        self.tokenizer
+            .encode(cut(text, self.window), Some(self.window))
     }
 
     /// Embeds one text: a unit vector of [`Embedder::dimension`] floats.
@@ -483,7 +465,6 @@ impl Embedder {
     ///
     /// # Errors
     ///
-    /// [`EmbedError::Tokenize`] naming the text the tokenizer failed on;
     /// [`EmbedError::Inference`] if the encoder fails (e.g. out of memory).
     pub fn embed<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
         self.embed_with_progress(texts, |_, _| {})
@@ -500,7 +481,7 @@ impl Embedder {
         S: AsRef<str> + Sync,
         F: FnMut(usize, usize),
     {
-        let encodings = self.tokenize(texts)?;
+        let encodings = self.tokenize(texts);
         // Shortest first: similar lengths together give attention even work per text and
         // keep the order of work independent of the caller's order.
         let mut order: Vec<usize> = (0..encodings.len()).collect();
@@ -509,7 +490,7 @@ impl Embedder {
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
         let mut done = 0;
         for chunk in order.chunks(self.batch_size) {
-            let batch: Vec<&Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
+            let batch: Vec<&[u32]> = chunk.iter().map(|&i| encodings[i].as_slice()).collect();
             let vectors = self.run_batch(&batch)?;
             for (&i, v) in chunk.iter().zip(vectors) {
                 out[i] = v;
@@ -520,29 +501,25 @@ impl Embedder {
         Ok(out)
     }
 
-    fn tokenize<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<Encoding>> {
+    /// Each text's token ids, cut to the model's window.
+    fn tokenize<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Vec<Vec<u32>> {
         texts
             .par_iter()
-            .enumerate()
-            .map(|(index, text)| {
-                self.tokenizer
-                    .encode_fast(cut(text.as_ref(), self.window), true)
-                    .map_err(|e| EmbedError::Tokenize {
-                        index,
-                        reason: e.to_string(),
-                    })
-            })
+            .map(|text| self.token_ids(text.as_ref()))
             .collect()
     }
 
     /// Runs the encoder on one batch (its texts stacked without padding) and pools each
     /// text's token vectors.
-    fn run_batch(&self, batch: &[&Encoding]) -> Result<Vec<Vec<f32>>> {
+    fn run_batch(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
+        // A single text's token type ids are all 0 (BERT's "sentence A").
+        let longest = batch.iter().map(|ids| ids.len()).max().unwrap_or(0);
+        let zeros = vec![0u32; longest];
         let texts: Vec<bert::Tokens<'_>> = batch
             .iter()
-            .map(|e| bert::Tokens {
-                ids: e.get_ids(),
-                types: e.get_type_ids(),
+            .map(|ids| bert::Tokens {
+                ids,
+                types: &zeros[..ids.len()],
             })
             .collect();
         // On a thread of the rayon pool: the forward pass's parallel steps (a few per

@@ -14,3 +14,4 @@ mod directory;
 mod hub;
 mod plain_bert;
 mod reference;
+mod tokenizer;

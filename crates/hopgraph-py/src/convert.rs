@@ -3,7 +3,7 @@
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::{IntoPyObjectExt, create_exception};
 use serde_json::{Map, Number, Value};
 
@@ -107,21 +107,33 @@ pub fn types(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
     }
 }
 
-/// An embedding: a 1-d numpy float32 array (read in place), or any sequence of numbers.
+/// An embedding: a 1-d numpy array (any float dtype; converted to little-endian float32
+/// by numpy itself and copied once) or any sequence of numbers. numpy is recognised by
+/// duck typing (`ndim`, `astype`, `tobytes`), so the package neither links nor requires it.
 pub fn embedding(value: &Bound<'_, PyAny>) -> PyResult<Vec<f32>> {
-    if let Ok(array) = value.extract::<numpy::PyReadonlyArray1<'_, f32>>() {
-        return Ok(match array.as_slice() {
-            Ok(slice) => slice.to_vec(),
-            // A strided view: copied element by element.
-            Err(_) => array.as_array().iter().copied().collect(),
-        });
-    }
-    value.extract::<Vec<f32>>().map_err(|_| {
+    let bad = || {
         invalid(
             "embedding",
-            "must be a sequence of numbers or a 1-d float32 array",
+            "must be a sequence of numbers or a 1-d float array",
         )
-    })
+    };
+    if value.hasattr("tobytes")? && value.hasattr("astype")? {
+        if let Ok(ndim) = value.getattr("ndim").and_then(|n| n.extract::<usize>()) {
+            if ndim != 1 {
+                return Err(bad());
+            }
+            let bytes = value
+                .call_method1("astype", ("<f4",))
+                .and_then(|a| a.call_method0("tobytes"))
+                .map_err(|_| bad())?;
+            let bytes = bytes.cast::<PyBytes>().map_err(|_| bad())?.as_bytes();
+            return Ok(bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect());
+        }
+    }
+    value.extract::<Vec<f32>>().map_err(|_| bad())
 }
 
 /// A JSON object from a Python mapping (`None`: empty).

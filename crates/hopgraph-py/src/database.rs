@@ -758,8 +758,8 @@ impl Snapshot {
             .collect()
     }
 
-    /// The nodes whose embeddings are most similar (cosine) to `embedding`: a numpy
-    /// float32 array (read in place) or a list of numbers. `ef`: search breadth (larger:
+    /// The nodes whose embeddings are most similar (cosine) to `embedding`: a 1-d numpy
+    /// array or a list of numbers. `ef`: search breadth (larger:
     /// better recall, slower); exact below 100,000 embeddings per segment.
     #[pyo3(signature = (embedding, *, limit = 10, kinds = None, ef = None, as_of = None))]
     fn search_vector(

@@ -86,6 +86,12 @@ def test_vector_search_numpy_and_lists(db):
                for h in db.search_vector(vecs[7], limit=5, kinds="even"))
     got = db.get("v3").embedding
     assert got == pytest.approx(vecs[3].tolist(), rel=1e-6)
+    # float64 arrays are converted; a 2-d array or a non-numeric one is refused.
+    assert db.search_vector(vecs[11].astype(np.float64), limit=1)[0].key == "v11"
+    with pytest.raises(hopgraph.InvalidArgumentError):
+        db.search_vector(vecs[:2], limit=1)
+    with pytest.raises(hopgraph.InvalidArgumentError):
+        db.search_vector(np.array(["a", "b"]), limit=1)
 
 
 def test_snapshots_are_consistent(incident):

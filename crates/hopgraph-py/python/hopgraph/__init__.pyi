@@ -9,7 +9,7 @@ FORMAT_VERSION: int
 
 Direction = Literal["out", "in", "both"]
 Types = Union[None, str, Sequence[str]]
-Vector = Any  # a 1-d numpy float32 array (read in place) or a sequence of numbers
+Vector = Any  # a 1-d numpy array (any float dtype) or a sequence of numbers
 # A moment: a datetime (naive: UTC), an RFC 3339 string ("2024-05-01T12:00:00Z") or
 # milliseconds since 1970.
 Time = Union[datetime.datetime, str, int]

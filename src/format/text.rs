@@ -1023,11 +1023,22 @@ impl TextIndexWriter {
     /// order are the term order at its coarsest; runs of consecutive buckets of about equal
     /// postings are each sorted and encoded on their own thread into their own buffer
     /// (a list's bytes do not depend on where it starts), and the buffers are joined and
-    /// the fst built here, each term's offset shifted by its run's start.
+    /// the fst built here, each term's offset shifted by its run's start. An index of
+    /// fewer than `PARALLEL_POSTINGS_MIN` postings is sorted whole on this thread.
     ///
     /// # Errors
     /// As [`TextIndexWriter::finish`].
-    pub fn finish_on(mut self, records: &[u32], threads: usize) -> Result<TextSections, String> {
+    pub fn finish_on(self, records: &[u32], threads: usize) -> Result<TextSections, String> {
+        self.finish_with(records, threads, PARALLEL_POSTINGS_MIN)
+    }
+
+    /// [`TextIndexWriter::finish_on`], sorting whole below `small_max` postings.
+    fn finish_with(
+        mut self,
+        records: &[u32],
+        threads: usize,
+        small_max: u64,
+    ) -> Result<TextSections, String> {
         self.docs.sort_unstable_by_key(|d| d.0);
         if self.docs.len() != records.len() || self.docs.iter().zip(records).any(|(d, &r)| d.0 != r)
         {
@@ -1046,42 +1057,18 @@ impl TextIndexWriter {
             }
         }
         drop(self.docs);
-        let mut buckets: Vec<Vec<TermPostings>> = (0..TERM_BUCKETS).map(|_| Vec::new()).collect();
-        let mut weights = vec![0u64; TERM_BUCKETS];
-        let mut postings_total = 0u64;
-        for (term, list) in self.terms {
-            let b = term_bucket(term.as_bytes());
-            // `term_bucket` answers below TERM_BUCKETS.
-            weights[b] += list.len + TERM_WEIGHT;
-            postings_total += list.len;
-            buckets[b].push((term, list));
-        }
-        let threads = if postings_total < PARALLEL_POSTINGS_MIN {
-            1
+        let postings_total: u64 = self.terms.values().map(|list| list.len).sum();
+        let small = postings_total < small_max;
+        let threads = if small { 1 } else { threads.max(1) };
+        let runs = if small {
+            // One run of one bucket, sorted whole: the order the buckets give, without
+            // dealing into 66,049 of them (most of a small index's build time).
+            vec![vec![self.terms.into_iter().collect()]]
+        } else if threads == 1 {
+            split_runs(self.terms, 1)
         } else {
-            threads.max(1)
+            split_runs(self.terms, threads * RUNS_PER_THREAD)
         };
-        // Consecutive runs of buckets, each of about an equal share of the weight; several
-        // per thread, so that the first runs are taken into the fst here while later ones
-        // are still being encoded.
-        let nruns = if threads == 1 {
-            1
-        } else {
-            threads * RUNS_PER_THREAD
-        };
-        let total: u64 = weights.iter().sum();
-        let mut runs: Vec<Vec<Vec<TermPostings>>> = Vec::with_capacity(nruns);
-        let mut run = Vec::new();
-        let mut acc = 0u64;
-        for (bucket, w) in buckets.into_iter().zip(weights) {
-            run.push(bucket);
-            acc += w;
-            let share = total * (runs.len() as u64 + 1) / nruns as u64;
-            if acc >= share && runs.len() + 1 < nruns {
-                runs.push(std::mem::take(&mut run));
-            }
-        }
-        runs.push(run);
         // Scored with the lengths a reader sees: the capped ones.
         let lens_of = |rec: u32| FieldLens::Narrow(&doc_lens).record(rec as usize);
         let mut postings = Vec::new();
@@ -1115,6 +1102,37 @@ impl TextIndexWriter {
 
 /// A term with its postings, as gathered.
 type TermPostings = (TermKey, GatheredPostings);
+
+/// The terms dealt into buckets by their first two bytes (so the buckets in order are the
+/// term order at its coarsest), grouped into `nruns` runs of consecutive buckets of about
+/// equal postings each.
+fn split_runs(
+    terms: HashMap<TermKey, GatheredPostings, foldhash::fast::RandomState>,
+    nruns: usize,
+) -> Vec<Vec<Vec<TermPostings>>> {
+    let mut buckets: Vec<Vec<TermPostings>> = (0..TERM_BUCKETS).map(|_| Vec::new()).collect();
+    let mut weights = vec![0u64; TERM_BUCKETS];
+    for (term, list) in terms {
+        let b = term_bucket(term.as_bytes());
+        // `term_bucket` answers below TERM_BUCKETS.
+        weights[b] += list.len + TERM_WEIGHT;
+        buckets[b].push((term, list));
+    }
+    let total: u64 = weights.iter().sum();
+    let mut runs: Vec<Vec<Vec<TermPostings>>> = Vec::with_capacity(nruns);
+    let mut run = Vec::new();
+    let mut acc = 0u64;
+    for (bucket, w) in buckets.into_iter().zip(weights) {
+        run.push(bucket);
+        acc += w;
+        let share = total * (runs.len() as u64 + 1) / nruns as u64;
+        if acc >= share && runs.len() + 1 < nruns {
+            runs.push(std::mem::take(&mut run));
+        }
+    }
+    runs.push(run);
+    runs
+}
 
 /// A term's postings as a [`TextIndexWriter`] gathers them, compactly (a bulk load holds
 /// every posting of its text in memory until `finish`: at 16 bytes each they were most of
@@ -1728,6 +1746,12 @@ mod tests {
         };
         let records: Vec<u32> = (0..3000u32).map(|n| n * 2 + 1).collect();
         let one = build().finish_on(&records, 1).unwrap();
+        // Sorted whole (the path of small indexes) or by buckets: the same bytes.
+        let whole = build().finish_with(&records, 1, u64::MAX).unwrap();
+        assert_eq!(
+            (&one.stats, &one.terms, &one.postings),
+            (&whole.stats, &whole.terms, &whole.postings)
+        );
         for threads in [2, 3, 8] {
             let many = build().finish_on(&records, threads).unwrap();
             assert_eq!(one.stats, many.stats);

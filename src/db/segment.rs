@@ -22,6 +22,12 @@ use crate::graph::{EdgeDir, EdgeId, NodeId, TypeId, limits};
 use crate::model::{Edge, Node, Props};
 use crate::storage::segment_file::SegmentFile;
 
+/// How much of a node record [`Segment::prefetch_texts`] asks to load: three cache lines,
+/// key, kind, title and the start of the content of a typical record (the rest follows in
+/// order, which the CPU's own prefetcher picks up; more lines per record, for eight
+/// records in flight, would queue behind the core's outstanding misses).
+const TEXTS_PREFETCH_BYTES: usize = 192;
+
 /// A mapped segment plus its decoded small sections.
 #[derive(Debug)]
 pub struct Segment {
@@ -542,6 +548,29 @@ impl Segment {
     /// `Corrupt` when those fields do not decode.
     pub fn node_texts(&self, id: NodeId) -> Result<Option<RecordTexts<'_>>> {
         self.decode_record(id, decode_node_texts)
+    }
+
+    /// Starts loading the first [`TEXTS_PREFETCH_BYTES`] of the node record for `id` when
+    /// `near`, else the record's offset, if the record is stored here (a hint for
+    /// [`Segment::node_texts`]); whether it is. The record is found by its offset: a
+    /// random read unless the offset was asked for before.
+    pub fn prefetch_texts(&self, id: NodeId, near: bool) -> bool {
+        let Some(i) = self.record_index(id) else {
+            return false;
+        };
+        let b = self.file.bytes();
+        let l = &self.file.layout;
+        let offs = l.u64s(b, K::NodeOffsets);
+        if !near {
+            prefetch_at(offs, i);
+        } else if let Some(start) = offs.get(i).and_then(|&o| usize::try_from(o).ok()) {
+            crate::format::segment::prefetch_span(
+                l.bytes(b, K::NodeBlob),
+                start,
+                TEXTS_PREFETCH_BYTES,
+            );
+        }
+        true
     }
 
     /// The key and title of the node record for `id` stored here, decoding only those two

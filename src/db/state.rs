@@ -579,6 +579,20 @@ impl State {
         Ok(None)
     }
 
+    /// A hint that [`State::node_texts`] of `id` will be asked: starts loading the record
+    /// of its newest segment version when `near`, else that record's offset (nothing for
+    /// a node of the delta).
+    pub fn prefetch_node_texts(&self, id: NodeId, near: bool) {
+        if id.0 >= self.node_bound || self.delta.nodes.contains_key(&id.0) {
+            return;
+        }
+        for s in self.segs.segments.iter().rev() {
+            if s.prefetch_texts(id, near) {
+                return;
+            }
+        }
+    }
+
     /// The key and title of live node `id`, without decoding the rest of its record.
     pub fn node_label(&self, id: NodeId) -> Result<Option<(&str, &str)>> {
         if id.0 >= self.node_bound || self.node_deleted(id) {

@@ -231,6 +231,10 @@ impl TextSource for State {
     fn node_texts(&self, node: u32) -> Result<Option<NodeTexts<'_>>> {
         State::node_texts(self, NodeId(node))
     }
+
+    fn prefetch_texts(&self, node: u32, near: bool) {
+        State::prefetch_node_texts(self, NodeId(node), near);
+    }
 }
 
 #[cfg(test)]

@@ -391,12 +391,30 @@ impl Analyzer {
     /// of `text`, in [`Analyzer::tokens`] order, the text in a buffer reused from call to
     /// call: no allocation per token.
     pub fn for_each_token(&self, text: &str, mut f: impl FnMut(TermKind, &str)) {
+        self.for_each_token_until(text, |kind, low| {
+            f(kind, low);
+            false
+        });
+    }
+
+    /// As [`Analyzer::for_each_token`] until `f` answers `true`: the rest of the
+    /// whitespace-separated chunk holding that token is still cut into pieces (and not
+    /// passed on), no later chunk is read. Whether `f` answered `true`.
+    pub fn for_each_token_until(
+        &self,
+        text: &str,
+        mut f: impl FnMut(TermKind, &str) -> bool,
+    ) -> bool {
         let mut low = String::new();
+        let mut done = false;
         let base = text.as_ptr() as usize;
         for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
             // `chunk` is a sub-slice of `text`, so this is its byte offset.
             let at = chunk.as_ptr() as usize - base;
             chunk_pieces(chunk, at, &mut |kind, _, piece| {
+                if done {
+                    return;
+                }
                 match kind {
                     TermKind::Bigram => {
                         low.clear();
@@ -404,9 +422,13 @@ impl Analyzer {
                     }
                     TermKind::Word | TermKind::Whole => lower_into(piece, &mut low),
                 }
-                f(kind, &low);
+                done = f(kind, &low);
             });
+            if done {
+                return true;
+            }
         }
+        false
     }
 
     /// Appends the namespaced stem term of `token` (lowercased) to `out`.

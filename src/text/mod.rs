@@ -20,6 +20,7 @@
 //! | `threshold` | θ, the `offset + limit`-th best base score offered so far |
 //! | `cursor` | a query term's cursor over a segment's postings, with its bounds |
 //! | `maxscore` | a layout-2 segment scored document at a time (MaxScore, block bounds) |
+//! | `phrase` | whether a text holds the query's phrase, and a cheap pre-check |
 //! | `prime` | θ raised before a segment's walk |
 //! | `exhaustive` | a layout-1 segment scored posting by posting |
 //! | `topk` | candidates to hits: supersession, filter, phrase, order, snippets |
@@ -29,6 +30,7 @@ mod context;
 mod cursor;
 mod exhaustive;
 mod maxscore;
+mod phrase;
 mod prime;
 mod rank;
 mod source;
@@ -43,6 +45,9 @@ pub use analyze::{Analyzer, TermKind, Token};
 // `search_with` and its scratch: for the kernel's own tests and the `internals` feature.
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use exhaustive::RankScratch;
+#[cfg(any(test, feature = "internals"))]
+pub use phrase::{has_phrase, has_phrase_in};
+pub use phrase::{phrase_may_occur, text_has_phrase};
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use rank::{search, search_with};
 pub use source::{ANALYSIS_SINCE_FORMAT, NodeTexts, SegmentIndex, TextSource};
@@ -709,82 +714,6 @@ impl Accumulator {
         }
         TextField::ALL[best]
     }
-}
-
-/// Whether some field of `node` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
-#[cfg(any(test, feature = "internals"))]
-pub fn has_phrase(analyzer: &Analyzer, node: &Node, phrase: &[String]) -> bool {
-    has_phrase_in(analyzer, node, phrase, [true; TEXT_FIELDS])
-}
-
-/// [`has_phrase`] over the fields `fields` selects only (the others are not analyzed).
-#[cfg(any(test, feature = "internals"))]
-pub fn has_phrase_in(
-    analyzer: &Analyzer,
-    node: &Node,
-    phrase: &[String],
-    fields: [bool; TEXT_FIELDS],
-) -> bool {
-    if phrase.len() < 2 || !fields.contains(&true) {
-        return false;
-    }
-    field_texts(node)
-        .iter()
-        .zip(fields)
-        .any(|(text, on)| on && text_has_phrase(analyzer, text, phrase))
-}
-
-/// Whether `text` holds `phrase` (≥ 2 units) as consecutive words/bigrams.
-pub fn text_has_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bool {
-    if phrase.len() < 2 || !phrase_may_occur(text, phrase) {
-        return false;
-    }
-    let tokens = analyzer.tokens(text);
-    let units: Vec<&str> = tokens
-        .iter()
-        .filter(|t| t.kind != TermKind::Whole)
-        .map(|t| t.text.as_str())
-        .collect();
-    units.windows(phrase.len()).any(|w| w == phrase)
-}
-
-/// A cheap necessary condition for [`text_has_phrase`], `true` when unsure: in ASCII text,
-/// a phrase of ASCII lowercase letters and digits can only occur where its units appear in
-/// order, case aside, separated by characters that are not letters or digits (tokens of
-/// ASCII text are its runs of letters and digits, split further at case changes and
-/// connectors, so nothing alphanumeric lies between two consecutive ones).
-pub fn phrase_may_occur(text: &str, phrase: &[String]) -> bool {
-    let plain = |u: &String| {
-        !u.is_empty()
-            && u.len() < analyze::TERM_BYTES_MAX
-            && u.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-    };
-    if !text.is_ascii() || !phrase.iter().all(plain) {
-        return true;
-    }
-    let t = text.as_bytes();
-    let at = |i: usize, unit: &str| {
-        t.get(i..i + unit.len())
-            .is_some_and(|s| s.eq_ignore_ascii_case(unit.as_bytes()))
-    };
-    let Some((first, rest)) = phrase.split_first() else {
-        return true;
-    };
-    (0..t.len()).any(|i| {
-        if !at(i, first) {
-            return false;
-        }
-        let mut j = i + first.len();
-        rest.iter().all(|unit| {
-            while t.get(j).is_some_and(|b| !b.is_ascii_alphanumeric()) {
-                j += 1;
-            }
-            let ok = at(j, unit);
-            j += unit.len();
-            ok
-        })
-    })
 }
 
 /// Up to [`SNIPPET_CHARS_MAX`] characters of `text` starting a little before the first

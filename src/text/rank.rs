@@ -83,7 +83,7 @@ pub fn search_with<S: TextSource + ?Sized>(
             exhaustive::score_segment(source, *s, index, &ctx, scratch, &mut cands)?;
         }
     }
-    let ranked = topk::rank_candidates(source, q, &parsed, &analyzer, cands)?;
+    let ranked = topk::rank_candidates(source, q, &parsed, &analyzer, &cands, top.value())?;
     topk::hits(source, q, &parsed, &analyzer, ranked)
 }
 

@@ -23,9 +23,12 @@ use crate::model::NodeProps;
 
 /// Words of the generated texts, rare first (a word's index is drawn skewed toward the
 /// end): inflections share stems, and stop words make phrases.
-const VOCAB: [&str; 20] = [
+const VOCAB: [&str; 22] = [
     "rollback",
     "pgbouncer",
+    // Non-ASCII text (the phrase pre-check's other path) and case.
+    "pool—Cache",
+    "Server’s",
     "crashed",
     "deploying",
     "servers",
@@ -366,7 +369,7 @@ fn brute_force(corpus: &Corpus, q: &TextQuery) -> Vec<(f64, u64, u32)> {
         }
         let phrase = field_texts(node)
             .iter()
-            .any(|text| text_has_phrase(&analyzer, text, &parsed.phrase));
+            .any(|text| holds_phrase(&analyzer, text, &parsed.phrase));
         if phrase {
             score *= PHRASE_BOOST;
         }
@@ -375,6 +378,19 @@ fn brute_force(corpus: &Corpus, q: &TextQuery) -> Vec<(f64, u64, u32)> {
     }
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
     out
+}
+
+/// The phrase test as DESIGN.md §13 states it, without the kernel's pre-check and
+/// matcher: the text's units (its tokens but whole identifiers) hold the phrase (≥ 2
+/// units) as a window.
+fn holds_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bool {
+    let tokens = analyzer.tokens(text);
+    let units: Vec<&str> = tokens
+        .iter()
+        .filter(|t| t.kind != TermKind::Whole)
+        .map(|t| t.text.as_str())
+        .collect();
+    phrase.len() >= 2 && units.windows(phrase.len()).any(|w| w == phrase)
 }
 
 fn close(a: f64, b: f64) -> bool {

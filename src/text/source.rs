@@ -96,4 +96,11 @@ pub trait TextSource {
     fn node_texts(&self, node: u32) -> Result<Option<NodeTexts<'_>>> {
         Ok(self.node(node)?.map(NodeTexts::Node))
     }
+
+    /// A hint that [`TextSource::node_texts`] of `node` will be asked: shortly when
+    /// `near` (the source may start loading the texts), else a while later (it may start
+    /// loading what finds them). By default nothing; never fails, changes nothing.
+    fn prefetch_texts(&self, node: u32, near: bool) {
+        let _ = (node, near);
+    }
 }

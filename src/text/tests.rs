@@ -177,6 +177,7 @@ fn phrase_precheck_never_hides_a_phrase() {
         vec!["http", "server", "v2"],
         vec!["open", "rs"],
         vec!["a", "b"],
+        vec!["kelvin", "scale"],
     ]
     .iter()
     .map(|p| p.iter().map(|s| (*s).to_owned()).collect())
@@ -201,9 +202,16 @@ fn phrase_precheck_never_hides_a_phrase() {
         "2",
         "ImpersonateVerbosity",
         "impersonate_verbosity",
+        "\u{212a}elvin",
+        "scale—",
+        "«Scale»",
+        "kelvinécale",
+        "Straße",
+        "İmpersonate",
+        "\u{a0}",
     ];
     let mut seed = 7u64;
-    for _ in 0..4000 {
+    for _ in 0..8000 {
         let mut text = String::new();
         for _ in 0..6 {
             seed = seed
@@ -224,6 +232,12 @@ fn phrase_precheck_never_hides_a_phrase() {
     let p = &phrases[0];
     assert!(!phrase_may_occur("verbosity then impersonate", p));
     assert!(phrase_may_occur("the Impersonate, VERBOSITY flags", p));
+    // Non-ASCII text is pre-checked too, save for a character lowercasing to ASCII.
+    assert!(!phrase_may_occur("verbosity — then impersonate", p));
+    assert!(phrase_may_occur("l’Impersonate — verbosity", p));
+    let k = &phrases[4];
+    assert!(text_has_phrase(&a, "\u{212a}elvin scale", k));
+    assert!(phrase_may_occur("\u{212a}elvin scale", k));
 }
 
 /// The snippet's pattern search analyses only some chunks; its anchor is the first match

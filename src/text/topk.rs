@@ -6,22 +6,22 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::context::phrase_boost_max;
+use super::phrase::{Precheck, units_hold};
 use super::source::{NodeTexts, TextSource};
 use super::{
     Accumulator, Analyzer, PHRASE_BOOST, ParsedQuery, TextField, TextHit, TextQuery, field_texts,
-    snippet, text_has_phrase,
+    snippet,
 };
 use crate::error::Result;
 use crate::format::text::TEXT_FIELDS;
 use crate::graph::NodeId;
 use crate::model::Node;
 
-/// A candidate before the phrase check, ordered by base score (higher first), then node id
-/// (lower first): the order a max-heap pops them in.
+/// A candidate before the phrase check (taken in the order of its [`CandidateKey`]).
 pub(crate) struct Candidate {
     pub node: u32,
     pub base: f64,
@@ -34,26 +34,47 @@ pub(crate) struct Candidate {
     pub len: u64,
 }
 
-impl PartialEq for Candidate {
+/// Where a candidate stands in the order the final ranking takes them: base score
+/// (higher first), then node id (lower first), then its index among the candidates
+/// (`at`); sorted as these (24 bytes) rather than as the candidates.
+#[derive(Clone, Copy)]
+struct CandidateKey {
+    base: f64,
+    node: u32,
+    at: usize,
+}
+
+impl CandidateKey {
+    fn of(at: usize, c: &Candidate) -> CandidateKey {
+        CandidateKey {
+            base: c.base,
+            node: c.node,
+            at,
+        }
+    }
+}
+
+impl PartialEq for CandidateKey {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
 
-impl Eq for Candidate {}
+impl Eq for CandidateKey {}
 
-impl PartialOrd for Candidate {
+impl PartialOrd for CandidateKey {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Candidate {
+impl Ord for CandidateKey {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         self.base
             .total_cmp(&other.base)
             .then(other.node.cmp(&self.node))
+            .then(other.at.cmp(&self.at))
     }
 }
 
@@ -90,26 +111,40 @@ impl Ranked {
 struct PhraseMemo<'q> {
     analyzer: &'q Analyzer,
     phrase: &'q [String],
+    precheck: Precheck<'q>,
     known: HashMap<String, bool, foldhash::fast::RandomState>,
 }
 
 impl PhraseMemo<'_> {
-    /// Whether `text` holds the query's phrase.
+    /// Whether `text` holds the query's phrase. The pre-check, which costs about what
+    /// hashing the text does, comes first: only texts it passes are analysed, and
+    /// remembered.
     #[inline]
     fn in_field(&mut self, text: &str) -> bool {
+        if self.phrase.len() < 2 || !self.precheck.may_occur(text) {
+            return false;
+        }
         if let Some(&known) = self.known.get(text) {
             return known;
         }
-        let found = text_has_phrase(self.analyzer, text, self.phrase);
+        let found = units_hold(self.analyzer, text, self.phrase);
         self.known.insert(text.to_owned(), found);
         found
     }
 }
 
+/// How many candidates ahead of the one being ranked the final ranking asks the source
+/// to start loading texts (a phrase check reads a record at random), and at twice that
+/// what finds them.
+const TEXTS_AHEAD: usize = 8;
+
 /// The `offset + limit` best of `cands` by final score, in the answer's order
-/// ([`Ranked::before`]): popped in base-score order (O(candidates) heapify, then O(log n)
-/// per candidate the walk takes) until the `need`-th best final score beats a
-/// candidate's base times the most the phrase can add.
+/// ([`Ranked::before`]). `theta` is a lower bound of the `offset + limit`-th best final
+/// score (the walk's threshold): only candidates whose base times the most the phrase
+/// can add reaches it are taken, in base-score order, until the `need`-th best final
+/// score so far beats that product; each taken one is checked for supersession, the
+/// filter and (when it may hold it) the phrase, the texts of the candidates a few places
+/// on loading meanwhile.
 ///
 /// # Errors
 /// A damaged record.
@@ -118,61 +153,50 @@ pub(crate) fn rank_candidates<S: TextSource + ?Sized>(
     q: &TextQuery,
     parsed: &ParsedQuery,
     analyzer: &Analyzer,
-    cands: Vec<Candidate>,
+    cands: &[Candidate],
+    theta: f64,
 ) -> Result<Vec<Ranked>> {
     let need = q.offset.saturating_add(q.limit);
     let boost_max = phrase_boost_max(parsed);
-    let mut cands = BinaryHeap::from(cands);
+    let order = candidate_order(cands, theta, boost_max);
     let mut top: Vec<Ranked> = Vec::new();
     let mut memo = PhraseMemo {
         analyzer,
         phrase: &parsed.phrase,
+        precheck: Precheck::new(&parsed.phrase),
         known: HashMap::with_hasher(foldhash::fast::RandomState::default()),
     };
-    while let Some(c) = cands.pop() {
+    // Only a document holding every significant word can hold the phrase, and only in a
+    // field holding every one in its exact form; other candidates need their record only
+    // for the filter.
+    let phrase_fields = |c: &Candidate| {
+        let fields = c.acc.phrase_fields(parsed.words);
+        let possible = boost_max > 1.0
+            && c.acc.words.count_ones() as usize == parsed.words
+            && fields.contains(&true);
+        possible.then_some(fields)
+    };
+    let prefetch = |k: Option<&CandidateKey>, near: bool| {
+        if let Some(c) = k.and_then(|k| cands.get(k.at))
+            && phrase_fields(c).is_some()
+        {
+            source.prefetch_texts(c.node, near);
+        }
+    };
+    for (i, key) in order.iter().enumerate().take(2 * TEXTS_AHEAD) {
+        prefetch(Some(key), i < TEXTS_AHEAD);
+    }
+    for (i, key) in order.iter().enumerate() {
+        prefetch(order.get(i + 2 * TEXTS_AHEAD), false);
+        prefetch(order.get(i + TEXTS_AHEAD), true);
+        let Some(c) = cands.get(key.at) else {
+            continue;
+        };
         if top.len() >= need && c.base * boost_max < top[need - 1].score {
             break;
         }
-        if c.seg.is_some_and(|s| !source.is_current(s, c.node)) {
+        let Some(ranked) = rank_one(source, q, c, phrase_fields(c), &mut memo)? else {
             continue;
-        }
-        // Only a document holding every significant word can hold the phrase, and only
-        // in a field holding every one in its exact form; other candidates need their
-        // record only for the filter.
-        let phrase_fields = c.acc.phrase_fields(parsed.words);
-        let phrase_possible = boost_max > 1.0
-            && c.acc.words.count_ones() as usize == parsed.words
-            && phrase_fields.contains(&true);
-        // The filter needs the whole record.
-        let record = if q.filter.is_empty() {
-            None
-        } else {
-            let Some(node) = source.node(c.node)? else {
-                continue;
-            };
-            if !q.filter.matches(&node) {
-                continue;
-            }
-            Some(node)
-        };
-        let has_phrase = if phrase_possible {
-            match phrase_in_node(source, c.node, record.as_ref(), phrase_fields, &mut memo)? {
-                Some(found) => found,
-                None => continue,
-            }
-        } else {
-            false
-        };
-        let ranked = Ranked {
-            score: if has_phrase {
-                c.base * PHRASE_BOOST
-            } else {
-                c.base
-            },
-            len: c.len,
-            node: c.node,
-            record,
-            acc: c.acc,
         };
         let at = top.partition_point(|x| x.before(&ranked));
         if at < need {
@@ -181,6 +205,64 @@ pub(crate) fn rank_candidates<S: TextSource + ?Sized>(
         }
     }
     Ok(top)
+}
+
+/// The keys of the candidates whose base times `boost_max` (the most the phrase can add)
+/// reaches `theta`, a lower bound of the last hit's final score (the others cannot be
+/// hits), best first.
+fn candidate_order(cands: &[Candidate], theta: f64, boost_max: f64) -> Vec<CandidateKey> {
+    let mut order: Vec<CandidateKey> = cands
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.base * boost_max >= theta)
+        .map(|(at, c)| CandidateKey::of(at, c))
+        .collect();
+    order.sort_unstable_by(|a, b| b.cmp(a));
+    order
+}
+
+/// Candidate `c` with its final score; `None` when it is superseded, gone or filtered out.
+/// `phrase_fields`: the fields that may hold the phrase, `None` when none can.
+fn rank_one<S: TextSource + ?Sized>(
+    source: &S,
+    q: &TextQuery,
+    c: &Candidate,
+    phrase_fields: Option<[bool; TEXT_FIELDS]>,
+    memo: &mut PhraseMemo<'_>,
+) -> Result<Option<Ranked>> {
+    if c.seg.is_some_and(|s| !source.is_current(s, c.node)) {
+        return Ok(None);
+    }
+    // The filter needs the whole record.
+    let record = if q.filter.is_empty() {
+        None
+    } else {
+        let Some(node) = source.node(c.node)? else {
+            return Ok(None);
+        };
+        if !q.filter.matches(&node) {
+            return Ok(None);
+        }
+        Some(node)
+    };
+    let has_phrase = match phrase_fields {
+        Some(fields) => match phrase_in_node(source, c.node, record.as_ref(), fields, memo)? {
+            Some(found) => found,
+            None => return Ok(None),
+        },
+        None => false,
+    };
+    Ok(Some(Ranked {
+        score: if has_phrase {
+            c.base * PHRASE_BOOST
+        } else {
+            c.base
+        },
+        len: c.len,
+        node: c.node,
+        record,
+        acc: c.acc,
+    }))
 }
 
 /// Whether node `node`'s fields selected by `fields` hold the query's phrase; `None` when

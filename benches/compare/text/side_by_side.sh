@@ -2,7 +2,8 @@
 # Compares two builds of `examples/text_bench` on the same store by running them at the
 # same time, one pinned to each core, then swapped: both passes share whatever else the
 # (shared, noisy) machine is doing, so their ratio is steadier than runs one after the
-# other. Prints p50 and mean of each pass.
+# other. Prints p50 and mean of each pass, and its CPU times for binaries that report
+# them (`cpu_ms`).
 #
 #   side_by_side.sh OLD_BINARY NEW_BINARY STORE QUERIES [ROUNDS]
 #
@@ -15,8 +16,15 @@ trap 'rm -rf "$out"' EXIT
 stats() {
     python3 - "$1" <<'PY'
 import json, sys
-ms = sorted(json.loads(l)["ms"] for l in open(sys.argv[1]) if '"ms"' in l)
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"ms"' in l]
+ms = sorted(r["ms"] for r in rows)
 print(f"p50 {ms[len(ms) // 2]:.3f} ms, mean {sum(ms) / len(ms):.3f} ms", end="")
+# The query's thread CPU time, when the binary reports it (a shared host's wall times
+# are mostly waiting for a core).
+cpu = sorted(r["cpu_ms"] for r in rows if "cpu_ms" in r)
+if cpu:
+    print(f" (cpu p50 {cpu[len(cpu) // 2]:.3f}, p99 {cpu[int(0.99 * len(cpu))]:.2f},"
+          f" mean {sum(cpu) / len(cpu):.3f} ms)", end="")
 PY
 }
 for _ in $(seq "$rounds"); do

@@ -77,13 +77,13 @@ pub struct BulkLoad {
 pub enum BulkPhase {
     /// Keys to node ids (unit: keys).
     Ids,
+    /// Out of core only: the input edges sorted in runs that fit the memory limit and
+    /// written to scratch files, before the nodes (unit: edges).
+    Spill,
     /// Nodes' records, embeddings and the analysis of their texts for the text index
     /// (unit: keys, each key a new or updated node or one left as it is); most of a
     /// text-heavy load.
     Nodes,
-    /// Out of core only: the input edges sorted in runs that fit the memory limit and
-    /// written to scratch files (unit: edges).
-    Spill,
     /// Out of core only: the runs merged into the out-direction, with the duplicate check;
     /// the in-direction's runs are written meanwhile (unit: edges).
     MergeOut,
@@ -102,7 +102,7 @@ pub enum BulkPhase {
 }
 
 impl BulkPhase {
-    /// A short name for progress lines: `ids`, `nodes`, `spill runs`, `merge out-CSR`,
+    /// A short name for progress lines: `ids`, `spill runs`, `nodes`, `merge out-CSR`,
     /// `merge in-CSR`, `build out-CSR`, `build in-CSR`, `write`, `fsync`.
     pub fn name(self) -> &'static str {
         match self {
@@ -410,6 +410,52 @@ impl Database {
         }
         drop(degree);
         progress(BulkPhase::Ids, nkeys, nkeys);
+        // Types to ids.
+        let mut type_map = Vec::with_capacity(type_list.len());
+        for name in &type_list {
+            let id = match next.type_ids.get(&**name) {
+                Some(&t) => t,
+                None => {
+                    let t = u16::try_from(next.types.len())
+                        .map_err(|_| Error::invalid("too many edge types"))?;
+                    let op = crate::format::record::WalOp::NewType {
+                        id: TypeId(t),
+                        name: name.to_string(),
+                    };
+                    next.apply(&op).map_err(Error::invalid)?;
+                    t
+                }
+            };
+            type_map.push(id);
+        }
+        // Edges to global ids, in place.
+        let global = |local: u32| ids.get(local as usize).copied().ok_or_else(bad_local);
+        for x in sources.iter_mut().chain(targets.iter_mut()) {
+            *x = global(*x)?;
+        }
+        for t in &mut edge_types {
+            *t = type_map.get(*t as usize).copied().ok_or_else(bad_local)?;
+        }
+        let stored = |s: u32, t: u16, n: u32| {
+            s < st.node_bound
+                && n < st.node_bound
+                && st.edge_by_triple(NodeId(s), TypeId(t), NodeId(n)).is_some()
+        };
+        let dir = &self.shared.dir;
+        let seg_id = w.manifest.next_segment_id;
+        let io = self.shared.io();
+        // The scratch files of an out-of-core build, removed when this returns.
+        let mut spill = spill::Spill::new(io, dir, seg_id);
+        let limit = memory_limit.unwrap_or_else(default_memory_limit);
+        let columns = (sources, targets, edge_types);
+        // Out of core, the edges are spilled in sorted runs before the nodes' records are
+        // made, so that the input columns are freed before the records fill memory.
+        let input = if external::fits_in_memory(limit, columns.0.len(), next.node_bound) {
+            EdgeInput::Columns(columns)
+        } else {
+            let runs = external::spill(&mut spill, limit, next.node_bound, columns, progress)?;
+            EdgeInput::Runs(runs)
+        };
         progress(BulkPhase::Nodes, 0, nkeys);
         let mut content = SegmentContent {
             embedding_dim: st.embedding_dim(),
@@ -473,65 +519,21 @@ impl Database {
         })?;
         content.embedding_dim = embedding_dim;
         drop(keys);
-        // Types to ids.
-        let mut type_map = Vec::with_capacity(type_list.len());
-        for name in &type_list {
-            let id = match next.type_ids.get(&**name) {
-                Some(&t) => t,
-                None => {
-                    let t = u16::try_from(next.types.len())
-                        .map_err(|_| Error::invalid("too many edge types"))?;
-                    let op = crate::format::record::WalOp::NewType {
-                        id: TypeId(t),
-                        name: name.to_string(),
-                    };
-                    next.apply(&op).map_err(Error::invalid)?;
-                    t
-                }
-            };
-            type_map.push(id);
-        }
-        // Edges to global ids, in place.
-        let global = |local: u32| ids.get(local as usize).copied().ok_or_else(bad_local);
-        for x in sources.iter_mut().chain(targets.iter_mut()) {
-            *x = global(*x)?;
-        }
-        for t in &mut edge_types {
-            *t = type_map.get(*t as usize).copied().ok_or_else(bad_local)?;
-        }
         drop(ids);
-
         progress(BulkPhase::Nodes, nkeys, nkeys);
-        let stored = |s: u32, t: u16, n: u32| {
-            s < st.node_bound
-                && n < st.node_bound
-                && st.edge_by_triple(NodeId(s), TypeId(t), NodeId(n)).is_some()
-        };
-        let dir = &self.shared.dir;
-        let seg_id = w.manifest.next_segment_id;
-        let io = self.shared.io();
-        // The scratch files of an out-of-core build, removed when this returns.
-        let mut spill = spill::Spill::new(io, dir, seg_id);
-        let limit = memory_limit.unwrap_or_else(default_memory_limit);
-        let columns = (sources, targets, edge_types);
-        let built = if external::fits_in_memory(limit, columns.0.len(), next.node_bound) {
-            build_in_memory(next.node_bound, columns, &stored, progress)?
-        } else {
-            let ntypes = next.types.len();
-            let ext = external::build(
-                &mut spill,
-                limit,
-                next.node_bound,
-                ntypes,
-                columns,
-                &stored,
-                progress,
-            )?;
-            BuiltEdges {
-                keep: ext.keep,
-                dropped: ext.dropped,
-                type_counts: ext.type_counts,
-                directions: Directions::Spilled(Box::new(ext.edges)),
+        let built = match input {
+            EdgeInput::Columns(columns) => {
+                build_in_memory(next.node_bound, columns, &stored, progress)?
+            }
+            EdgeInput::Runs(runs) => {
+                let ntypes = next.types.len();
+                let ext = external::merge(&mut spill, runs, ntypes, &stored, progress)?;
+                BuiltEdges {
+                    keep: ext.keep,
+                    dropped: ext.dropped,
+                    type_counts: ext.type_counts,
+                    directions: Directions::Spilled(Box::new(ext.edges)),
+                }
             }
         };
         let keep = &built.keep;
@@ -625,6 +627,12 @@ fn mem_total(meminfo: &str) -> Option<u64> {
     let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
+}
+
+/// The input edges once mapped to global ids: in memory, or spilled as sorted runs.
+enum EdgeInput {
+    Columns(external::Columns),
+    Runs(external::SpilledRuns),
 }
 
 /// The edges built: which are kept, and both directions in memory or in scratch files.

@@ -50,10 +50,10 @@ its line and column; --lenient drops unknown fields instead and counts them in t
 A FILE of - reads standard input (once, and only with an explicit --format).
 
 Progress goes to stderr over every phase (read, ids, nodes, build out-CSR, build in-CSR,
-write, fsync; out of core: spill runs, merge out-CSR, merge in-CSR instead of the builds)
-with rate and time left: a bar redrawn in place on a terminal, else a plain line every 5 s
-(`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the time each phase
-took. --quiet turns it off.
+write, fsync; out of core: spill runs before nodes, merge out-CSR and merge in-CSR instead
+of the builds) with rate and time left: a bar redrawn in place on a terminal, else a plain
+line every 5 s (`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the
+time each phase took. --quiet turns it off.
 
 Memory: --memory-limit SIZE (default half the physical memory) bounds the edge build. When
 the edges need more (about 42 bytes per edge in memory), they are sorted out of core: runs
@@ -109,7 +109,11 @@ fn parse_size(text: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
-        other => return Err(format!("unknown size unit {other:?} (use KiB, MiB, GiB or TiB)")),
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} (use KiB, MiB, GiB or TiB)"
+            ));
+        }
     };
     number
         .checked_mul(1u64 << shift)

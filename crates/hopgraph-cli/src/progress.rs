@@ -25,8 +25,8 @@ pub(crate) const WIDTH: usize = 79;
 pub(crate) const IMPORT_PHASES: &[(&str, Unit)] = &[
     ("read", Unit::Bytes),
     ("ids", Unit::Count("keys")),
-    ("nodes", Unit::Count("nodes")),
     ("spill runs", Unit::Count("edges")),
+    ("nodes", Unit::Count("nodes")),
     ("merge out-CSR", Unit::Count("edges")),
     ("merge in-CSR", Unit::Count("edges")),
     ("build out-CSR", Unit::Count("edges")),
@@ -39,8 +39,8 @@ pub(crate) const IMPORT_PHASES: &[(&str, Unit)] = &[
 fn slot(phase: BulkPhase) -> usize {
     match phase {
         BulkPhase::Ids => 1,
-        BulkPhase::Nodes => 2,
-        BulkPhase::Spill => 3,
+        BulkPhase::Spill => 2,
+        BulkPhase::Nodes => 3,
         BulkPhase::MergeOut => 4,
         BulkPhase::MergeIn => 5,
         BulkPhase::BuildOut => 6,

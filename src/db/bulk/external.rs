@@ -121,24 +121,59 @@ pub(super) struct External {
     pub type_counts: Vec<u64>,
 }
 
-/// Builds both directions of `columns` out of core within `limit` bytes; `stored` says
-/// whether the database holds a triple already (those are dropped as duplicates).
+/// The input edges as sorted runs of out-direction entries (phase 1), and what the
+/// merges need to know.
+#[derive(Debug)]
+pub(super) struct SpilledRuns {
+    runs: Runs,
+    shares: Shares,
+    edges: usize,
+    node_bound: u32,
+}
+
+/// Phase 1: spills `columns` (global ids below `node_bound`) as sorted runs, within
+/// `limit` bytes, and frees them.
 ///
 /// # Errors
 /// `InvalidArgument` when the limit is too small for the node tables or a node id is at
 /// or beyond `node_bound`; I/O errors of the scratch files.
-pub(super) fn build(
+pub(super) fn spill(
     spill: &mut Spill<'_>,
     limit: u64,
     node_bound: u32,
-    ntypes: usize,
     columns: Columns,
+    progress: BulkProgress<'_>,
+) -> Result<SpilledRuns> {
+    let edges = columns.0.len();
+    let shares = Shares::new(limit, edges, node_bound)?;
+    let runs = spill_runs(spill, shares, node_bound, columns, progress)?;
+    Ok(SpilledRuns {
+        runs,
+        shares,
+        edges,
+        node_bound,
+    })
+}
+
+/// Phases 2 to 4: both directions built from the runs of [`spill`]; `stored` says whether
+/// the database holds a triple already (those are dropped as duplicates).
+///
+/// # Errors
+/// `InvalidArgument` when a node id is at or beyond the node bound; I/O errors of the
+/// scratch files.
+pub(super) fn merge(
+    spill: &mut Spill<'_>,
+    input: SpilledRuns,
+    ntypes: usize,
     stored: &dyn Fn(u32, u16, u32) -> bool,
     progress: BulkProgress<'_>,
 ) -> Result<External> {
-    let edges = columns.0.len();
-    let shares = Shares::new(limit, edges, node_bound)?;
-    let out_runs = spill_runs(spill, shares, node_bound, columns, progress)?;
+    let SpilledRuns {
+        runs: out_runs,
+        shares,
+        edges,
+        node_bound,
+    } = input;
     let mut keep = Keep::all(edges);
     let nodes = node_bound as usize;
     let merged = merge_out(

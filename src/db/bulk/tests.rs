@@ -257,3 +257,39 @@ fn open_removes_the_scratch_files_of_a_crashed_load() {
     assert!(scratch_files(dir.path()).is_empty());
     drop(db);
 }
+
+#[test]
+fn an_out_of_core_load_reports_its_spill_and_merge_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let edges: Vec<GenEdge> = (0..500u32)
+        .map(|i| {
+            let s = u8::try_from(i % 97).unwrap();
+            (s, s.wrapping_add(1), 0, 0, false, None)
+        })
+        .collect();
+    let seen = parking_lot::Mutex::new(Vec::new());
+    let progress = |phase: BulkPhase, _: u64, _: u64| {
+        let mut seen = seen.lock();
+        if seen.last() != Some(&phase) {
+            seen.push(phase);
+        }
+    };
+    db.bulk_load_with_progress(build_load(&edges, &[], 4_000), &progress)
+        .unwrap();
+    let seen = seen.into_inner();
+    let at = |p: BulkPhase| seen.iter().position(|&x| x == p);
+    let order = [
+        BulkPhase::Ids,
+        BulkPhase::Spill,
+        BulkPhase::Nodes,
+        BulkPhase::MergeOut,
+        BulkPhase::MergeIn,
+        BulkPhase::Write,
+        BulkPhase::Sync,
+    ];
+    let positions: Vec<usize> = order.iter().map(|&p| at(p).unwrap()).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    assert_eq!(at(BulkPhase::BuildOut), None, "{seen:?}");
+    assert_eq!(at(BulkPhase::BuildIn), None, "{seen:?}");
+}

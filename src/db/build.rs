@@ -31,10 +31,12 @@ use super::bulk::{BulkPhase, BulkProgress};
 
 mod csr;
 mod rows;
+mod spilled;
 
 pub(crate) use csr::Csr;
 use csr::{join, worth_a_thread};
 pub(crate) use rows::EdgeRows;
+pub(crate) use spilled::{SpillFile, SpilledDirection, SpilledEdges};
 
 /// Everything one segment holds.
 #[derive(Debug, Default)]
@@ -46,6 +48,9 @@ pub(crate) struct SegmentContent<'p> {
     /// The out-direction CSR of `edges` when the caller has it already (bulk load gets it
     /// from its duplicate check); it must be exactly what `Csr::build` makes of the rows.
     pub out_csr: Option<Csr>,
+    /// Both CSR directions of `edges` in spill files (an out-of-core bulk load): then
+    /// `edges` holds no source, target and type columns, and `out_csr` is unused.
+    pub spilled: Option<SpilledEdges>,
     /// Encoded node records (see `encode_node`), sorted by id, with their keys.
     pub nodes: Vec<(u32, Vec<u8>)>,
     pub edge_tombstones: RoaringTreemap,
@@ -143,25 +148,55 @@ pub(crate) fn encode_record(node: &Node) -> Vec<u8> {
 }
 
 fn type_bitmaps(dir: u8, csr: &Csr, ntypes: usize) -> Vec<(u8, u16, RoaringBitmap)> {
-    let mut bms = vec![RoaringBitmap::new(); ntypes];
+    let mut bms = TypeBitmaps::new(dir, ntypes);
     for (node, w) in (0u32..).zip(csr.offsets.windows(2)) {
-        let run = w[0] as usize..w[1] as usize;
-        let mut last = None;
-        for &t in &csr.types[run] {
-            if last != Some(t) {
-                if let Some(b) = bms.get_mut(t as usize) {
-                    // Node ids ascend, so this appends.
-                    b.insert(node);
-                }
-                last = Some(t);
-            }
+        for &t in &csr.types[w[0] as usize..w[1] as usize] {
+            bms.push(node, t);
         }
     }
-    bms.into_iter()
-        .enumerate()
-        .filter(|(_, b)| !b.is_empty())
-        .filter_map(|(t, b)| Some((dir, u16::try_from(t).ok()?, b)))
-        .collect()
+    bms.finish()
+}
+
+/// The per-type node bitmaps of one direction, built from its entries in CSR order.
+#[derive(Debug)]
+pub(crate) struct TypeBitmaps {
+    dir: u8,
+    bms: Vec<RoaringBitmap>,
+    last: Option<(u32, u16)>,
+}
+
+impl TypeBitmaps {
+    /// Bitmaps of direction `dir` (0 out, 1 in) for types below `ntypes`.
+    pub fn new(dir: u8, ntypes: usize) -> TypeBitmaps {
+        TypeBitmaps {
+            dir,
+            bms: vec![RoaringBitmap::new(); ntypes],
+            last: None,
+        }
+    }
+
+    /// Notes an entry of `node` of type `t`; entries come by node, then type, ascending.
+    pub fn push(&mut self, node: u32, t: u16) {
+        if self.last != Some((node, t)) {
+            if let Some(b) = self.bms.get_mut(t as usize) {
+                // Node ids ascend, so this appends.
+                b.insert(node);
+            }
+            self.last = Some((node, t));
+        }
+    }
+
+    /// The bitmaps as the `TypeBitmaps` section lists them: (direction, type, nodes), empty
+    /// ones left out.
+    pub fn finish(self) -> Vec<(u8, u16, RoaringBitmap)> {
+        let dir = self.dir;
+        self.bms
+            .into_iter()
+            .enumerate()
+            .filter(|(_, b)| !b.is_empty())
+            .filter_map(|(t, b)| Some((dir, u16::try_from(t).ok()?, b)))
+            .collect()
+    }
 }
 
 /// The key of an encoded node record (empty if it cannot be read).
@@ -287,24 +322,35 @@ pub(crate) fn write_segment_staged(
     // Rows are sorted by id, so a CSR's row order within equal (type, neighbor) is the
     // id order the format asks for.
     let in_csr = || Csr::build(bound, &rows.targets, &rows.sources, &rows.types);
-    let (out, inn) = match content.out_csr.take() {
-        Some(out) if out.offsets.len() == bound as usize + 1 && out.pos.len() == m => (out, None),
-        Some(_) => return Err(Error::invalid("the given out-CSR does not fit the rows")),
-        None => {
+    let spilled = content.spilled.take();
+    let (out, inn) = match (content.out_csr.take(), &spilled) {
+        (_, Some(s)) if s.len() == m as u64 && s.out.offsets.len() == bound as usize + 1 => {
+            (None, None)
+        }
+        (_, Some(_)) => return Err(Error::invalid("the spilled edges do not fit the rows")),
+        (Some(out), None) if out.offsets.len() == bound as usize + 1 && out.pos.len() == m => {
+            (Some(out), None)
+        }
+        (Some(_), None) => return Err(Error::invalid("the given out-CSR does not fit the rows")),
+        (None, None) => {
             let (out, inn) = join(
                 worth_a_thread(m),
                 || Csr::build(bound, &rows.sources, &rows.targets, &rows.types),
                 in_csr,
             );
-            (out?, Some(inn?))
+            (Some(out?), Some(inn?))
         }
     };
     let ntypes = summary.types.len();
     // When only the out-direction is ready, the in-direction is built on a second thread
-    // while the sections before it are prepared and written.
+    // while the sections before it are prepared and written (spilled: both are ready).
+    let build_in = out.is_some();
     let (tx, rx) = mpsc::sync_channel(1);
     let (m64, report) = (m as u64, &report);
     let in_side = move || {
+        if !build_in {
+            return;
+        }
         report(BulkPhase::BuildIn, 0, m64);
         let inn = inn.map_or_else(in_csr, Ok).map(|inn| {
             let bitmaps = type_bitmaps(1, &inn, ntypes);
@@ -319,8 +365,12 @@ pub(crate) fn write_segment_staged(
     let mut side_error = None;
     let side_error_slot = &mut side_error;
     let ((), ((), written)) = join(text_thread, text_side, || {
-        join(worth_a_thread(m), in_side, || {
-            let mut bitmaps = type_bitmaps(0, &out, ntypes);
+        join(worth_a_thread(m) && build_in, in_side, || {
+            let mut bitmaps = match (&out, &spilled) {
+                (Some(out), _) => type_bitmaps(0, out, ntypes),
+                (None, Some(s)) => s.bitmaps.clone(),
+                (None, None) => Vec::new(),
+            };
             let nodes = NodeSections::new(&content.nodes)?;
             let vectors = BuiltVectors::new(
                 id,
@@ -346,36 +396,27 @@ pub(crate) fn write_segment_staged(
             };
             segment_file::write_segment_staged(io, dir, staging, stamp, move |enc| {
                 enc.section(K::Summary, &summary.encode())?;
-                enc.array(K::OutOffsets, &out.offsets)?;
-                enc.array(K::OutNeighbors, &out.neighbors)?;
-                wrote();
-                enc.array(K::OutTypes, &out.types)?;
-                enc.array(K::OutEdgePos, &out.pos)?;
-                wrote();
-                // Format version 2: each row's out-CSR entry (the inverse permutation) replaces
-                // copies of its source, target and type.
-                let mut out_pos = vec![0u32; out.pos.len()];
-                for (p, &row) in (0u32..).zip(&out.pos) {
-                    if let Some(slot) = out_pos.get_mut(row as usize) {
-                        *slot = p;
-                    }
+                if let Some(s) = &spilled {
+                    s.write_out(enc, &wrote)?;
+                    wrote();
+                    s.write_in(enc)?;
+                    wrote();
+                    wrote();
+                } else if let Some(out) = out {
+                    write_out_direction(enc, out, &wrote)?;
+                    let (inn, in_bitmaps) =
+                        received(&rx, side_error_slot, "cannot build the in-direction CSR")?;
+                    bitmaps.extend(in_bitmaps);
+                    wrote();
+                    enc.array(K::InOffsets, &inn.offsets)?;
+                    enc.array(K::InNeighbors, &inn.neighbors)?;
+                    wrote();
+                    enc.array(K::InTypes, &inn.types)?;
+                    enc.array(K::InEdgePos, &inn.pos)?;
+                    wrote();
+                    drop(inn);
                 }
-                enc.array(K::EdgeOutPos, &out_pos)?;
-                wrote();
-                // Written: its memory can serve the in-direction being built.
-                drop(out_pos);
-                drop(out);
-                let (inn, in_bitmaps) =
-                    received(&rx, side_error_slot, "cannot build the in-direction CSR")?;
-                bitmaps.extend(in_bitmaps);
-                wrote();
-                enc.array(K::InOffsets, &inn.offsets)?;
-                enc.array(K::InNeighbors, &inn.neighbors)?;
-                wrote();
-                enc.array(K::InTypes, &inn.types)?;
-                enc.array(K::InEdgePos, &inn.pos)?;
-                wrote();
-                drop(inn);
+                drop(spilled);
                 if summary.dense_edge_base.is_none() {
                     enc.array(K::EdgeIds, &rows.ids())?;
                 }
@@ -426,6 +467,32 @@ pub(crate) fn write_segment_staged(
         })
     });
     side_error.map_or(written, Err)
+}
+
+/// Writes the out-direction's sections and `EdgeOutPos`, calling `wrote` after each step;
+/// frees `out` at the end, for the in-direction being built.
+fn write_out_direction<W: std::io::Write>(
+    enc: &mut crate::format::segment::SegmentEncoder<W>,
+    out: Csr,
+    wrote: &dyn Fn(),
+) -> std::io::Result<()> {
+    enc.array(K::OutOffsets, &out.offsets)?;
+    enc.array(K::OutNeighbors, &out.neighbors)?;
+    wrote();
+    enc.array(K::OutTypes, &out.types)?;
+    enc.array(K::OutEdgePos, &out.pos)?;
+    wrote();
+    // Format version 2: each row's out-CSR entry (the inverse permutation) replaces
+    // copies of its source, target and type.
+    let mut out_pos = vec![0u32; out.pos.len()];
+    for (p, &row) in (0u32..).zip(&out.pos) {
+        if let Some(slot) = out_pos.get_mut(row as usize) {
+            *slot = p;
+        }
+    }
+    enc.array(K::EdgeOutPos, &out_pos)?;
+    wrote();
+    Ok(())
 }
 
 /// What a helper thread of [`write_segment_staged`] sent: its value, or an I/O error that

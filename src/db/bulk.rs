@@ -31,9 +31,14 @@ use crate::graph::{NodeId, TypeId, limits};
 use crate::model::{EdgeProps, Node, NodeProps};
 
 mod analyze;
+mod external;
+mod keep;
 mod keys;
+mod merge;
 mod order;
+mod spill;
 
+use keep::Keep;
 use keys::Keys;
 
 /// Nodes and edges to load in one atomic step.
@@ -60,6 +65,9 @@ pub struct BulkLoad {
     timestamp_ms: Option<u64>,
     /// Store the vectors without their HNSW graph (see [`BulkLoad::defer_vector_graph`]).
     defer_vector_graph: bool,
+    /// The memory the edge build may take (see [`BulkLoad::memory_limit`]); None: the
+    /// default, [`default_memory_limit`].
+    memory_limit: Option<u64>,
 }
 
 /// A phase of [`Database::bulk_load_with_progress`], in the order they run. Each is
@@ -69,13 +77,23 @@ pub struct BulkLoad {
 pub enum BulkPhase {
     /// Keys to node ids (unit: keys).
     Ids,
+    /// Out of core only: the input edges sorted in runs that fit the memory limit and
+    /// written to scratch files, before the nodes (unit: edges).
+    Spill,
     /// Nodes' records, embeddings and the analysis of their texts for the text index
     /// (unit: keys, each key a new or updated node or one left as it is); most of a
     /// text-heavy load.
     Nodes,
-    /// The out-direction CSR of every input edge and the duplicate check (unit: edges).
+    /// Out of core only: the runs merged into the out-direction, with the duplicate check;
+    /// the in-direction's runs are written meanwhile (unit: edges).
+    MergeOut,
+    /// Out of core only: the in-direction's runs merged (unit: kept edges).
+    MergeIn,
+    /// The out-direction CSR of every input edge and the duplicate check (unit: edges; in
+    /// memory only).
     BuildOut,
-    /// The in-direction CSR (unit: edges; runs on a second thread alongside `Write`).
+    /// The in-direction CSR (unit: edges; runs on a second thread alongside `Write`; in
+    /// memory only).
     BuildIn,
     /// Writing the segment's sections (unit: steps).
     Write,
@@ -84,12 +102,15 @@ pub enum BulkPhase {
 }
 
 impl BulkPhase {
-    /// A short name for progress lines: `ids`, `nodes`, `build out-CSR`, `build in-CSR`,
-    /// `write`, `fsync`.
+    /// A short name for progress lines: `ids`, `spill runs`, `nodes`, `merge out-CSR`,
+    /// `merge in-CSR`, `build out-CSR`, `build in-CSR`, `write`, `fsync`.
     pub fn name(self) -> &'static str {
         match self {
             BulkPhase::Ids => "ids",
             BulkPhase::Nodes => "nodes",
+            BulkPhase::Spill => "spill runs",
+            BulkPhase::MergeOut => "merge out-CSR",
+            BulkPhase::MergeIn => "merge in-CSR",
             BulkPhase::BuildOut => "build out-CSR",
             BulkPhase::BuildIn => "build in-CSR",
             BulkPhase::Write => "write",
@@ -150,6 +171,17 @@ impl BulkLoad {
     /// approximate search's misses; only speed differs.
     pub fn defer_vector_graph(&mut self, defer: bool) {
         self.defer_vector_graph = defer;
+    }
+
+    /// Bounds the memory the load's edge build takes (the duplicate check and both CSR
+    /// directions) to about `bytes`: when the in-memory build would need more, the edges
+    /// are sorted out of core, in runs spilled to scratch files in the database's
+    /// directory, and merged into the segment. The segment's bytes are the same either
+    /// way; only time, memory and scratch disk space (about 26 bytes per edge at most)
+    /// differ. Default: [`default_memory_limit`]. Not bounded by it (yet): the edges as
+    /// added (10 bytes each, more with weights), the key table and the node records.
+    pub fn memory_limit(&mut self, bytes: u64) {
+        self.memory_limit = Some(bytes);
     }
 
     fn local(&mut self, key: &str) -> Result<u32> {
@@ -342,6 +374,7 @@ impl Database {
             edge_validity,
             mut node_validity,
             defer_vector_graph,
+            memory_limit,
             ..
         } = load;
 
@@ -377,6 +410,52 @@ impl Database {
         }
         drop(degree);
         progress(BulkPhase::Ids, nkeys, nkeys);
+        // Types to ids.
+        let mut type_map = Vec::with_capacity(type_list.len());
+        for name in &type_list {
+            let id = match next.type_ids.get(&**name) {
+                Some(&t) => t,
+                None => {
+                    let t = u16::try_from(next.types.len())
+                        .map_err(|_| Error::invalid("too many edge types"))?;
+                    let op = crate::format::record::WalOp::NewType {
+                        id: TypeId(t),
+                        name: name.to_string(),
+                    };
+                    next.apply(&op).map_err(Error::invalid)?;
+                    t
+                }
+            };
+            type_map.push(id);
+        }
+        // Edges to global ids, in place.
+        let global = |local: u32| ids.get(local as usize).copied().ok_or_else(bad_local);
+        for x in sources.iter_mut().chain(targets.iter_mut()) {
+            *x = global(*x)?;
+        }
+        for t in &mut edge_types {
+            *t = type_map.get(*t as usize).copied().ok_or_else(bad_local)?;
+        }
+        let stored = |s: u32, t: u16, n: u32| {
+            s < st.node_bound
+                && n < st.node_bound
+                && st.edge_by_triple(NodeId(s), TypeId(t), NodeId(n)).is_some()
+        };
+        let dir = &self.shared.dir;
+        let seg_id = w.manifest.next_segment_id;
+        let io = self.shared.io();
+        // The scratch files of an out-of-core build, removed when this returns.
+        let mut spill = spill::Spill::new(io, dir, seg_id);
+        let limit = memory_limit.unwrap_or_else(default_memory_limit);
+        let columns = (sources, targets, edge_types);
+        // Out of core, the edges are spilled in sorted runs before the nodes' records are
+        // made, so that the input columns are freed before the records fill memory.
+        let input = if external::fits_in_memory(limit, columns.0.len(), next.node_bound) {
+            EdgeInput::Columns(columns)
+        } else {
+            let runs = external::spill(&mut spill, limit, next.node_bound, columns, progress)?;
+            EdgeInput::Runs(runs)
+        };
         progress(BulkPhase::Nodes, 0, nkeys);
         let mut content = SegmentContent {
             embedding_dim: st.embedding_dim(),
@@ -440,131 +519,75 @@ impl Database {
         })?;
         content.embedding_dim = embedding_dim;
         drop(keys);
-        // Types to ids.
-        let mut type_map = Vec::with_capacity(type_list.len());
-        for name in &type_list {
-            let id = match next.type_ids.get(&**name) {
-                Some(&t) => t,
-                None => {
-                    let t = u16::try_from(next.types.len())
-                        .map_err(|_| Error::invalid("too many edge types"))?;
-                    let op = crate::format::record::WalOp::NewType {
-                        id: TypeId(t),
-                        name: name.to_string(),
-                    };
-                    next.apply(&op).map_err(Error::invalid)?;
-                    t
-                }
-            };
-            type_map.push(id);
-        }
-        // Edges to global ids, in place.
-        let global = |local: u32| ids.get(local as usize).copied().ok_or_else(bad_local);
-        for x in sources.iter_mut().chain(targets.iter_mut()) {
-            *x = global(*x)?;
-        }
-        for t in &mut edge_types {
-            *t = type_map.get(*t as usize).copied().ok_or_else(bad_local)?;
-        }
         drop(ids);
-
-        // Dedup: in the out-CSR of every input edge, equal triples are neighbors in input
-        // order, so the first of each run of equals is the first occurrence; it is dropped
-        // too when the triple is stored already.
         progress(BulkPhase::Nodes, nkeys, nkeys);
-        let nedges = sources.len() as u64;
-        progress(BulkPhase::BuildOut, 0, nedges);
-        let mut out = Csr::build(next.node_bound, &sources, &targets, &edge_types)?;
-        // The sort is most of the phase; the duplicate check below is the rest.
-        progress(BulkPhase::BuildOut, nedges * 3 / 4, nedges);
-        let stored = |g: u32| g < st.node_bound;
-        let mut keep = vec![true; sources.len()];
-        let mut dropped = 0u64;
-        for (node, w) in (0u32..).zip(out.offsets.windows(2)) {
-            let run = w[0] as usize..w[1] as usize;
-            if node > 0 && (node as usize).is_multiple_of(PROGRESS_EVERY) {
-                progress(BulkPhase::BuildOut, (nedges * 3 + w[0] as u64) / 4, nedges);
+        let built = match input {
+            EdgeInput::Columns(columns) => {
+                build_in_memory(next.node_bound, columns, &stored, progress)?
             }
-            for i in run.clone() {
-                let (t, n) = (out.types[i], out.neighbors[i]);
-                let first = i == run.start || (out.types[i - 1], out.neighbors[i - 1]) != (t, n);
-                let in_db = first
-                    && stored(node)
-                    && stored(n)
-                    && st
-                        .edge_by_triple(NodeId(node), TypeId(t), NodeId(n))
-                        .is_some();
-                if !first || in_db {
-                    keep[out.pos[i] as usize] = false;
-                    dropped += 1;
+            EdgeInput::Runs(runs) => {
+                let ntypes = next.types.len();
+                let ext = external::merge(&mut spill, runs, ntypes, &stored, progress)?;
+                BuiltEdges {
+                    keep: ext.keep,
+                    dropped: ext.dropped,
+                    type_counts: ext.type_counts,
+                    directions: Directions::Spilled(Box::new(ext.edges)),
                 }
             }
-        }
-        progress(BulkPhase::BuildOut, nedges, nedges);
-        if dropped > 0 {
-            drop_rows(&mut out, &keep, &mut sources, &mut targets, &mut edge_types);
-            if let Some(w) = &mut weights {
-                retain_kept(w, &keep);
-            }
+        };
+        let keep = &built.keep;
+        if let Some(w) = &mut weights {
+            retain_kept(w, keep);
         }
         // Edge ids are dense in input order: the row of a kept edge is its rank.
         let mut rows_props = Vec::with_capacity(edge_props.len());
-        let mut kept_before = 0u32;
-        let mut at = 0usize;
         for (i, p) in edge_props {
-            while at < i as usize {
-                kept_before += u32::from(keep[at]);
-                at += 1;
-            }
-            if keep.get(i as usize).copied().unwrap_or(false) {
-                rows_props.push((kept_before, p));
+            if keep.get(i as usize) {
+                rows_props.push((row_of(keep, i)?, p));
             }
         }
         let mut rows_validity = Vec::with_capacity(edge_validity.len());
-        let mut kept_before = 0u64;
-        let mut at = 0usize;
         for (i, from, to) in edge_validity {
-            while at < i as usize {
-                kept_before += u64::from(keep[at]);
-                at += 1;
-            }
-            if keep.get(i as usize).copied().unwrap_or(false) {
+            if keep.get(i as usize) {
                 let from = from.unwrap_or(now);
                 super::batch::check_interval(from, to)?;
-                rows_validity.push((kept_before, from, to));
+                rows_validity.push((u64::from(row_of(keep, i)?), from, to));
             }
         }
-        drop(keep);
-        for &t in &edge_types {
-            if let Some(c) = next.type_counts.get_mut(t as usize) {
-                *c += 1;
+        for (t, &c) in built.type_counts.iter().enumerate() {
+            if let Some(count) = next.type_counts.get_mut(t) {
+                *count += c;
             }
         }
-        let kept = sources.len() as u64;
-        report.duplicates_skipped = dropped;
+        let kept = keep.kept();
+        report.duplicates_skipped = built.dropped;
         report.edges_created = kept;
         let base = next.next_edge_id;
         next.next_edge_id = base + kept;
         if kept == 0 && content.nodes.is_empty() {
             return Ok(report);
         }
-        content.edges = EdgeRows::dense(
-            base,
-            now,
-            (sources, targets, edge_types),
-            weights,
-            &rows_props,
-        )?;
+        match built.directions {
+            Directions::Memory { columns, out } => {
+                content.edges = EdgeRows::dense(base, now, columns, weights, &rows_props)?;
+                content.out_csr = Some(out);
+            }
+            Directions::Spilled(edges) => {
+                let len = usize::try_from(kept)
+                    .map_err(|_| Error::invalid("too many edges in one bulk load"))?;
+                content.edges =
+                    EdgeRows::dense_without_columns(base, now, len, weights, &rows_props)?;
+                content.spilled = Some(*edges);
+            }
+        }
         for (row, from, to) in rows_validity {
             content.edges.set_validity(base + row, now, from, to);
         }
-        content.out_csr = Some(out);
         content.progress = Some(super::build::ProgressHook(progress));
         content.summary = super::maintenance::summary_of(&next);
-        let dir = &self.shared.dir;
-        let seg_id = w.manifest.next_segment_id;
-        let io = self.shared.io();
         report.bytes = write_segment(io, dir, seg_id, self.shared.db_id, st.lsn, content)?;
+        drop(spill);
         let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
         seg.file.verify()?;
         report.segment = Some(seg_id);
@@ -588,15 +611,117 @@ impl Database {
     }
 }
 
+/// The memory limit of a bulk load that sets none ([`BulkLoad::memory_limit`]): half the
+/// physical memory (`MemTotal` of `/proc/meminfo` on Linux), or 4 GiB where that cannot be
+/// read.
+pub fn default_memory_limit() -> u64 {
+    const FALLBACK: u64 = 4 << 30;
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| mem_total(&m))
+        .map_or(FALLBACK, |total| total / 2)
+}
+
+/// `MemTotal` of a `/proc/meminfo` text, in bytes.
+fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The input edges once mapped to global ids: in memory, or spilled as sorted runs.
+enum EdgeInput {
+    Columns(external::Columns),
+    Runs(external::SpilledRuns),
+}
+
+/// The edges built: which are kept, and both directions in memory or in scratch files.
+struct BuiltEdges {
+    keep: Keep,
+    dropped: u64,
+    /// Kept edges per type id.
+    type_counts: Vec<u64>,
+    directions: Directions,
+}
+
+/// Where a bulk load's built edges are.
+enum Directions {
+    /// The kept rows' columns and their out-direction (the writer builds the in-direction).
+    Memory {
+        columns: external::Columns,
+        out: Csr,
+    },
+    /// Both directions in scratch files.
+    Spilled(Box<super::build::SpilledEdges>),
+}
+
+/// The in-memory edge build: the out-direction CSR of every input edge, in which equal
+/// triples are neighbors in input order, so the first of each run of equals is the first
+/// occurrence; it is dropped too when the triple is `stored` already. That CSR, less the
+/// duplicates, is the segment's out-direction as it is.
+fn build_in_memory(
+    node_bound: u32,
+    mut columns: external::Columns,
+    stored: &dyn Fn(u32, u16, u32) -> bool,
+    progress: BulkProgress<'_>,
+) -> Result<BuiltEdges> {
+    let nedges = columns.0.len() as u64;
+    progress(BulkPhase::BuildOut, 0, nedges);
+    let mut out = Csr::build(node_bound, &columns.0, &columns.1, &columns.2)?;
+    // The sort is most of the phase; the duplicate check below is the rest.
+    progress(BulkPhase::BuildOut, nedges * 3 / 4, nedges);
+    let mut keep = Keep::all(columns.0.len());
+    let mut dropped = 0u64;
+    for (node, w) in (0u32..).zip(out.offsets.windows(2)) {
+        let run = w[0] as usize..w[1] as usize;
+        if node > 0 && (node as usize).is_multiple_of(PROGRESS_EVERY) {
+            progress(BulkPhase::BuildOut, (nedges * 3 + w[0] as u64) / 4, nedges);
+        }
+        for i in run.clone() {
+            let (t, n) = (out.types[i], out.neighbors[i]);
+            let first = i == run.start || (out.types[i - 1], out.neighbors[i - 1]) != (t, n);
+            if !first || stored(node, t, n) {
+                keep.drop_edge(out.pos[i] as usize);
+                dropped += 1;
+            }
+        }
+    }
+    keep.finish();
+    progress(BulkPhase::BuildOut, nedges, nedges);
+    if dropped > 0 {
+        drop_rows(&mut out, &keep, &mut columns);
+    }
+    let mut type_counts = Vec::new();
+    for &t in &columns.2 {
+        let t = t as usize;
+        if type_counts.len() <= t {
+            type_counts.resize(t + 1, 0u64);
+        }
+        type_counts[t] += 1;
+    }
+    Ok(BuiltEdges {
+        keep,
+        dropped,
+        type_counts,
+        directions: Directions::Memory { columns, out },
+    })
+}
+
+/// The row of kept input edge `i`.
+fn row_of(keep: &Keep, i: u32) -> Result<u32> {
+    u32::try_from(keep.rank(i as usize))
+        .map_err(|_| Error::invalid("too many edges in one bulk load"))
+}
+
 fn bad_local() -> Error {
     Error::invalid("bulk load refers to an unknown local id")
 }
 
 /// Keeps the entries of `v` whose `keep` is set, in order.
-fn retain_kept<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
+fn retain_kept<T: Copy>(v: &mut Vec<T>, keep: &Keep) {
     let mut w = 0;
     for i in 0..v.len() {
-        if keep.get(i).copied().unwrap_or(false) {
+        if keep.get(i) {
             v[w] = v[i];
             w += 1;
         }
@@ -606,29 +731,19 @@ fn retain_kept<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
 
 /// Removes the rows `keep` clears from the edge columns and from `out`, whose `pos` then
 /// names rows of the remaining edges.
-fn drop_rows(
-    out: &mut Csr,
-    keep: &[bool],
-    sources: &mut Vec<u32>,
-    targets: &mut Vec<u32>,
-    types: &mut Vec<u16>,
-) {
-    let mut row_of = Vec::with_capacity(keep.len());
-    let mut rows = 0u32;
-    for &k in keep {
-        row_of.push(rows);
-        rows += u32::from(k);
-    }
+fn drop_rows(out: &mut Csr, keep: &Keep, columns: &mut external::Columns) {
+    let (sources, targets, types) = columns;
     let mut w = 0usize;
     let mut start = 0usize;
     for node in 0..out.offsets.len().saturating_sub(1) {
         let end = out.offsets[node + 1] as usize;
         for i in start..end {
             let p = out.pos[i] as usize;
-            if keep[p] {
+            if keep.get(p) {
                 out.neighbors[w] = out.neighbors[i];
                 out.types[w] = out.types[i];
-                out.pos[w] = row_of[p];
+                // Kept rows are fewer than the input's, which fit in u32.
+                out.pos[w] = u32::try_from(keep.rank(p)).unwrap_or(u32::MAX);
                 w += 1;
             }
         }
@@ -643,3 +758,6 @@ fn drop_rows(
     retain_kept(targets, keep);
     retain_kept(types, keep);
 }
+
+#[cfg(test)]
+mod tests;

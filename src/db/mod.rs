@@ -38,7 +38,7 @@ mod vector_index;
 pub use app_file::APP_FILE_BYTES_MAX;
 pub use as_of::{AsOf, ValidAt};
 pub use batch::{NodePatch, OpResult, WriteBatch, check_interval};
-pub use bulk::{BulkLoad, BulkPhase, BulkProgress, BulkReport};
+pub use bulk::{BulkLoad, BulkPhase, BulkProgress, BulkReport, default_memory_limit};
 pub use handle::Database;
 pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
 pub use open::RecoveryReport;

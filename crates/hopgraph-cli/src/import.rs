@@ -50,9 +50,18 @@ its line and column; --lenient drops unknown fields instead and counts them in t
 A FILE of - reads standard input (once, and only with an explicit --format).
 
 Progress goes to stderr over every phase (read, ids, nodes, build out-CSR, build in-CSR,
-write, fsync) with rate and time left: a bar redrawn in place on a terminal, else a plain
+write, fsync; out of core: spill runs before nodes, merge out-CSR and merge in-CSR instead
+of the builds) with rate and time left: a bar redrawn in place on a terminal, else a plain
 line every 5 s (`import: build out-CSR 45% 12.3M edges/s eta 0:07`); then one line of the
 time each phase took. --quiet turns it off.
+
+Memory: --memory-limit SIZE (default half the physical memory) bounds the edge build. When
+the edges need more (about 42 bytes per edge in memory), they are sorted out of core: runs
+that fit the limit are spilled to scratch files bulk-N-*.tmp in the database directory
+(same file system; up to about 26 bytes per edge at once), merged, and removed when the
+import ends, also when it fails; a crash leaves them to the next open, which removes them.
+The database is the same either way, byte for byte. Not covered by the limit yet: the
+edges as read (10 bytes each, more with weights), the key table and the node records.
 
 Semantic search: with --embed-model MODEL (or $HOPGRAPH_EMBED_MODEL: a directory or a Hugging
 Face model id such as sentence-transformers/all-MiniLM-L6-v2, read from the Hugging Face
@@ -84,6 +93,32 @@ Examples:
   hopgraph import --db ./mem --embed-model ./all-MiniLM-L6-v2 memory.json
   zcat edges.tsv.gz | hopgraph import --db ./mem --format tsv -
   hopgraph import --db ./big --quiet kron24.edges.tsv 2>/dev/null";
+
+/// A size: a number of bytes, or with a unit: K, M, G, T (powers of 1024; KiB, MiB, GiB,
+/// TiB and KB, MB, GB, TB are read the same way, B allowed), e.g. `4GiB`, `512MiB`.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 4GiB, 512MiB or 1000000)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} (use KiB, MiB, GiB or TiB)"
+            ));
+        }
+    };
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
 
 /// Import edges and nodes from TSV, CSV or JSONL files (atomic).
 #[derive(Debug, Args)]
@@ -118,6 +153,13 @@ pub(crate) struct ImportArgs {
     /// or `now` (within the import).
     #[arg(long, value_enum, default_value_t = VectorIndex::Later)]
     vector_index: VectorIndex,
+    /// Memory the edge build may take (the duplicate check and both CSR directions), e.g.
+    /// 4GiB, 512MiB, 1G or a number of bytes. An import whose edges need more is sorted out
+    /// of core: in runs spilled to scratch files in the database directory (about 26 bytes
+    /// per edge of disk at most, removed afterwards) and merged into the segment, which is
+    /// byte for byte the same. Default: half the physical memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    memory_limit: Option<u64>,
     /// No progress on stderr (the summary on stdout stays).
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -226,6 +268,9 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         load.set_timestamp(ms);
     }
     load.defer_vector_graph(args.vector_index == VectorIndex::Later);
+    if let Some(bytes) = args.memory_limit {
+        load.memory_limit(bytes);
+    }
     let db = Database::open_with(&args.db.db, super::base_options()?)?;
     if let Some(e) = &embedder {
         // A store of another dimension or model is refused before anything is written.
@@ -842,5 +887,22 @@ impl Reader<'_> {
             self.tick(line_no, lines);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_read_with_binary_units() {
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("16 kb"), Ok(16 << 10));
+        assert!(parse_size("GiB").is_err());
+        assert!(parse_size("4 lots").is_err());
+        assert!(parse_size("99999999999TiB").is_err());
     }
 }

@@ -25,7 +25,10 @@ pub(crate) const WIDTH: usize = 79;
 pub(crate) const IMPORT_PHASES: &[(&str, Unit)] = &[
     ("read", Unit::Bytes),
     ("ids", Unit::Count("keys")),
+    ("spill runs", Unit::Count("edges")),
     ("nodes", Unit::Count("nodes")),
+    ("merge out-CSR", Unit::Count("edges")),
+    ("merge in-CSR", Unit::Count("edges")),
     ("build out-CSR", Unit::Count("edges")),
     ("build in-CSR", Unit::Count("edges")),
     ("write", Unit::Steps),
@@ -36,12 +39,15 @@ pub(crate) const IMPORT_PHASES: &[(&str, Unit)] = &[
 fn slot(phase: BulkPhase) -> usize {
     match phase {
         BulkPhase::Ids => 1,
-        BulkPhase::Nodes => 2,
-        BulkPhase::BuildOut => 3,
-        BulkPhase::BuildIn => 4,
-        BulkPhase::Write => 5,
+        BulkPhase::Spill => 2,
+        BulkPhase::Nodes => 3,
+        BulkPhase::MergeOut => 4,
+        BulkPhase::MergeIn => 5,
+        BulkPhase::BuildOut => 6,
+        BulkPhase::BuildIn => 7,
+        BulkPhase::Write => 8,
         // `BulkPhase` is non-exhaustive: a later phase is shown as the last one.
-        _ => 6,
+        _ => 9,
     }
 }
 

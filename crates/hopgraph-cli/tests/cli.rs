@@ -154,6 +154,80 @@ fn import_tsv_keeps_exact_keys_and_skips_header_comments_duplicates() {
     assert_eq!(e.weight, 0.5);
 }
 
+/// The segment files of `db` (sorted by name), with the database id and the checksum
+/// covering it zeroed.
+fn segments_without_id(db: &Path) -> Vec<Vec<u8>> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "hgs"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|p| {
+            let mut b = std::fs::read(p).unwrap();
+            b[16..32].fill(0);
+            let crc = b.len() - 12;
+            b[crc..crc + 4].fill(0);
+            b
+        })
+        .collect()
+}
+
+#[test]
+fn import_with_a_tiny_memory_limit_spills_and_writes_the_same_segment() {
+    let tmp = tempdir();
+    let input = tmp.path().join("g.edges.tsv");
+    let mut tsv = String::new();
+    // The last 500 lines repeat earlier ones: duplicates.
+    for i in (0..3000u64).chain(100..600) {
+        let (s, t) = (i * 7 % 211, i * 13 % 199);
+        tsv.push_str(&format!("n{s}\tn{t}\tt{}\n", i % 3));
+    }
+    std::fs::write(&input, tsv).unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let file = input.to_str().unwrap();
+    let out_a = ok(&["import", "--db", &db_arg(&a), "--timestamp", "1", file]);
+    let (code, out_b, err_b) = hopgraph(&[
+        "import",
+        "--db",
+        &db_arg(&b),
+        "--timestamp",
+        "1",
+        "--memory-limit",
+        "16KiB",
+        "--progress-every-ms",
+        "1",
+        file,
+    ]);
+    assert_eq!(code, 0, "{err_b}");
+    let summary = |out: &str| out.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(summary(&out_a), summary(&out_b));
+    assert!(out_b.contains("duplicate edges skipped: 500"), "{out_b}");
+    assert!(err_b.contains("spill runs"), "{err_b}");
+    assert!(err_b.contains("merge in-CSR"), "{err_b}");
+    let (sa, sb) = (segments_without_id(&a), segments_without_id(&b));
+    assert_eq!(sa.len(), 1);
+    assert!(sa == sb, "the spilled import wrote other bytes");
+    let leftovers: Vec<_> = std::fs::read_dir(&b)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("bulk-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let (code, _, err) = hopgraph(&[
+        "import",
+        "--db",
+        &db_arg(&b),
+        "--memory-limit",
+        "4 lots",
+        file,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("size unit"), "{err}");
+}
+
 #[test]
 fn import_csv_with_quotes_and_auto_detection() {
     let tmp = tempdir();

@@ -48,6 +48,17 @@ impl<T: Copy + Default + PartialEq> Column<T> {
         }
     }
 
+    /// The greatest value (without copying the column); None for no rows.
+    fn max(&self) -> Option<T>
+    where
+        T: Ord,
+    {
+        match self {
+            Column::Same { value, len } => (*len > 0).then_some(*value),
+            Column::List(v) => v.iter().copied().max(),
+        }
+    }
+
     fn all(&self, f: impl Fn(T) -> bool) -> bool {
         match self {
             Column::Same { value, len } => *len == 0 || f(*value),
@@ -167,8 +178,13 @@ pub(crate) struct EdgeRows {
 }
 
 impl EdgeRows {
+    /// Rows (counted by their ids: rows built by [`EdgeRows::dense_without_columns`] have
+    /// no source, target and type columns).
     pub fn len(&self) -> usize {
-        self.sources.len()
+        match &self.ids {
+            Ids::Dense { len, .. } => *len,
+            Ids::List(v) => v.len(),
+        }
     }
 
     /// Rows with ids `base..`, all created at `created`, with weights `weights` (as
@@ -185,10 +201,31 @@ impl EdgeRows {
     ) -> Result<EdgeRows> {
         let (sources, targets, types) = columns;
         let len = sources.len();
-        let mismatch = || Error::invalid("edge columns differ in length");
         if targets.len() != len || types.len() != len {
-            return Err(mismatch());
+            return Err(Error::invalid("edge columns differ in length"));
         }
+        let rows = EdgeRows::dense_without_columns(base, created, len, weights, props)?;
+        Ok(EdgeRows {
+            sources,
+            targets,
+            types,
+            ..rows
+        })
+    }
+
+    /// [`EdgeRows::dense`] for `len` rows whose sources, targets and types are not held
+    /// here (an out-of-core bulk load hands the writer its CSR directions in spill files).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `weights` has another length or a props row is out of order.
+    pub fn dense_without_columns(
+        base: u64,
+        created: u64,
+        len: usize,
+        weights: Option<Vec<u32>>,
+        props: &[(u32, String)],
+    ) -> Result<EdgeRows> {
+        let mismatch = || Error::invalid("edge columns differ in length");
         let weights = match weights {
             Some(w) if w.len() == len => Column::List(w),
             Some(_) => return Err(mismatch()),
@@ -213,9 +250,9 @@ impl EdgeRows {
         }
         Ok(EdgeRows {
             ids: Ids::Dense { base, len },
-            sources,
-            targets,
-            types,
+            sources: Vec::new(),
+            targets: Vec::new(),
+            types: Vec::new(),
             weights,
             created: Column::Same {
                 value: created,
@@ -332,14 +369,14 @@ pub(crate) struct RowValidity {
 impl EdgeRows {
     /// The rows' validity columns; call after [`EdgeRows::sort_by_id`].
     pub(super) fn validity(&mut self) -> RowValidity {
-        let created = self.created();
         let mut out = RowValidity {
-            from_max: created.iter().copied().max().unwrap_or(0),
+            from_max: self.created.max().unwrap_or(0),
             ..RowValidity::default()
         };
         if self.timed.is_empty() {
             return out;
         }
+        let created = self.created();
         self.timed.sort_unstable_by_key(|t| t[0]);
         let ids = self.ids();
         let (mut from, mut to) = (

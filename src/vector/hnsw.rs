@@ -169,7 +169,11 @@ fn search_layer<G: Graph + ?Sized, A: FnMut(u32) -> bool + ?Sized>(
                 fresh.push(n);
             }
         }
-        for &n in &fresh {
+        for (j, &n) in fresh.iter().enumerate() {
+            // The next row's remaining lines load while this one is scored.
+            if let Some(&next) = fresh.get(j + 1) {
+                vectors.prefetch_row(next as usize);
+            }
             let Some(sim) = vectors.sim(query, n as usize) else {
                 continue;
             };

@@ -8,7 +8,8 @@ query, the rest are indexed, as the Rust bench does. hnswlib gets the same param
 hopgraph's HNSW (space 'cosine', M 16, ef_construction 128), one thread for the build and
 the queries (hopgraph builds single-threaded, deterministically). Prints build time, index
 size (`save_index` file) and for each ef: recall@10 against an exact numpy ranking, p50/p99
-per-query latency (one knn_query call per query) and queries/s.
+per-query latency (one knn_query call per query), queries/s (wall) and queries per CPU
+second of the querying thread (what a busy machine inflates least).
 
 With --usearch, usearch (Unum's HNSW library) runs next, on the same split with the same
 parameters (metric cos, f32, connectivity 16, expansion_add 128, expansion_search = ef,
@@ -27,30 +28,44 @@ import numpy as np
 EFS = [10, 16, 32, 64, 128, 256]
 
 
+def resident_mb():
+    """The process's resident set now, in MB (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except OSError:
+        return 0.0
+
+
 def measure(name, build, save, set_ef, search, data, queries, truth):
     """Times `build()`, sizes the file `save(path)` writes, then for each ef (`set_ef`)
     times `search(q)` (the 10 best labels) per query and prints recall@10, p50/p99 and
     queries/s."""
     n, dim = data.shape
+    rss = resident_mb()
     t = time.perf_counter()
     cpu = time.process_time()
     build()
     took = time.perf_counter() - t
     took_cpu = time.process_time() - cpu
+    grown = resident_mb() - rss
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "index")
         save(path)
         size = os.path.getsize(path)
     print(f"{name}: {n} x {dim}, build {took:.1f} s ({took_cpu:.1f} s CPU), "
-          f"index file {size / 1e6:.1f} MB")
+          f"index file {size / 1e6:.1f} MB, resident memory +{grown:.0f} MB over the build")
     for ef in EFS:
         set_ef(ef)
         times = []
+        cpu = 0.0
         found = 0
         for q, want in zip(queries, truth):
+            c = time.thread_time()
             t = time.perf_counter()
             labels = search(q)
             times.append(time.perf_counter() - t)
+            cpu += time.thread_time() - c
             found += len(set(labels) & set(want.tolist()))
         times.sort()
         p50 = times[len(times) // 2]
@@ -58,7 +73,8 @@ def measure(name, build, save, set_ef, search, data, queries, truth):
         print(
             f"{name}: ef {ef:>4} recall@10 {found / (10 * len(truth)):.3f}  "
             f"p50 {p50 * 1e3:8.3f} ms  p99 {p99 * 1e3:8.3f} ms  "
-            f"{len(times) / sum(times):7.0f} queries/s"
+            f"{len(times) / sum(times):7.0f} queries/s  "
+            f"{len(times) / max(cpu, 1e-6):7.0f} queries/CPU-s"
         )
 
 

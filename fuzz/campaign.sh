@@ -17,7 +17,7 @@ round="${2:-600}"
 here="$(cd "$(dirname "$0")" && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}/fuzz"
 cd "$here"
-targets=(wal_record commit_payload segment manifest text_sections text_analyzer vector_sections
+targets=(wal_record commit_payload segment manifest key_index text_sections text_analyzer vector_sections
     mcp_tool_call)
 ledger="$here/target/campaign-ledger.tsv"
 mkdir -p "$here/target"

@@ -24,7 +24,7 @@ fi
 # Keep fuzz builds apart from the stable build's artifacts.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}/fuzz"
 cd "$here"
-targets=(wal_record commit_payload segment manifest text_sections text_analyzer vector_sections
+targets=(wal_record commit_payload segment manifest key_index text_sections text_analyzer vector_sections
     mcp_tool_call)
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t"

@@ -47,6 +47,7 @@ pub use analyze::{Analyzer, TermKind, Token};
 pub use exhaustive::RankScratch;
 #[cfg(any(test, feature = "internals"))]
 pub use phrase::{has_phrase, has_phrase_in};
+#[cfg(any(test, feature = "internals"))]
 pub use phrase::{phrase_may_occur, text_has_phrase};
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use rank::{search, search_with};

@@ -37,11 +37,12 @@ pub fn has_phrase_in(
 /// tokens that are not whole identifiers, in text order) hold `phrase` as a window.
 /// Streams the tokens through a [`PhraseMatcher`] and stops at the first match; no
 /// allocation per token.
+#[cfg(any(test, feature = "internals"))]
 pub fn text_has_phrase(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bool {
     phrase.len() >= 2 && phrase_may_occur(text, phrase) && units_hold(analyzer, text, phrase)
 }
 
-/// [`text_has_phrase`] without its pre-check (for a caller that made it already).
+/// `text_has_phrase` without its pre-check (for a caller that made it already).
 pub(crate) fn units_hold(analyzer: &Analyzer, text: &str, phrase: &[String]) -> bool {
     let mut m = PhraseMatcher::new(phrase);
     analyzer.for_each_token_until(text, |kind, unit| kind != TermKind::Whole && m.push(unit))
@@ -100,7 +101,7 @@ impl<'p> PhraseMatcher<'p> {
     }
 }
 
-/// A cheap necessary condition for [`text_has_phrase`], `true` when unsure: a phrase of
+/// A cheap necessary condition for `text_has_phrase`, `true` when unsure: a phrase of
 /// ASCII lowercase letters and digits can only occur where its units appear in order,
 /// ASCII case aside, separated by characters that are not ASCII letters or digits.
 ///
@@ -113,11 +114,12 @@ impl<'p> PhraseMatcher<'p> {
 /// (the Kelvin sign, `K` → `k`): a text holding such a character is answered `true`.
 /// Non-ASCII letters between two units are skipped like punctuation, which can only add
 /// false positives.
+#[cfg(any(test, feature = "internals"))]
 pub fn phrase_may_occur(text: &str, phrase: &[String]) -> bool {
     Precheck::new(phrase).may_occur(text)
 }
 
-/// [`phrase_may_occur`] for one phrase, prepared once for the many texts of a query.
+/// `phrase_may_occur` for one phrase, prepared once for the many texts of a query.
 pub(crate) struct Precheck<'p> {
     phrase: &'p [String],
     /// The unit the search anchors at (the longest, the first of equal ones: its
@@ -146,7 +148,7 @@ impl<'p> Precheck<'p> {
         Precheck { phrase, anchor }
     }
 
-    /// Whether the phrase may occur in `text` (see [`phrase_may_occur`]).
+    /// Whether the phrase may occur in `text` (see `phrase_may_occur`).
     pub(crate) fn may_occur(&self, text: &str) -> bool {
         let Some(a) = self.anchor else {
             return true;

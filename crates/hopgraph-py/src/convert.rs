@@ -117,21 +117,22 @@ pub fn embedding(value: &Bound<'_, PyAny>) -> PyResult<Vec<f32>> {
             "must be a sequence of numbers or a 1-d float array",
         )
     };
-    if value.hasattr("tobytes")? && value.hasattr("astype")? {
-        if let Ok(ndim) = value.getattr("ndim").and_then(|n| n.extract::<usize>()) {
-            if ndim != 1 {
-                return Err(bad());
-            }
-            let bytes = value
-                .call_method1("astype", ("<f4",))
-                .and_then(|a| a.call_method0("tobytes"))
-                .map_err(|_| bad())?;
-            let bytes = bytes.cast::<PyBytes>().map_err(|_| bad())?.as_bytes();
-            return Ok(bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect());
+    if value.hasattr("tobytes")?
+        && value.hasattr("astype")?
+        && let Ok(ndim) = value.getattr("ndim").and_then(|n| n.extract::<usize>())
+    {
+        if ndim != 1 {
+            return Err(bad());
         }
+        let bytes = value
+            .call_method1("astype", ("<f4",))
+            .and_then(|a| a.call_method0("tobytes"))
+            .map_err(|_| bad())?;
+        let bytes = bytes.cast::<PyBytes>().map_err(|_| bad())?.as_bytes();
+        return Ok(bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect());
     }
     value.extract::<Vec<f32>>().map_err(|_| bad())
 }

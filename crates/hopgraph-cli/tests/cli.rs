@@ -1866,8 +1866,8 @@ fn same_input_same_bytes_but_the_database_id() {
 /// or two dimensions.
 #[test]
 fn reembed_embeds_every_node_with_text_and_records_the_model() {
+    use hopgraph_embed::Embedder;
     use hopgraph_embed::tiny_model::TinyModel;
-    use hopgraph_embed::{Embedder, ModelRecord};
     let tmp = tempdir();
     let model_a = tmp.path().join("model-a");
     TinyModel::default().write(&model_a).unwrap();
@@ -1934,7 +1934,7 @@ fn reembed_embeds_every_node_with_text_and_records_the_model() {
     };
     check(&a, "m1", "cat\nthe cat sat");
     check(&a, "alice", "alice\nperson\nlikes graphs");
-    assert!(ModelRecord::read(&dir).unwrap().unwrap().matches(&a));
+    assert!(recorded_model_is(&dir, &a));
 
     // Another model of the same dimension: --missing would mix models and is refused;
     // a full re-embed switches the store to it.
@@ -1945,7 +1945,7 @@ fn reembed_embeds_every_node_with_text_and_records_the_model() {
     let (code, _, err) = hopgraph(&["reembed", "--db", d, "--model", mb, "--quiet"]);
     assert_eq!(code, 0, "{err}");
     check(&b, "m1", "cat\nthe cat sat");
-    assert!(ModelRecord::read(&dir).unwrap().unwrap().matches(&b));
+    assert!(recorded_model_is(&dir, &b));
 
     // Another dimension is refused, naming both; a missing model directory too.
     let mw = model_wide.to_str().unwrap();
@@ -1963,18 +1963,24 @@ fn reembed_embeds_every_node_with_text_and_records_the_model() {
     ]);
     assert_eq!(code, 5, "{err}");
     assert!(err.contains("no-model"), "{err}");
-    assert!(
-        ModelRecord::read(&dir).unwrap().unwrap().matches(&b),
-        "refusals change nothing"
-    );
+    assert!(recorded_model_is(&dir, &b), "refusals change nothing");
+}
+
+/// Whether the store in `dir` records `e`'s model (read through the memory layer, the
+/// record's one reader, on a read-only open).
+fn recorded_model_is(dir: &Path, e: &hopgraph_embed::Embedder) -> bool {
+    let db = Database::open_with(dir, Options::default().read_only(true)).unwrap();
+    hopgraph_memory::embed_model::read_model_record(&db)
+        .unwrap()
+        .is_some_and(|r| r.fingerprint == e.fingerprint())
 }
 
 /// `import --embed-model` embeds the imported nodes that have text, after the import, and
 /// a bad model directory fails before anything is imported.
 #[test]
 fn import_with_a_model_embeds_what_it_imported() {
+    use hopgraph_embed::Embedder;
     use hopgraph_embed::tiny_model::TinyModel;
-    use hopgraph_embed::{Embedder, ModelRecord};
     let tmp = tempdir();
     let model = tmp.path().join("model");
     TinyModel::default().write(&model).unwrap();
@@ -2021,7 +2027,7 @@ fn import_with_a_model_embeds_what_it_imported() {
     let got = alice.props.embedding.clone().expect("embedded");
     let want = e.embed_one("alice\nperson\nlikes graphs").unwrap();
     assert!(got.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-5));
-    assert!(ModelRecord::read(&dir).unwrap().unwrap().matches(&e));
+    assert!(recorded_model_is(&dir, &e));
 }
 
 /// A memory file of the official MCP memory server, imported with `--format

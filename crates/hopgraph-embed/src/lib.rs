@@ -134,7 +134,6 @@ mod error;
 mod gemm;
 pub mod hub;
 mod pool;
-pub mod record;
 mod spec;
 pub mod tiny_model;
 #[allow(
@@ -151,7 +150,6 @@ use rayon::prelude::*;
 
 pub use error::{EmbedError, Result};
 pub use hub::{Progress, ResolvedModel, resolve_model};
-pub use record::{MODEL_RECORD_FILE, ModelRecord};
 pub use spec::Pooling;
 
 /// Texts per encoder run by default: sentence-transformers' default too, which keeps the

@@ -15,9 +15,8 @@
 //! agrees. Embeddings a caller passes are not checked against the record: the caller's
 //! embedding always wins, and nothing can know its model.
 //!
-//! The record's layout is this module's [`ModelRecord`]; `hopgraph_embed::ModelRecord`
-//! reads the same file for programs without an open database, and a test in the MCP
-//! crate checks that the two agree.
+//! The record's layout is this module's [`ModelRecord`], the only reader and writer of
+//! the file (a second, lock-free copy in hopgraph-embed was removed in 2026-11).
 
 use std::fmt;
 use std::path::PathBuf;

@@ -50,6 +50,48 @@ pub(crate) use loom::sync::MutexGuard;
 #[cfg(loom)]
 pub(crate) use loom_wrappers::{Mutex, RwLock};
 
+/// A condition variable for [`Mutex`]: `wait` gives the guard back, under loom too.
+pub(crate) struct Condvar {
+    #[cfg(not(loom))]
+    cv: parking_lot::Condvar,
+    #[cfg(loom)]
+    cv: loom::sync::Condvar,
+}
+
+impl std::fmt::Debug for Condvar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Condvar")
+    }
+}
+
+impl Condvar {
+    pub(crate) fn new() -> Condvar {
+        Condvar {
+            #[cfg(not(loom))]
+            cv: parking_lot::Condvar::new(),
+            #[cfg(loom)]
+            cv: loom::sync::Condvar::new(),
+        }
+    }
+
+    /// Releases `guard`, sleeps until notified (or spuriously woken), takes the lock again.
+    #[cfg(not(loom))]
+    pub(crate) fn wait<'a, T>(&self, mut guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        self.cv.wait(&mut guard);
+        guard
+    }
+
+    /// Releases `guard`, sleeps until notified (or spuriously woken), takes the lock again.
+    #[cfg(loom)]
+    pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        self.cv.wait(guard).unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn notify_all(&self) {
+        self.cv.notify_all();
+    }
+}
+
 use std::sync::Arc;
 
 /// The current value of something readers snapshot: replaced whole by writers, read as an

@@ -21,8 +21,8 @@ use crate::error::{Error, Result};
 use crate::format::record::{CommitPayload, encode_commit};
 use crate::format::wal::encode_record;
 
-/// A committer's batch waiting in the commit queue.
-pub(super) type Pending = group::Pending<WriteBatch, Result<CommitInfo>>;
+/// The batches waiting for a group-commit leader.
+pub(super) type CommitQueue = group::Queue<WriteBatch, Result<CommitInfo>>;
 
 pub(super) fn now_ms() -> u64 {
     std::time::SystemTime::now()

@@ -54,7 +54,7 @@ pub(super) struct Shared {
     pub(super) db_id: u128,
     pub(super) published: Published<State>,
     pub(super) writer: Mutex<Writer>,
-    pub(super) queue: Mutex<Vec<Arc<commit::Pending>>>,
+    pub(super) queue: commit::CommitQueue,
     pub(super) lock: Option<WriterLock>,
     pub(super) recovery: Mutex<RecoveryReport>,
     /// What the files looked like at the last publication (for cheap change checks).

@@ -451,7 +451,7 @@ fn open_inner(dir: &Path, options: Options, undo: &mut Undo) -> Result<Database>
             db_id,
             published,
             writer: Mutex::new(w),
-            queue: Mutex::new(Vec::new()),
+            queue: super::commit::CommitQueue::new(),
             lock,
             recovery: Mutex::new(report),
             probe: Mutex::new(probe),
@@ -464,13 +464,16 @@ fn open_inner(dir: &Path, options: Options, undo: &mut Undo) -> Result<Database>
 /// Delta size (nodes) from which a replaced state is freed on a thread of its own.
 const RETIRE_ON_THREAD_NODES: usize = 1024;
 
-/// Drops `old`, a state just replaced by a newer one. Freeing a large delta (its maps and
-/// text index are many small allocations: ~100 ms for 5,000 nodes) happened while the
-/// writer mutex was held, and every writer waited for it after each checkpoint; so a
-/// state with a large delta is dropped on a short-lived thread instead. (If a reader still
-/// holds the state, the last reader frees it.)
-fn retire(old: Arc<State>) {
-    if old.delta.nodes.len() < RETIRE_ON_THREAD_NODES {
+/// Drops `old`, a state just replaced by `new`. Freeing a large delta (its maps and text
+/// index are many small allocations: ~100 ms for 5,000 nodes) happened while the writer
+/// mutex was held, and every writer waited for it after each checkpoint; so a large delta
+/// that `new` no longer shares (a checkpoint or compaction replaced it) is dropped on a
+/// short-lived thread instead. A commit's new delta shares all but the changed paths of
+/// the old one (persistent maps), so dropping the old state is cheap and stays here: a
+/// thread per commit cost more than it saved. (If a reader still holds the state, the last
+/// reader frees it.)
+fn retire(old: Arc<State>, new: &State) {
+    if old.delta.nodes.len() < RETIRE_ON_THREAD_NODES || old.checkpoint_lsn == new.checkpoint_lsn {
         return;
     }
     // A thread that cannot be started drops the closure, and with it `old`, right here.
@@ -482,7 +485,7 @@ fn retire(old: Arc<State>) {
 impl Database {
     /// Publishes `w.state` and records what the files look like now.
     pub(super) fn publish(&self, w: &Writer) {
-        retire(self.shared.published.store(w.state.clone()));
+        retire(self.shared.published.store(w.state.clone()), &w.state);
         let mut p = self.shared.probe.lock();
         p.manifest_stamp = w.manifest_stamp;
         p.wal_path = w.wal.path().to_owned();

@@ -10,7 +10,9 @@
 # A crash does not stop the campaign: the input goes to fuzz/artifacts/<target>/, the
 # ledger counts it, and the target is left out of later rounds until the input is looked
 # at (fix the bug, move the input to fuzz/regressions/<target>/, delete the artifact).
-# Needs what smoke.sh needs (nightly + cargo-fuzz).
+# FUZZ_TARGETS="a b" restricts a campaign to those targets, so two campaigns on disjoint
+# subsets can share one ledger (its updates take a lock). Needs what smoke.sh needs
+# (nightly + cargo-fuzz).
 set -euo pipefail
 goal="${1:-3600}"
 round="${2:-600}"
@@ -19,6 +21,11 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}/fuzz"
 cd "$here"
 targets=(wal_record commit_payload segment manifest key_index text_sections text_analyzer vector_sections
     mcp_tool_call)
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+    # A subset, e.g. to run two campaigns side by side on disjoint targets:
+    # FUZZ_TARGETS="wal_record segment" bash fuzz/campaign.sh
+    read -r -a targets <<<"$FUZZ_TARGETS"
+fi
 ledger="$here/target/campaign-ledger.tsv"
 mkdir -p "$here/target"
 touch "$ledger"
@@ -55,11 +62,12 @@ while true; do
     done
     log="$here/target/campaign-$pick.log"
     status=0
-    /usr/bin/time -f '%U %S' -o "$here/target/campaign.time" \
+    timing="$here/target/campaign-$pick.time"
+    /usr/bin/time -f '%U %S' -o "$timing" \
         nice -n 19 "$bin_dir/$pick" "corpus/$pick" -max_total_time="$round" -max_len=65536 \
         -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
         -artifact_prefix="artifacts/$pick/" >"$log" 2>&1 || status=$?
-    used=$(awk '{ print $1 + $2 }' "$here/target/campaign.time" | tail -n 1)
+    used=$(awk '{ print $1 + $2 }' "$timing" | tail -n 1)
     runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
     crash=0
     if [ "$status" != 0 ]; then
@@ -67,10 +75,13 @@ while true; do
         echo "campaign: $pick FAILED (exit $status; input in fuzz/artifacts/$pick/, log $log)"
         tail -n 20 "$log"
     fi
-    awk -F'\t' -v OFS='\t' -v t="$pick" -v u="$used" -v r="${runs:-0}" -v k="$crash" '
-        $1 == t { $2 += u; $3 += r; $4 += 1; $5 += k; found = 1 } { print }
-        END { if (!found) print t, u, r, 1, k }' "$ledger" >"$ledger.new"
-    mv "$ledger.new" "$ledger"
+    (
+        flock 9
+        awk -F'\t' -v OFS='\t' -v t="$pick" -v u="$used" -v r="${runs:-0}" -v k="$crash" '
+            $1 == t { $2 += u; $3 += r; $4 += 1; $5 += k; found = 1 } { print }
+            END { if (!found) print t, u, r, 1, k }' "$ledger" >"$ledger.new.$$"
+        mv "$ledger.new.$$" "$ledger"
+    ) 9>"$ledger.lock"
     echo "campaign: $pick +${used}s CPU, $(field "$pick" 2)s total, $(field "$pick" 3) executions"
 done
 echo "campaign: done (goal ${goal}s CPU per target)"

@@ -127,6 +127,19 @@ pub enum Error {
     /// The database was opened read-only.
     #[error("the database is open read-only")]
     ReadOnly,
+
+    /// A conditional batch ([`WriteBatch::expect_lsn`](crate::WriteBatch::expect_lsn))
+    /// found that other commits landed after the snapshot it was computed from; nothing
+    /// was written.
+    #[error(
+        "the store changed since LSN {expected} (now at {current}); take a new snapshot and retry"
+    )]
+    Conflict {
+        /// The LSN the batch expected.
+        expected: u64,
+        /// The LSN it found.
+        current: u64,
+    },
 }
 
 impl Error {

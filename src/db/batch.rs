@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::state::State;
 use crate::error::{Error, Result};
 use crate::format::record::WalOp;
-use crate::graph::{EdgeId, NodeId, TypeId, limits};
+use crate::graph::{EdgeId, Lsn, NodeId, TypeId, limits};
 use crate::model::{Edge, EdgeProps, Node, NodeProps, Props};
 
 /// Changes to some of a node's properties; `None` leaves a field as it is.
@@ -128,6 +128,8 @@ pub enum OpResult {
 #[derive(Clone, Debug, Default)]
 pub struct WriteBatch {
     requests: Vec<Request>,
+    /// Commit only if the store's LSN is still this one ([`WriteBatch::expect_lsn`]).
+    expect_lsn: Option<Lsn>,
 }
 
 impl WriteBatch {
@@ -144,6 +146,33 @@ impl WriteBatch {
     /// Whether the batch has no requests.
     pub fn is_empty(&self) -> bool {
         self.requests.is_empty()
+    }
+
+    /// Makes the batch conditional: it commits only if no commit landed after `lsn`
+    /// (usually [`Snapshot::lsn`](crate::Snapshot::lsn) of the snapshot the batch was
+    /// computed from), and otherwise fails with [`Error::Conflict`] and writes nothing.
+    /// This turns "read a snapshot, decide, write" into an optimistic transaction: on a
+    /// conflict, take a new snapshot, decide again and retry. Any commit counts, also one
+    /// that touched nothing the batch read, so keep such read-decide-write steps short.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use hopgraph::{Database, Error, WriteBatch};
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::open(dir.path())?;
+    /// let seen = db.snapshot().lsn();
+    /// let mut other = WriteBatch::new();
+    /// other.ensure_node("a");
+    /// db.commit(other)?; // lands after `seen`
+    /// let mut late = WriteBatch::new();
+    /// late.ensure_node("b").expect_lsn(seen);
+    /// assert!(matches!(db.commit(late), Err(Error::Conflict { .. })));
+    /// assert!(db.snapshot().node_id("b").is_none());
+    /// # Ok(()) }
+    /// ```
+    pub fn expect_lsn(&mut self, lsn: Lsn) -> &mut Self {
+        self.expect_lsn = Some(lsn);
+        self
     }
 
     /// Creates node `key` with `props`, or replaces all properties of the existing node.
@@ -462,6 +491,14 @@ pub(crate) fn resolve(
             batch.requests.len() as u64,
             limits::BATCH_OPS_MAX as u64,
         ));
+    }
+    if let Some(expected) = batch.expect_lsn
+        && state.lsn != expected
+    {
+        return Err(Error::Conflict {
+            expected,
+            current: state.lsn,
+        });
     }
     let mut ops = Vec::with_capacity(batch.requests.len());
     let mut results = Vec::with_capacity(batch.requests.len());

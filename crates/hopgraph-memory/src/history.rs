@@ -12,24 +12,28 @@
 //! (`{since, because, hops}`, see [`crate::time`]) is a property of the node, so it is
 //! written by the same commit and read with the node; `update_memory` clears it.
 //!
-//! The cascade is computed on the snapshot the call starts from; a write by another
-//! client between that snapshot and the commit (a new derivation edge, say) is not seen
-//! by it. The checks that protect the store (the old memory exists, the interval is not
-//! empty, a new id is free) are repeated by the engine inside the commit.
+//! The checks and the cascade are computed on a snapshot and committed only if no other
+//! commit landed since (a conditional batch, `WriteBatch::expect_lsn`); otherwise they
+//! are computed again on a newer snapshot, at most [`SUPERSEDE_ATTEMPTS_MAX`] times. So a
+//! derivation edge committed before the supersession is always seen by its cascade, and
+//! of two concurrent supersessions of one memory only the first succeeds (the second then
+//! finds it no longer current).
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::nodes::{
-    CreateMemoryRequest, GetMemoryResult, commit_new, get_memory, memory_not_found, prepare_memory,
-    read_node,
+    CreateMemoryRequest, GetMemoryResult, NewMemory, commit_error, get_memory, memory_not_found,
+    prepare_memory, read_node,
 };
 use crate::time::{STALE_KEY, Validity, now_ms, opt_time, stale_value};
 use crate::{
     ToolError, ToolErrorKind, check_edge_type, check_key, engine_error, non_empty, rfc3339,
 };
 use hopgraph::kernel::{self, ExpandQuery, Scratch};
-use hopgraph::{Database, Direction, EdgeProps, NodeId, NodePatch, OpResult, Props, Snapshot};
+use hopgraph::{
+    Database, Direction, EdgeProps, Error, NodeId, NodePatch, OpResult, Props, Snapshot,
+};
 use hopgraph::{TypeFilter, WriteBatch};
 
 /// The edge type that links a memory to the one it replaces.
@@ -44,6 +48,9 @@ pub const STALE_MAX: usize = 10_000;
 pub const STALE_LISTED_MAX: usize = 100;
 /// Most entries of a `memory_history` answer.
 pub const HISTORY_MAX: usize = 100;
+/// Most times `supersede_memory` plans and commits before it gives up because other
+/// commits keep landing between its snapshot and its commit.
+pub const SUPERSEDE_ATTEMPTS_MAX: u32 = 16;
 /// Most names in `derived_edge_types`.
 pub const DERIVED_TYPES_MAX: usize = 100;
 /// Longest `reason`, in bytes (it is edge metadata, at most 4 KB).
@@ -165,7 +172,7 @@ pub fn supersede_memory(
         }
         edge_props.insert("reason".into(), Value::String(r.clone()));
     }
-    let mut new_memory = match (&req.by_id, &req.new_memory) {
+    let new_memory = match (&req.by_id, &req.new_memory) {
         (Some(_), Some(_)) => {
             return Err(ToolError::invalid_arg(
                 "by_id",
@@ -198,10 +205,86 @@ pub fn supersede_memory(
         }
     };
 
-    let snap = db.snapshot();
-    let old = read_node(&snap, &req.memory_id)?.ok_or_else(memory_not_found)?;
+    // An optimistic transaction: the plan (the checks and the cascade) is made on a
+    // snapshot and committed only if nothing landed since (`expect_lsn`); otherwise it is
+    // made again on a newer snapshot, so the cascade sees every derivation edge committed
+    // before the supersession and two concurrent supersessions of one memory cannot both
+    // succeed.
+    let mut attempts = 0;
+    let (info, new_key, stale, cut) = loop {
+        let snap = db.snapshot();
+        let plan = plan(
+            &snap,
+            scratch,
+            req,
+            new_memory.clone(),
+            &derived,
+            &edge_props,
+            now,
+            at,
+        )?;
+        let (mut batch, new_key, stale, cut) = plan;
+        batch.expect_lsn(snap.lsn());
+        attempts += 1;
+        match db.commit(batch) {
+            Ok(info) => break (info, new_key, stale, cut),
+            Err(Error::Conflict { .. }) if attempts < SUPERSEDE_ATTEMPTS_MAX => {}
+            Err(Error::Conflict { .. }) => {
+                return Err(ToolError::new(
+                    ToolErrorKind::Storage,
+                    format!(
+                        "Storage error: the store kept changing while the supersession was \
+                         prepared ({attempts} attempts); nothing was written, try again"
+                    ),
+                ));
+            }
+            Err(Error::NodeNotFound { .. }) => return Err(memory_not_found()),
+            Err(e) => return Err(commit_error(e)),
+        }
+    };
+    let edge = info
+        .results
+        .iter()
+        .find_map(|r| match r {
+            OpResult::Linked { edge, .. } => Some(*edge),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            ToolError::new(
+                ToolErrorKind::Internal,
+                "Storage error: link returned no edge",
+            )
+        })?;
+    let after = db.snapshot();
+    let truncated = cut || stale.len() > STALE_LISTED_MAX;
+    let mut listed = stale;
+    listed.truncate(STALE_LISTED_MAX);
+    Ok(SupersedeResult {
+        old: get_memory(&after, &req.memory_id)?,
+        new: get_memory(&after, &new_key)?,
+        edge_id: edge.0.to_string(),
+        stale: listed,
+        truncated,
+    })
+}
+
+/// What one supersession writes, planned on `snap`: the batch (the new memory if any, the
+/// `supersedes` edge, the old memory's end, the stale flags), the new memory's id, the
+/// memories flagged stale and whether [`STALE_MAX`] cut them.
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    snap: &Snapshot,
+    scratch: &mut Scratch,
+    req: &SupersedeRequest,
+    mut new_memory: Option<NewMemory>,
+    derived: &[String],
+    edge_props: &Props,
+    now: u64,
+    at: u64,
+) -> Result<(WriteBatch, String, Vec<StaleEntry>, bool), ToolError> {
+    let old = read_node(snap, &req.memory_id)?.ok_or_else(memory_not_found)?;
     if !old.valid_at(now) {
-        return Err(not_current(&snap, &req.memory_id, &old, now));
+        return Err(not_current(snap, &req.memory_id, &old, now));
     }
     if at <= old.valid_from {
         return Err(ToolError::invalid_arg(
@@ -215,7 +298,7 @@ pub fn supersede_memory(
     }
     let new_key = match (&req.by_id, &mut new_memory) {
         (Some(by), _) => {
-            let by_node = read_node(&snap, by)?.ok_or_else(memory_not_found)?;
+            let by_node = read_node(snap, by)?.ok_or_else(memory_not_found)?;
             let exists = snap
                 .type_id(SUPERSEDES)
                 .and_then(|t| snap.edge_by_triple(by_node.id, t, old.id));
@@ -243,7 +326,7 @@ pub fn supersede_memory(
         (None, None) => return Err(memory_not_found()),
     };
     let exclude = snap.node_id(&new_key);
-    let (stale, cut) = cascade(&snap, scratch, old.id, exclude, &derived, now)?;
+    let (stale, cut) = cascade(snap, scratch, old.id, exclude, derived, now)?;
 
     let mut batch = WriteBatch::new();
     if let Some(m) = new_memory {
@@ -254,7 +337,7 @@ pub fn supersede_memory(
         SUPERSEDES,
         req.memory_id.clone(),
         EdgeProps {
-            props: edge_props,
+            props: edge_props.clone(),
             valid_from: Some(at),
             ..EdgeProps::default()
         },
@@ -283,34 +366,7 @@ pub fn supersede_memory(
             },
         );
     }
-    let info = match commit_new(db, batch) {
-        Err(e) if e.kind() == ToolErrorKind::NotFound => return Err(memory_not_found()),
-        other => other?,
-    };
-    let edge = info
-        .results
-        .iter()
-        .find_map(|r| match r {
-            OpResult::Linked { edge, .. } => Some(*edge),
-            _ => None,
-        })
-        .ok_or_else(|| {
-            ToolError::new(
-                ToolErrorKind::Internal,
-                "Storage error: link returned no edge",
-            )
-        })?;
-    let after = db.snapshot();
-    let truncated = cut || stale.len() > STALE_LISTED_MAX;
-    let mut listed = stale;
-    listed.truncate(STALE_LISTED_MAX);
-    Ok(SupersedeResult {
-        old: get_memory(&after, &req.memory_id)?,
-        new: get_memory(&after, &new_key)?,
-        edge_id: edge.0.to_string(),
-        stale: listed,
-        truncated,
-    })
+    Ok((batch, new_key, stale, cut))
 }
 
 /// The current memories derived from `old` (edges of the `derived` types walked

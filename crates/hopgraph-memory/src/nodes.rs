@@ -182,13 +182,18 @@ pub(crate) fn commit_new(
     db: &Database,
     batch: WriteBatch,
 ) -> Result<hopgraph::CommitInfo, ToolError> {
-    match db.commit(batch) {
-        Ok(info) => Ok(info),
-        Err(Error::NodeExists { key }) => Err(ToolError::new(
+    db.commit(batch).map_err(commit_error)
+}
+
+/// The tool error of a failed commit that writes memories: an existing key is
+/// "already exists", the rest as [`engine_error`].
+pub(crate) fn commit_error(e: Error) -> ToolError {
+    match e {
+        Error::NodeExists { key } => ToolError::new(
             ToolErrorKind::AlreadyExists,
             format!("Memory {key} already exists."),
-        )),
-        Err(e) => Err(engine_error(&e)),
+        ),
+        e => engine_error(&e),
     }
 }
 

@@ -737,6 +737,47 @@ fn supersede_errors_write_nothing() {
     assert_eq!(e.kind(), ToolErrorKind::InvalidArgument);
 }
 
+/// Two clients supersede one memory at the same moment: the supersession is a
+/// conditional commit retried on a newer snapshot, so exactly one succeeds and the other
+/// finds the memory no longer current; the store holds one `supersedes` edge into it.
+#[test]
+fn concurrent_supersessions_of_one_memory_one_wins() {
+    for round in 0..16 {
+        let (_d, db) = open();
+        nodes::create_memory(&db, &memory_from("old", "the fact", T2020)).unwrap();
+        let barrier = std::sync::Barrier::new(2);
+        let results: Vec<_> = std::thread::scope(|s| {
+            let runs: Vec<_> = ["a", "b"]
+                .into_iter()
+                .map(|new| {
+                    let (db, barrier) = (&db, &barrier);
+                    s.spawn(move || {
+                        barrier.wait();
+                        history::supersede_memory(
+                            db,
+                            &mut Scratch::new(),
+                            &supersede("old", new, T2022),
+                        )
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let won = results.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(won, 1, "round {round}: {results:?}");
+        let lost = results.iter().find_map(|r| r.as_ref().err()).unwrap();
+        assert!(
+            lost.message().contains("not current") || lost.message().contains("superseded"),
+            "round {round}: {}",
+            lost.message()
+        );
+        let h = history::memory_history(&db.snapshot(), "old").unwrap();
+        assert_eq!(h.history.len(), 2, "round {round}: one successor");
+        let loser = if results[0].is_ok() { "b" } else { "a" };
+        assert!(db.snapshot().node_id(loser).is_none(), "round {round}");
+    }
+}
+
 #[test]
 fn history_is_the_supersession_chain_oldest_first() {
     let (_d, db) = open();

@@ -235,6 +235,27 @@ impl WriteBatch {
         Ok(slf)
     }
 
+    /// Makes the batch conditional: it commits only if no commit landed after `lsn`
+    /// (usually `snapshot.lsn` of the snapshot the writes were decided on), and otherwise
+    /// raises `ConflictError` and writes nothing. Read, decide, write, and on a conflict
+    /// take a new snapshot and decide again:
+    ///
+    /// ```python
+    /// while True:
+    ///     snap = db.snapshot()
+    ///     b = hopgraph.WriteBatch().expect_lsn(snap.lsn)
+    ///     ...                                  # writes decided from snap
+    ///     try:
+    ///         db.commit(b)
+    ///         break
+    ///     except hopgraph.ConflictError:
+    ///         continue
+    /// ```
+    fn expect_lsn(mut slf: PyRefMut<'_, Self>, lsn: u64) -> PyRefMut<'_, Self> {
+        slf.inner.expect_lsn(lsn);
+        slf
+    }
+
     fn __len__(&self) -> usize {
         self.inner.len()
     }

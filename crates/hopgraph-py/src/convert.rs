@@ -57,6 +57,12 @@ create_exception!(
     HopgraphError,
     "A write on a database opened read-only."
 );
+create_exception!(
+    hopgraph,
+    ConflictError,
+    HopgraphError,
+    "A conditional batch (`WriteBatch.expect_lsn`) found newer commits; nothing was written. Take a new snapshot and retry."
+);
 
 /// The Python exception for an engine error: one class per kind, the engine's message.
 pub fn error(e: Error) -> PyErr {
@@ -73,6 +79,7 @@ pub fn error(e: Error) -> PyErr {
         Error::WriterPoisoned(_) => WriterPoisonedError::new_err(msg),
         Error::LimitReached { .. } => LimitReachedError::new_err(msg),
         Error::ReadOnly => ReadOnlyError::new_err(msg),
+        Error::Conflict { .. } => ConflictError::new_err(msg),
         _ => HopgraphError::new_err(msg),
     }
 }

@@ -67,6 +67,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<convert::LimitReachedError>(),
     )?;
     m.add("ReadOnlyError", py.get_type::<convert::ReadOnlyError>())?;
+    m.add("ConflictError", py.get_type::<convert::ConflictError>())?;
     m.add("FORMAT_VERSION", hopgraph::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -137,7 +137,7 @@ def test_batches_are_atomic(incident):
 def test_errors(incident, tmp_path):
     for cls in (hopgraph.NotFoundError, hopgraph.InvalidArgumentError, hopgraph.CorruptError,
                 hopgraph.IoError, hopgraph.WriterPoisonedError, hopgraph.LimitReachedError,
-                hopgraph.ReadOnlyError):
+                hopgraph.ReadOnlyError, hopgraph.ConflictError):
         assert issubclass(cls, hopgraph.Error)
     with pytest.raises(hopgraph.NotFoundError, match="nope"):
         incident.shortest_path("outage", "nope")
@@ -174,6 +174,17 @@ def test_read_only_and_close(tmp_path):
         with pytest.raises(hopgraph.ReadOnlyError):
             with ro.batch() as b:
                 b.put_node("c")
+
+
+def test_conditional_batch(incident):
+    seen = incident.snapshot().lsn
+    incident.commit(hopgraph.WriteBatch().put_node("other"))
+    late = hopgraph.WriteBatch().put_node("late").expect_lsn(seen)
+    with pytest.raises(hopgraph.ConflictError, match="retry"):
+        incident.commit(late)
+    assert "late" not in incident.snapshot()  # nothing written
+    fresh = hopgraph.WriteBatch().put_node("late").expect_lsn(incident.snapshot().lsn)
+    assert incident.commit(fresh)["lsn"] == incident.snapshot().lsn
 
 
 def test_maintenance_and_corruption(incident, tmp_path):

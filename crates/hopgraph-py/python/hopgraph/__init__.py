@@ -14,7 +14,7 @@ paths, neighbourhoods, full text and embeddings from consistent snapshots::
 
 Errors are ``hopgraph.Error`` and its subclasses (``NotFoundError``,
 ``InvalidArgumentError``, ``CorruptError``, ``IoError``, ``WriterPoisonedError``,
-``LimitReachedError``, ``ReadOnlyError``). Engine calls release the GIL; a ``Database``
+``LimitReachedError``, ``ReadOnlyError``, ``ConflictError``). Engine calls release the GIL; a ``Database``
 and its snapshots may be shared between threads.
 
 The package also installs the ``hopgraph`` command line and the ``hopgraph-mcp`` MCP
@@ -23,6 +23,7 @@ memory server.
 
 from ._native import (  # noqa: F401
     FORMAT_VERSION,
+    ConflictError,
     CorruptError,
     Database,
     Edge,
@@ -48,6 +49,7 @@ from ._native import (  # noqa: F401
 
 __all__ = [
     "FORMAT_VERSION",
+    "ConflictError",
     "CorruptError",
     "Database",
     "Edge",

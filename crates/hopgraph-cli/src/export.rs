@@ -42,9 +42,11 @@ Formats:
                  not among the observations already) and one relation per edge. Other node
                  properties and edge weights are not kept.
   dot            Graphviz: a digraph, nodes labelled key and title, edges labelled by type
-                 (`dot -Tsvg`). Meant for a neighborhood: see --seed.
+                 (`dot -Tsvg`), each with valid_from (and valid_to, drawn dashed, when it
+                 has ended). Meant for a neighborhood: see --seed.
   graphml        GraphML (Gephi, yEd, NetworkX, igraph): node data kind, title, content,
-                 status, importance; edge data type, weight.
+                 status, importance; edge data type, weight; both valid_from and (when it
+                 ends) valid_to, RFC 3339 UTC.
   csv-tables     --out DIR gets DIR/nodes.csv and DIR/edges.csv, with headers for
                  `neo4j-admin database import full --nodes=Node=nodes.csv
                  --relationships=edges.csv --multiline-fields=true`:
@@ -437,7 +439,13 @@ fn write(
                 } else {
                     format!("{}\n{}", n.key, n.props.title)
                 };
-                writeln!(out, "  {} [label={}];", dot_id(&n.key), dot_id(&label))?;
+                writeln!(
+                    out,
+                    "  {} [label={}{}];",
+                    dot_id(&n.key),
+                    dot_id(&label),
+                    dot_validity(n.valid_from, n.valid_to)
+                )?;
             }
             ExportFormat::Graphml => {
                 let p = &n.props;
@@ -455,7 +463,7 @@ fn write(
                 if p.importance != 0.0 {
                     write!(out, "<data key=\"importance\">{}</data>", p.importance)?;
                 }
-                writeln!(out, "</node>")?;
+                writeln!(out, "{}</node>", graphml_validity(n.valid_from, n.valid_to))?;
             }
             ExportFormat::Tsv
             | ExportFormat::Csv
@@ -525,21 +533,23 @@ fn write(
                 ExportFormat::Dot => {
                     writeln!(
                         out,
-                        "  {} -> {} [label={}];",
+                        "  {} -> {} [label={}{}];",
                         dot_id(source),
                         dot_id(target),
-                        dot_id(edge_type)
+                        dot_id(edge_type),
+                        dot_validity(e.valid_from, e.valid_to)
                     )?;
                 }
                 ExportFormat::Graphml => {
                     writeln!(
                         out,
                         "    <edge source=\"{}\" target=\"{}\"><data key=\"type\">{}</data>\
-                         <data key=\"weight\">{}</data></edge>",
+                         <data key=\"weight\">{}</data>{}</edge>",
                         xml(source),
                         xml(target),
                         xml(edge_type),
-                        e.weight
+                        e.weight,
+                        graphml_validity(e.valid_from, e.valid_to)
                     )?;
                 }
                 ExportFormat::CsvTables | ExportFormat::Graphframes => {
@@ -588,6 +598,8 @@ const GRAPHML_HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
   <key id="importance" for="node" attr.name="importance" attr.type="double"/>
   <key id="type" for="edge" attr.name="type" attr.type="string"/>
   <key id="weight" for="edge" attr.name="weight" attr.type="double"/>
+  <key id="valid_from" for="all" attr.name="valid_from" attr.type="string"/>
+  <key id="valid_to" for="all" attr.name="valid_to" attr.type="string"/>
   <graph id="hopgraph" edgedefault="directed">
 "#;
 
@@ -612,6 +624,36 @@ fn node_table(tables: Tables, nodes: &[Arc<Node>], out: &mut impl Write) -> CliR
         )?;
     }
     Ok(())
+}
+
+/// GraphML data of a node's or edge's validity: `valid_from` (RFC 3339 UTC), and
+/// `valid_to` only when it ends.
+fn graphml_validity(from: u64, to: Option<u64>) -> String {
+    let mut d = format!(
+        "<data key=\"valid_from\">{}</data>",
+        hopgraph_memory::rfc3339(from)
+    );
+    if let Some(to) = to {
+        d.push_str(&format!(
+            "<data key=\"valid_to\">{}</data>",
+            hopgraph_memory::rfc3339(to)
+        ));
+    }
+    d
+}
+
+/// DOT attributes of a node's or edge's validity: `valid_from` (Graphviz keeps attributes
+/// it does not draw), and for an element that ends, `valid_to` and a dashed outline, so
+/// history stands apart from what is current in the drawing.
+fn dot_validity(from: u64, to: Option<u64>) -> String {
+    let mut a = format!(", valid_from={}", dot_id(&hopgraph_memory::rfc3339(from)));
+    if let Some(to) = to {
+        a.push_str(&format!(
+            ", valid_to={}, style=dashed",
+            dot_id(&hopgraph_memory::rfc3339(to))
+        ));
+    }
+    a
 }
 
 /// The last two fields of a table row, `valid_from,valid_to`: RFC 3339 UTC, and an empty

@@ -1554,13 +1554,20 @@ fn export_neighborhood_as_dot_graphml_and_tables() {
         "1",
     ]);
     assert!(dot.starts_with("digraph hopgraph {"), "{dot}");
-    assert!(dot.contains("\"a\" -> \"b\" [label=\"causes\"];"), "{dot}");
-    assert!(dot.contains("\"b\" -> \"c\" [label=\"causes\"];"), "{dot}");
+    assert!(
+        dot.contains("\"a\" -> \"b\" [label=\"causes\", valid_from=\""),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("\"b\" -> \"c\" [label=\"causes\", valid_from=\""),
+        "{dot}"
+    );
+    assert!(!dot.contains("valid_to"), "nothing has ended: {dot}");
     assert!(!dot.contains("\"d\""), "d is two hops away: {dot}");
     assert!(dot.trim_end().ends_with('}'), "{dot}");
     let dot = ok(&["export", "--db", &db, "--format", "dot", "--seed", "x"]);
     assert!(
-        dot.contains("[label=\"\\\"q\\\"\"]"),
+        dot.contains("[label=\"\\\"q\\\"\", valid_from="),
         "quotes escaped: {dot}"
     );
     let g = ok(&[
@@ -1581,6 +1588,11 @@ fn export_neighborhood_as_dot_graphml_and_tables() {
     assert!(g.trim_end().ends_with("</graphml>"), "{g}");
     let g = ok(&["export", "--db", &db, "--format", "graphml", "--seed", "x"]);
     assert!(g.contains("<data key=\"type\">&quot;q&quot;</data>"), "{g}");
+    assert!(g.contains("<data key=\"valid_from\">"), "{g}");
+    assert!(
+        !g.contains("<data key=\"valid_to\">"),
+        "nothing has ended: {g}"
+    );
     fails(
         1,
         &["export", "--db", &db, "--format", "dot", "--seed", "nobody"],
@@ -1658,6 +1670,35 @@ fn export_graphframes_tables() {
     ]);
     let v = std::fs::read_to_string(dir.join("vertices.csv")).unwrap();
     let e = std::fs::read_to_string(dir.join("edges.csv")).unwrap();
+    // GraphML and DOT carry the intervals too; what has ended is drawn dashed.
+    let g = ok(&["export", "--db", &db, "--format", "graphml"]);
+    assert!(
+        g.contains(
+            "<node id=\"q\"><data key=\"valid_from\">2024-01-01T00:00:00.000Z</data>\
+             <data key=\"valid_to\">2024-03-01T00:00:00.000Z</data></node>"
+        ),
+        "{g}"
+    );
+    assert!(
+        g.contains(
+            "<data key=\"weight\">2.5</data><data key=\"valid_from\">2024-01-01T00:00:00.000Z\
+             </data><data key=\"valid_to\">2024-02-01T00:00:00.000Z</data></edge>"
+        ),
+        "{g}"
+    );
+    let dot = ok(&["export", "--db", &db, "--format", "dot"]);
+    assert!(
+        dot.contains(
+            "\"p\" -> \"q\" [label=\"cites\", valid_from=\"2024-01-01T00:00:00.000Z\", \
+             valid_to=\"2024-02-01T00:00:00.000Z\", style=dashed];"
+        ),
+        "{dot}"
+    );
+    assert_eq!(
+        dot.matches("style=dashed").count(),
+        2,
+        "q and p->q ended: {dot}"
+    );
     assert_eq!(
         v.lines().next(),
         Some("id,kind,title,content,importance,status,props,valid_from,valid_to")

@@ -128,17 +128,13 @@ pub enum Error {
     #[error("the database is open read-only")]
     ReadOnly,
 
-    /// A conditional batch ([`WriteBatch::expect_lsn`](crate::WriteBatch::expect_lsn))
-    /// found that other commits landed after the snapshot it was computed from; nothing
-    /// was written.
-    #[error(
-        "the store changed since LSN {expected} (now at {current}); take a new snapshot and retry"
-    )]
+    /// A conditional batch ([`WriteBatch::expect_lsn`](crate::WriteBatch::expect_lsn),
+    /// [`WriteBatch::expect_node`](crate::WriteBatch::expect_node)) found that what it
+    /// was computed from changed in the meantime; nothing was written.
+    #[error("{what} changed since it was read; take a new snapshot and retry")]
     Conflict {
-        /// The LSN the batch expected.
-        expected: u64,
-        /// The LSN it found.
-        current: u64,
+        /// What changed: "the store (LSN 7, now 9)", "node \"alice\"".
+        what: String,
     },
 }
 

@@ -130,6 +130,8 @@ pub struct WriteBatch {
     requests: Vec<Request>,
     /// Commit only if the store's LSN is still this one ([`WriteBatch::expect_lsn`]).
     expect_lsn: Option<Lsn>,
+    /// Commit only if these nodes are still as read ([`WriteBatch::expect_node`]).
+    expect_nodes: Vec<(String, Option<Arc<Node>>)>,
 }
 
 impl WriteBatch {
@@ -172,6 +174,41 @@ impl WriteBatch {
     /// ```
     pub fn expect_lsn(&mut self, lsn: Lsn) -> &mut Self {
         self.expect_lsn = Some(lsn);
+        self
+    }
+
+    /// Makes the batch conditional on one node: it commits only if node `key` is still
+    /// `read` (the record a snapshot gave, or `None` for "no such node") when the batch
+    /// is applied, and otherwise fails with [`Error::Conflict`] and writes nothing. The
+    /// finer-grained sibling of [`WriteBatch::expect_lsn`] for "read a node, change it,
+    /// write it back": commits that touch other nodes do not conflict. Records are
+    /// compared whole (properties, timestamps, interval), so an unchanged node passes
+    /// even if it was rewritten with the same contents.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use hopgraph::{Database, Error, NodePatch, NodeProps, WriteBatch};
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Database::open(dir.path())?;
+    /// let mut b = WriteBatch::new();
+    /// b.upsert_node("a", NodeProps::default()).upsert_node("b", NodeProps::default());
+    /// db.commit(b)?;
+    /// let read = db.snapshot().node_by_key("a")?;
+    /// let mut other = WriteBatch::new();
+    /// other.update_node("b", NodePatch { title: Some("B".into()), ..NodePatch::default() });
+    /// db.commit(other)?; // another node: no conflict
+    /// let mut mine = WriteBatch::new();
+    /// mine.update_node("a", NodePatch { title: Some("A".into()), ..NodePatch::default() })
+    ///     .expect_node("a", read.clone());
+    /// db.commit(mine)?;
+    /// let mut stale = WriteBatch::new();
+    /// stale.update_node("a", NodePatch { title: Some("Z".into()), ..NodePatch::default() })
+    ///     .expect_node("a", read); // "a" changed since
+    /// assert!(matches!(db.commit(stale), Err(Error::Conflict { .. })));
+    /// # Ok(()) }
+    /// ```
+    pub fn expect_node(&mut self, key: impl Into<String>, read: Option<Arc<Node>>) -> &mut Self {
+        self.expect_nodes.push((key.into(), read));
         self
     }
 
@@ -474,6 +511,35 @@ fn apply_patch(props: &mut NodeProps, patch: &NodePatch) {
     }
 }
 
+/// The batch's conditions ([`WriteBatch::expect_lsn`], [`WriteBatch::expect_node`])
+/// against the state it would apply to.
+fn check_expectations(state: &State, batch: &WriteBatch) -> Result<()> {
+    if let Some(expected) = batch.expect_lsn
+        && state.lsn != expected
+    {
+        return Err(Error::Conflict {
+            what: format!("the store (LSN {expected}, now {})", state.lsn),
+        });
+    }
+    for (key, read) in &batch.expect_nodes {
+        let now = match state.node_id(key) {
+            Some(id) => state.node(id)?,
+            None => None,
+        };
+        let same = match (read, &now) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || **a == **b,
+            _ => false,
+        };
+        if !same {
+            return Err(Error::Conflict {
+                what: format!("node {key:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Resolves `batch` against `state` (which it advances), returning the WAL operations and
 /// per-request results.
 ///
@@ -492,14 +558,7 @@ pub(crate) fn resolve(
             limits::BATCH_OPS_MAX as u64,
         ));
     }
-    if let Some(expected) = batch.expect_lsn
-        && state.lsn != expected
-    {
-        return Err(Error::Conflict {
-            expected,
-            current: state.lsn,
-        });
-    }
+    check_expectations(state, batch)?;
     let mut ops = Vec::with_capacity(batch.requests.len());
     let mut results = Vec::with_capacity(batch.requests.len());
     for req in &batch.requests {

@@ -12,12 +12,14 @@
 //! (`{since, because, hops}`, see [`crate::time`]) is a property of the node, so it is
 //! written by the same commit and read with the node; `update_memory` clears it.
 //!
-//! The checks and the cascade are computed on a snapshot and committed only if no other
-//! commit landed since (a conditional batch, `WriteBatch::expect_lsn`); otherwise they
-//! are computed again on a newer snapshot, at most [`SUPERSEDE_ATTEMPTS_MAX`] times. So a
-//! derivation edge committed before the supersession is always seen by its cascade, and
-//! of two concurrent supersessions of one memory only the first succeeds (the second then
-//! finds it no longer current).
+//! The checks and the cascade are computed on a snapshot, and the batch commits only if
+//! the memory superseded (and `by_id`'s) is unchanged since (see [`crate::planned`]);
+//! otherwise they are computed again on a newer snapshot. So of two concurrent
+//! supersessions of one memory only the first succeeds (the second then finds it no
+//! longer current). A derivation edge that another client adds between the snapshot and
+//! the commit is not seen by the cascade (its memory is not flagged); making the batch
+//! conditional on the whole store (`WriteBatch::expect_lsn`) would close that too, but
+//! under steady concurrent writes such a batch rarely commits.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -26,6 +28,7 @@ use crate::nodes::{
     CreateMemoryRequest, GetMemoryResult, NewMemory, commit_error, get_memory, memory_not_found,
     prepare_memory, read_node,
 };
+use crate::planned::commit_planned;
 use crate::time::{STALE_KEY, Validity, now_ms, opt_time, stale_value};
 use crate::{
     ToolError, ToolErrorKind, check_edge_type, check_key, engine_error, non_empty, rfc3339,
@@ -48,9 +51,6 @@ pub const STALE_MAX: usize = 10_000;
 pub const STALE_LISTED_MAX: usize = 100;
 /// Most entries of a `memory_history` answer.
 pub const HISTORY_MAX: usize = 100;
-/// Most times `supersede_memory` plans and commits before it gives up because other
-/// commits keep landing between its snapshot and its commit.
-pub const SUPERSEDE_ATTEMPTS_MAX: u32 = 16;
 /// Most names in `derived_edge_types`.
 pub const DERIVED_TYPES_MAX: usize = 100;
 /// Longest `reason`, in bytes (it is edge metadata, at most 4 KB).
@@ -205,43 +205,34 @@ pub fn supersede_memory(
         }
     };
 
-    // An optimistic transaction: the plan (the checks and the cascade) is made on a
-    // snapshot and committed only if nothing landed since (`expect_lsn`); otherwise it is
-    // made again on a newer snapshot, so the cascade sees every derivation edge committed
-    // before the supersession and two concurrent supersessions of one memory cannot both
-    // succeed.
-    let mut attempts = 0;
-    let (info, new_key, stale, cut) = loop {
-        let snap = db.snapshot();
-        let plan = plan(
-            &snap,
-            scratch,
-            req,
-            new_memory.clone(),
-            &derived,
-            &edge_props,
-            now,
-            at,
-        )?;
-        let (mut batch, new_key, stale, cut) = plan;
-        batch.expect_lsn(snap.lsn());
-        attempts += 1;
-        match db.commit(batch) {
-            Ok(info) => break (info, new_key, stale, cut),
-            Err(Error::Conflict { .. }) if attempts < SUPERSEDE_ATTEMPTS_MAX => {}
-            Err(Error::Conflict { .. }) => {
-                return Err(ToolError::new(
-                    ToolErrorKind::Storage,
-                    format!(
-                        "Storage error: the store kept changing while the supersession was \
-                         prepared ({attempts} attempts); nothing was written, try again"
-                    ),
-                ));
-            }
-            Err(Error::NodeNotFound { .. }) => return Err(memory_not_found()),
-            Err(e) => return Err(commit_error(e)),
-        }
-    };
+    // An optimistic transaction (`crate::planned`): two concurrent supersessions of one
+    // memory cannot both succeed.
+    let (info, (new_key, stale, cut)) = commit_planned(
+        db,
+        |snap| {
+            let (batch, new_key, stale, cut) = plan(
+                snap,
+                scratch,
+                req,
+                new_memory.clone(),
+                &derived,
+                &edge_props,
+                now,
+                at,
+            )?;
+            Ok((batch, (new_key, stale, cut)))
+        },
+        |e| match e {
+            Error::NodeNotFound { .. } => memory_not_found(),
+            e => commit_error(e),
+        },
+    )?;
+    let info = info.ok_or_else(|| {
+        ToolError::new(
+            ToolErrorKind::Internal,
+            "Storage error: a supersession planned no writes",
+        )
+    })?;
     let edge = info
         .results
         .iter()
@@ -329,6 +320,13 @@ fn plan(
     let (stale, cut) = cascade(snap, scratch, old.id, exclude, derived, now)?;
 
     let mut batch = WriteBatch::new();
+    // Conditional on the memory superseded (and the one superseding it, if it exists):
+    // of two concurrent supersessions of one memory the second plans again and finds
+    // it no longer current.
+    batch.expect_node(req.memory_id.clone(), Some(old.clone()));
+    if let Some(by) = &req.by_id {
+        batch.expect_node(by.clone(), read_node(snap, by)?);
+    }
     if let Some(m) = new_memory {
         m.write(&mut batch);
     }

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use super::aim::{self, Entity, Relation};
 use super::{ToolError, ToolErrorKind, engine_error};
+use crate::planned::commit_planned;
 use hopgraph::{
     Database, Direction, Node, NodeId, NodePatch, OpResult, Snapshot, TypeFilter, WriteBatch,
 };
@@ -168,7 +169,22 @@ pub fn add_observations_embedded(
     items: &[ObservationAdd],
     embed: Option<EmbedFn<'_>>,
 ) -> Result<Vec<AddedObservations>, ToolError> {
-    let snap = db.snapshot();
+    // Planned on a snapshot and committed only if nothing landed since (planned again
+    // otherwise), so a concurrent writer's observations are never overwritten.
+    let (_, results) = commit_planned(
+        db,
+        |snap| plan_additions(snap, items, embed),
+        |e| engine_error(&e),
+    )?;
+    Ok(results)
+}
+
+/// [`add_observations_embedded`]'s batch and results, planned on `snap`.
+fn plan_additions(
+    snap: &Snapshot,
+    items: &[ObservationAdd],
+    embed: Option<EmbedFn<'_>>,
+) -> Result<(WriteBatch, Vec<AddedObservations>), ToolError> {
     // Working copies: a second item for the same entity sees the first one's additions.
     let mut current: HashMap<&str, (std::sync::Arc<Node>, Vec<String>)> = HashMap::new();
     let mut results = Vec::with_capacity(items.len());
@@ -220,12 +236,9 @@ pub fn add_observations_embedded(
         if let Some(v) = vectors.get(i) {
             patch.embedding = Some(Some(v.clone()));
         }
-        batch.update_node(name, patch);
+        batch.update_node(name, patch).expect_node(name, Some(node));
     }
-    if !batch.is_empty() {
-        db.commit(batch).map_err(|e| engine_error(&e))?;
-    }
-    Ok(results)
+    Ok((batch, results))
 }
 
 /// The patch that sets `node`'s observations to `obs`, keeping its other metadata.
@@ -302,7 +315,34 @@ pub fn delete_observations(
     db: &Database,
     items: &[ObservationDelete],
 ) -> Result<Outcome, ToolError> {
-    let snap = db.snapshot();
+    // Planned on a snapshot and committed only if nothing landed since (planned again
+    // otherwise), so a concurrent writer's observations are never overwritten.
+    let (_, (missing, requested, removed)) =
+        commit_planned(db, |snap| plan_deletions(snap, items), |e| engine_error(&e))?;
+    let message = if removed == requested {
+        "Observations deleted successfully".to_owned()
+    } else {
+        let mut m = format!("Deleted {removed} of {requested} observations.");
+        if !missing.is_empty() {
+            m.push_str(&format!(" Entities not found: {}", missing.join(", ")));
+        }
+        m
+    };
+    Ok(Outcome {
+        success: true,
+        message,
+    })
+}
+
+/// What [`delete_observations`] found: the entities not found, and the observations
+/// asked for and removed.
+type Deletions<'a> = (Vec<&'a str>, usize, usize);
+
+/// [`delete_observations`]'s batch, planned on `snap`, and what it found.
+fn plan_deletions<'a>(
+    snap: &Snapshot,
+    items: &'a [ObservationDelete],
+) -> Result<(WriteBatch, Deletions<'a>), ToolError> {
     let mut current: BTreeMap<&str, (std::sync::Arc<Node>, Vec<String>)> = BTreeMap::new();
     let mut missing: Vec<&str> = Vec::new();
     let (mut requested, mut removed) = (0usize, 0usize);
@@ -333,24 +373,10 @@ pub fn delete_observations(
         if obs == observations_of(&node) {
             continue;
         }
-        batch.update_node(name, observations_patch(&node, obs)?);
+        let patch = observations_patch(&node, obs)?;
+        batch.update_node(name, patch).expect_node(name, Some(node));
     }
-    if !batch.is_empty() {
-        db.commit(batch).map_err(|e| engine_error(&e))?;
-    }
-    let message = if removed == requested {
-        "Observations deleted successfully".to_owned()
-    } else {
-        let mut m = format!("Deleted {removed} of {requested} observations.");
-        if !missing.is_empty() {
-            m.push_str(&format!(" Entities not found: {}", missing.join(", ")));
-        }
-        m
-    };
-    Ok(Outcome {
-        success: true,
-        message,
-    })
+    Ok((batch, (missing, requested, removed)))
 }
 
 /// `delete_relations`: deletes the given relations.

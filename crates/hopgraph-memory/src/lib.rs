@@ -38,6 +38,7 @@ pub mod history;
 pub mod kg;
 pub mod nodes;
 pub mod path;
+pub mod planned;
 pub mod ranges;
 pub mod search;
 pub mod stats;

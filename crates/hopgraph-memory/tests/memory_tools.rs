@@ -729,3 +729,60 @@ fn aim_store_writes_entities_and_vectors_in_one_commit() {
         assert_eq!(node.props.embedding.as_ref(), Some(v), "{name}");
     }
 }
+
+/// Observations are read, changed and written back as a whole; concurrent writers to one
+/// entity must not overwrite each other's changes with a stale copy (the tools plan on a
+/// snapshot and commit conditionally, planning again on a conflict).
+#[test]
+fn concurrent_observation_changes_are_not_lost() {
+    use hopgraph_memory::aim::Entity;
+    use hopgraph_memory::kg::{self, ObservationAdd, ObservationDelete};
+    for round in 0..8 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let seed = |obs: &[&str]| Entity {
+            name: "alice".into(),
+            entity_type: "person".into(),
+            observations: obs.iter().map(|&o| o.to_owned()).collect(),
+        };
+        kg::create_entities(&db, &[seed(&["old 0", "old 1", "old 2", "old 3"])]).unwrap();
+        let barrier = std::sync::Barrier::new(4);
+        std::thread::scope(|s| {
+            for w in 0..4 {
+                let (db, barrier) = (&db, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    for i in 0..5 {
+                        kg::add_observations(
+                            db,
+                            &[ObservationAdd {
+                                entity_name: "alice".into(),
+                                contents: vec![format!("w{w} note {i}")],
+                            }],
+                        )
+                        .unwrap();
+                    }
+                    kg::delete_observations(
+                        db,
+                        &[ObservationDelete {
+                            entity_name: "alice".into(),
+                            observations: vec![format!("old {w}")],
+                        }],
+                    )
+                    .unwrap();
+                });
+            }
+        });
+        let g = kg::open_nodes(&db.snapshot(), &["alice".to_owned()]).unwrap();
+        let mut obs = g.entities[0].observations.clone();
+        obs.sort();
+        let mut want: Vec<String> = (0..4)
+            .flat_map(|w| (0..5).map(move |i| format!("w{w} note {i}")))
+            .collect();
+        want.sort();
+        assert_eq!(
+            obs, want,
+            "round {round}: every addition kept, every old one deleted"
+        );
+    }
+}

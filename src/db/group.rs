@@ -202,6 +202,106 @@ fn lead<G: GroupWriter>(
     }
 }
 
+#[cfg(all(test, not(loom)))]
+mod tests {
+    //! The protocol with real threads and a writer whose first group panics: the panicking
+    //! leader still steps down, its group gets `lost`, and later committers are served.
+
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Debug, PartialEq)]
+    enum Out {
+        Written(u32),
+        Lost,
+    }
+
+    struct Panicky {
+        groups: AtomicUsize,
+    }
+
+    impl GroupWriter for Panicky {
+        type Writer = Vec<u32>;
+        type Batch = u32;
+        type Output = Out;
+        type State = ();
+
+        fn poisoned<'w>(&self, _: &'w Vec<u32>) -> Option<&'w str> {
+            None
+        }
+        fn poison(&self, _: &mut Vec<u32>, _: String) {}
+        fn refused(&self, _: &str) -> Out {
+            Out::Lost
+        }
+        fn lost(&self) -> Out {
+            Out::Lost
+        }
+        fn write_group(
+            &self,
+            w: &mut Vec<u32>,
+            group: &[&u32],
+        ) -> Result<Written<Out, ()>, String> {
+            if self.groups.fetch_add(1, Ordering::SeqCst) == 0 {
+                panic!("the first group's write panics");
+            }
+            w.extend(group.iter().copied());
+            Ok(Written {
+                outputs: group.iter().map(|&&b| Out::Written(b)).collect(),
+                state: None,
+            })
+        }
+        fn publish_state(&self, _: &mut Vec<u32>, (): ()) {}
+        fn after_group(&self, _: &mut Vec<u32>) {}
+    }
+
+    #[test]
+    fn a_leader_that_panics_still_steps_down() {
+        let shared = Arc::new((
+            Panicky {
+                groups: AtomicUsize::new(0),
+            },
+            Queue::new(),
+            Mutex::new(Vec::new()),
+        ));
+        // Each committer reports on a channel; a committer left asleep fails the test by
+        // the timeout instead of hanging it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        for b in 0..8u32 {
+            let (shared, tx) = (shared.clone(), tx.clone());
+            std::thread::spawn(move || {
+                let (g, queue, writer) = &*shared;
+                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    commit(g, queue, writer, b)
+                }));
+                let _ = tx.send(out.ok());
+            });
+        }
+        let outs: Vec<Option<Out>> = (0..8)
+            .map(|_| {
+                rx.recv_timeout(std::time::Duration::from_secs(60))
+                    .expect("a committer never returned: the leader did not step down")
+            })
+            .collect();
+        // The panicking leader's own call unwinds; its followers get `lost`; everyone
+        // else is written, each exactly once.
+        assert_eq!(outs.iter().filter(|o| o.is_none()).count(), 1, "{outs:?}");
+        let mut written: Vec<u32> = outs
+            .iter()
+            .filter_map(|o| match o {
+                Some(Out::Written(b)) => Some(*b),
+                _ => None,
+            })
+            .collect();
+        written.sort_unstable();
+        let (g, queue, writer) = &*shared;
+        let mut log = writer.lock().clone();
+        log.sort_unstable();
+        assert_eq!(log, written, "written batches are those acknowledged");
+        // A commit after the panic is served normally.
+        assert_eq!(commit(g, queue, writer, 99), Out::Written(99));
+    }
+}
+
 #[cfg(all(test, loom))]
 mod loom_tests {
     //! Committer threads (and one reader) run the real [`commit`] against a fake writer

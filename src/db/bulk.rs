@@ -453,7 +453,22 @@ impl Database {
         let input = if external::fits_in_memory(limit, columns.0.len(), next.node_bound) {
             EdgeInput::Columns(columns)
         } else {
-            let runs = external::spill(&mut spill, limit, next.node_bound, columns, progress)?;
+            // What the load holds meanwhile: the columns, the key table, the ids.
+            let resident = heap_bytes(&columns.0)
+                + heap_bytes(&columns.1)
+                + heap_bytes(&columns.2)
+                + weights.as_ref().map_or(0, heap_bytes)
+                + keys.heap_bytes()
+                + heap_bytes(&existing)
+                + heap_bytes(&ids);
+            let runs = external::spill(
+                &mut spill,
+                limit,
+                resident,
+                next.node_bound,
+                columns,
+                progress,
+            )?;
             EdgeInput::Runs(runs)
         };
         progress(BulkPhase::Nodes, 0, nkeys);
@@ -527,7 +542,17 @@ impl Database {
             }
             EdgeInput::Runs(runs) => {
                 let ntypes = next.types.len();
-                let ext = external::merge(&mut spill, runs, ntypes, &stored, progress)?;
+                // What the load holds meanwhile: the node records, their text index
+                // documents, the weights.
+                let resident = heap_bytes(&content.nodes)
+                    + content
+                        .nodes
+                        .iter()
+                        .map(|(_, r)| heap_bytes(r))
+                        .sum::<u64>()
+                    + (content.text.docs() * 16) as u64
+                    + weights.as_ref().map_or(0, heap_bytes);
+                let ext = external::merge(&mut spill, runs, resident, ntypes, &stored, progress)?;
                 BuiltEdges {
                     keep: ext.keep,
                     dropped: ext.dropped,
@@ -705,6 +730,11 @@ fn build_in_memory(
         type_counts,
         directions: Directions::Memory { columns, out },
     })
+}
+
+/// Bytes `v`'s buffer takes.
+fn heap_bytes<T>(v: &Vec<T>) -> u64 {
+    (v.capacity() * std::mem::size_of::<T>()) as u64
 }
 
 /// The row of kept input edge `i`.

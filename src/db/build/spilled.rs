@@ -178,6 +178,19 @@ impl SpilledDirection {
         self.offsets.last().copied().map_or(0, u64::from)
     }
 
+    /// Closes the direction's files and removes them through `io`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn remove(self, io: &dyn Io) -> io::Result<()> {
+        for file in [self.neighbors, self.types, self.pos] {
+            let path = file.path.clone();
+            drop(file);
+            io.remove_file(&path)?;
+        }
+        Ok(())
+    }
+
     /// Writes the four sections of the direction: offsets, neighbors, types, rows.
     fn write<W: io::Write>(
         &self,
@@ -229,7 +242,7 @@ impl SpilledEdges {
 
     /// Writes the out-direction's sections and `EdgeOutPos`, calling `wrote` after each
     /// step as the in-memory writer does.
-    pub fn write_out<W: io::Write>(
+    fn write_out<W: io::Write>(
         &self,
         enc: &mut SegmentEncoder<W>,
         wrote: &dyn Fn(),
@@ -246,10 +259,30 @@ impl SpilledEdges {
         Ok(())
     }
 
-    /// Writes the in-direction's sections.
-    pub fn write_in<W: io::Write>(&self, enc: &mut SegmentEncoder<W>) -> io::Result<()> {
+    /// Writes both directions' sections and `EdgeOutPos` (see [`SpilledEdges::write_out`]),
+    /// calling `wrote` after each step as the in-memory writer does. Each direction's
+    /// files are removed through `io` as soon as they are written, so that the segment
+    /// and all of the scratch files never take disk space together.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_and_remove<W: io::Write>(
+        self,
+        enc: &mut SegmentEncoder<W>,
+        io: &dyn Io,
+        wrote: &dyn Fn(),
+    ) -> io::Result<()> {
+        self.write_out(enc, wrote)?;
+        let chunk = self.chunk::<u32>();
+        let SpilledEdges { out, inn, .. } = self;
+        out.remove(io)?;
+        wrote();
         let kinds = [K::InOffsets, K::InNeighbors, K::InTypes, K::InEdgePos];
-        self.inn.write(enc, kinds, self.chunk::<u32>())
+        inn.write(enc, kinds, chunk)?;
+        inn.remove(io)?;
+        wrote();
+        wrote();
+        Ok(())
     }
 
     /// `EdgeOutPos`, each row's out-CSR entry (the inverse of the out-direction's rows), in

@@ -177,9 +177,11 @@ impl BulkLoad {
     /// directions) to about `bytes`: when the in-memory build would need more, the edges
     /// are sorted out of core, in runs spilled to scratch files in the database's
     /// directory, and merged into the segment. The segment's bytes are the same either
-    /// way; only time, memory and scratch disk space (about 26 bytes per edge at most)
-    /// differ. Default: [`default_memory_limit`]. Not bounded by it (yet): the edges as
-    /// added (10 bytes each, more with weights), the key table and the node records.
+    /// way; only time, memory and scratch disk space (about 27 bytes per edge at most)
+    /// differ. The build's working memory is what `bytes` leaves after what the load
+    /// holds meanwhile (the edges as added, the key table, the node records). Default:
+    /// [`default_memory_limit`]. Not bounded by it (yet): the edges as added (10 bytes
+    /// each, more with weights), the key table and the node records.
     pub fn memory_limit(&mut self, bytes: u64) {
         self.memory_limit = Some(bytes);
     }

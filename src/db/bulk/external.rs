@@ -20,10 +20,12 @@
 //! `build/spilled.rs`): the same bytes as the in-memory build, whatever the limit.
 //!
 //! Memory: the offsets of both directions (8 bytes per node), the keep bits and ranks (a
-//! quarter byte per edge), the type bitmaps, and a working share of the limit: half for
-//! the run being sorted, a quarter for the merge's read buffers, a quarter for the write
-//! buffers of the scratch files. Disk: 16 bytes per edge for the runs of one direction, 10
-//! per kept edge for each direction's columns; runs are removed as soon as they are merged.
+//! quarter byte per edge), the type bitmaps, and a working share of what the limit leaves
+//! after those and after what the load holds meanwhile: half for the run being sorted, a
+//! quarter for the merge's read buffers, a quarter for the write buffers of the scratch
+//! files. Disk: about 5 to 7 bytes per edge for the compressed runs of one direction (see
+//! `spill::encode_block`), 10 per kept edge for each direction's columns; runs are removed
+//! as soon as they are merged, columns as soon as the segment holds them.
 
 use super::keep::Keep;
 use super::merge::Merge;

@@ -537,6 +537,7 @@ impl Database {
         content.embedding_dim = embedding_dim;
         drop(keys);
         drop(ids);
+        drop(existing);
         progress(BulkPhase::Nodes, nkeys, nkeys);
         let built = match input {
             EdgeInput::Columns(columns) => {
@@ -546,11 +547,12 @@ impl Database {
                 let ntypes = next.types.len();
                 // What the load holds meanwhile: the node records, their text index
                 // documents, the weights.
+                // (A record's buffer counted to the allocator's 16-byte granule.)
                 let resident = heap_bytes(&content.nodes)
                     + content
                         .nodes
                         .iter()
-                        .map(|(_, r)| heap_bytes(r))
+                        .map(|(_, r)| heap_bytes(r).next_multiple_of(16))
                         .sum::<u64>()
                     + (content.text.docs() * 16) as u64
                     + weights.as_ref().map_or(0, heap_bytes);

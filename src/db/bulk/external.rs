@@ -91,10 +91,10 @@ impl Shares {
                  better many times that"
             )));
         }
-        let work = limit
-            .saturating_sub(fixed)
-            .saturating_sub(resident)
-            .max(WORK_MIN);
+        // A sixteenth of what is left is slack for the allocator and what the shares
+        // do not count (a merge's heap, the type bitmaps).
+        let left = limit.saturating_sub(fixed).saturating_sub(resident);
+        let work = (left - left / 16).max(WORK_MIN);
         let work = usize::try_from(work).unwrap_or(usize::MAX);
         Ok(Shares {
             run_entries: (work / 2 / 16).max(1),

@@ -450,3 +450,22 @@ fn merge_in(
     progress(BulkPhase::MergeIn, total, total);
     Ok(built)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_load_holds_comes_out_of_the_working_share() {
+        let free = Shares::new(1 << 30, 0, 1000, 1000).unwrap();
+        let held = Shares::new(1 << 30, 1 << 29, 1000, 1000).unwrap();
+        // Half the limit held: about half the share, both less the slack.
+        assert!(held.run_entries * 10 > free.run_entries * 4);
+        assert!(held.run_entries * 10 < free.run_entries * 6);
+        assert!(free.run_entries * 16 * 2 < 1 << 30);
+        // More held than the limit: the least share, not an error (the fixed part fits).
+        let full = Shares::new(1 << 30, 1 << 31, 1000, 1000).unwrap();
+        assert_eq!(full.run_entries as u64, WORK_MIN / 2 / 16);
+        assert!(Shares::new(1 << 10, 0, 1000, 1000).is_err());
+    }
+}

@@ -396,12 +396,8 @@ pub(crate) fn write_segment_staged(
             };
             segment_file::write_segment_staged(io, dir, staging, stamp, move |enc| {
                 enc.section(K::Summary, &summary.encode())?;
-                if let Some(s) = &spilled {
-                    s.write_out(enc, &wrote)?;
-                    wrote();
-                    s.write_in(enc)?;
-                    wrote();
-                    wrote();
+                if let Some(s) = spilled {
+                    s.write_and_remove(enc, io, &wrote)?;
                 } else if let Some(out) = out {
                     write_out_direction(enc, out, &wrote)?;
                     let (inn, in_bitmaps) =
@@ -416,7 +412,6 @@ pub(crate) fn write_segment_staged(
                     wrote();
                     drop(inn);
                 }
-                drop(spilled);
                 if summary.dense_edge_base.is_none() {
                     enc.array(K::EdgeIds, &rows.ids())?;
                 }

@@ -177,9 +177,11 @@ impl BulkLoad {
     /// directions) to about `bytes`: when the in-memory build would need more, the edges
     /// are sorted out of core, in runs spilled to scratch files in the database's
     /// directory, and merged into the segment. The segment's bytes are the same either
-    /// way; only time, memory and scratch disk space (about 26 bytes per edge at most)
-    /// differ. Default: [`default_memory_limit`]. Not bounded by it (yet): the edges as
-    /// added (10 bytes each, more with weights), the key table and the node records.
+    /// way; only time, memory and scratch disk space (about 27 bytes per edge at most)
+    /// differ. The build's working memory is what `bytes` leaves after what the load
+    /// holds meanwhile (the edges as added, the key table, the node records). Default:
+    /// [`default_memory_limit`]. Not bounded by it (yet): the edges as added (10 bytes
+    /// each, more with weights), the key table and the node records.
     pub fn memory_limit(&mut self, bytes: u64) {
         self.memory_limit = Some(bytes);
     }
@@ -453,7 +455,22 @@ impl Database {
         let input = if external::fits_in_memory(limit, columns.0.len(), next.node_bound) {
             EdgeInput::Columns(columns)
         } else {
-            let runs = external::spill(&mut spill, limit, next.node_bound, columns, progress)?;
+            // What the load holds meanwhile: the columns, the key table, the ids.
+            let resident = heap_bytes(&columns.0)
+                + heap_bytes(&columns.1)
+                + heap_bytes(&columns.2)
+                + weights.as_ref().map_or(0, heap_bytes)
+                + keys.heap_bytes()
+                + heap_bytes(&existing)
+                + heap_bytes(&ids);
+            let runs = external::spill(
+                &mut spill,
+                limit,
+                resident,
+                next.node_bound,
+                columns,
+                progress,
+            )?;
             EdgeInput::Runs(runs)
         };
         progress(BulkPhase::Nodes, 0, nkeys);
@@ -520,6 +537,7 @@ impl Database {
         content.embedding_dim = embedding_dim;
         drop(keys);
         drop(ids);
+        drop(existing);
         progress(BulkPhase::Nodes, nkeys, nkeys);
         let built = match input {
             EdgeInput::Columns(columns) => {
@@ -527,7 +545,18 @@ impl Database {
             }
             EdgeInput::Runs(runs) => {
                 let ntypes = next.types.len();
-                let ext = external::merge(&mut spill, runs, ntypes, &stored, progress)?;
+                // What the load holds meanwhile: the node records, their text index
+                // documents, the weights.
+                // (A record's buffer counted to the allocator's 16-byte granule.)
+                let resident = heap_bytes(&content.nodes)
+                    + content
+                        .nodes
+                        .iter()
+                        .map(|(_, r)| heap_bytes(r).next_multiple_of(16))
+                        .sum::<u64>()
+                    + (content.text.docs() * 16) as u64
+                    + weights.as_ref().map_or(0, heap_bytes);
+                let ext = external::merge(&mut spill, runs, resident, ntypes, &stored, progress)?;
                 BuiltEdges {
                     keep: ext.keep,
                     dropped: ext.dropped,
@@ -705,6 +734,11 @@ fn build_in_memory(
         type_counts,
         directions: Directions::Memory { columns, out },
     })
+}
+
+/// Bytes `v`'s buffer takes.
+fn heap_bytes<T>(v: &Vec<T>) -> u64 {
+    (v.capacity() * std::mem::size_of::<T>()) as u64
 }
 
 /// The row of kept input edge `i`.

@@ -997,7 +997,6 @@ impl TextIndexWriter {
     }
 
     /// Documents added so far.
-    #[cfg(any(test, feature = "internals"))]
     pub fn docs(&self) -> usize {
         self.docs.len()
     }

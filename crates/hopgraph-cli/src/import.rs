@@ -58,10 +58,11 @@ time each phase took. --quiet turns it off.
 Memory: --memory-limit SIZE (default half the physical memory) bounds the edge build. When
 the edges need more (about 42 bytes per edge in memory), they are sorted out of core: runs
 that fit the limit are spilled to scratch files bulk-N-*.tmp in the database directory
-(same file system; up to about 26 bytes per edge at once), merged, and removed when the
+(same file system; up to about 27 bytes per edge at once), merged, and removed when the
 import ends, also when it fails; a crash leaves them to the next open, which removes them.
 The database is the same either way, byte for byte. Not covered by the limit yet: the
-edges as read (10 bytes each, more with weights), the key table and the node records.
+edges as read (10 bytes each, more with weights), the key table and the node records;
+the edge build takes what the limit leaves after them.
 
 Semantic search: with --embed-model MODEL (or $HOPGRAPH_EMBED_MODEL: a directory or a Hugging
 Face model id such as sentence-transformers/all-MiniLM-L6-v2, read from the Hugging Face
@@ -155,7 +156,7 @@ pub(crate) struct ImportArgs {
     vector_index: VectorIndex,
     /// Memory the edge build may take (the duplicate check and both CSR directions), e.g.
     /// 4GiB, 512MiB, 1G or a number of bytes. An import whose edges need more is sorted out
-    /// of core: in runs spilled to scratch files in the database directory (about 26 bytes
+    /// of core: in runs spilled to scratch files in the database directory (about 27 bytes
     /// per edge of disk at most, removed afterwards) and merged into the segment, which is
     /// byte for byte the same. Default: half the physical memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]

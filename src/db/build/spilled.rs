@@ -6,8 +6,8 @@
 //! fsynced (a crash loses nothing of value: the load had not committed, and the next open
 //! removes the file, whose name ends in `.tmp`). A [`SpilledDirection`] is one CSR
 //! direction as three such column files plus its offsets in memory (four bytes per node).
-//! [`SpilledEdges::write_out`] and [`SpilledEdges::write_in`] stream them into the
-//! segment's sections, byte for byte what the in-memory writer produces from a [`Csr`].
+//! [`SpilledEdges::write_and_remove`] streams them into the segment's sections, byte for
+//! byte what the in-memory writer produces from a [`Csr`], removing each file once written.
 //!
 //! [`Csr`]: super::Csr
 
@@ -177,19 +177,6 @@ impl SpilledDirection {
     pub fn len(&self) -> u64 {
         self.offsets.last().copied().map_or(0, u64::from)
     }
-
-    /// Writes the four sections of the direction: offsets, neighbors, types, rows.
-    fn write<W: io::Write>(
-        &self,
-        enc: &mut SegmentEncoder<W>,
-        kinds: [K; 4],
-        chunk: usize,
-    ) -> io::Result<()> {
-        enc.array(kinds[0], &self.offsets)?;
-        stream::<u32, W>(enc, kinds[1], &self.neighbors, chunk)?;
-        stream::<u16, W>(enc, kinds[2], &self.types, chunk)?;
-        stream::<u32, W>(enc, kinds[3], &self.pos, chunk)
-    }
 }
 
 /// Writes the values of `file` as section `kind`, `chunk` values at a time.
@@ -222,66 +209,87 @@ impl SpilledEdges {
         self.out.len()
     }
 
-    /// Values per read chunk.
-    fn chunk<T>(&self) -> usize {
-        (self.buffer / std::mem::size_of::<T>()).max(1)
-    }
-
-    /// Writes the out-direction's sections and `EdgeOutPos`, calling `wrote` after each
-    /// step as the in-memory writer does.
-    pub fn write_out<W: io::Write>(
-        &self,
+    /// Writes both directions' sections and `EdgeOutPos`, calling `wrote` after each step
+    /// as the in-memory writer does. Each column file is removed through `io` as soon as
+    /// the segment holds it, so the segment and all of the column files never take disk
+    /// space together: at most the segment's edge sections and four bytes per row.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_and_remove<W: io::Write>(
+        self,
         enc: &mut SegmentEncoder<W>,
+        io: &dyn Io,
         wrote: &dyn Fn(),
     ) -> io::Result<()> {
-        let chunk = self.chunk::<u32>();
-        enc.array(K::OutOffsets, &self.out.offsets)?;
-        stream::<u32, W>(enc, K::OutNeighbors, &self.out.neighbors, chunk)?;
+        let chunk = (self.buffer / 4).max(1);
+        let rows = self.len();
+        let SpilledEdges { out, inn, .. } = self;
+        enc.array(K::OutOffsets, &out.offsets)?;
+        stream::<u32, W>(enc, K::OutNeighbors, &out.neighbors, chunk)?;
+        remove(io, out.neighbors)?;
         wrote();
-        stream::<u16, W>(enc, K::OutTypes, &self.out.types, chunk)?;
-        stream::<u32, W>(enc, K::OutEdgePos, &self.out.pos, chunk)?;
+        stream::<u16, W>(enc, K::OutTypes, &out.types, chunk)?;
+        remove(io, out.types)?;
+        stream::<u32, W>(enc, K::OutEdgePos, &out.pos, chunk)?;
         wrote();
-        self.write_edge_out_pos(enc)?;
+        write_edge_out_pos(enc, &out.pos, rows, chunk)?;
+        remove(io, out.pos)?;
+        wrote();
+        wrote();
+        enc.array(K::InOffsets, &inn.offsets)?;
+        stream::<u32, W>(enc, K::InNeighbors, &inn.neighbors, chunk)?;
+        remove(io, inn.neighbors)?;
+        stream::<u16, W>(enc, K::InTypes, &inn.types, chunk)?;
+        remove(io, inn.types)?;
+        stream::<u32, W>(enc, K::InEdgePos, &inn.pos, chunk)?;
+        remove(io, inn.pos)?;
+        wrote();
         wrote();
         Ok(())
     }
+}
 
-    /// Writes the in-direction's sections.
-    pub fn write_in<W: io::Write>(&self, enc: &mut SegmentEncoder<W>) -> io::Result<()> {
-        let kinds = [K::InOffsets, K::InNeighbors, K::InTypes, K::InEdgePos];
-        self.inn.write(enc, kinds, self.chunk::<u32>())
-    }
+/// Closes `file` and removes it through `io`.
+fn remove(io: &dyn Io, file: SpillFile) -> io::Result<()> {
+    let path = file.path.clone();
+    drop(file);
+    io.remove_file(&path)
+}
 
-    /// `EdgeOutPos`, each row's out-CSR entry (the inverse of the out-direction's rows), in
-    /// passes over the out-direction's row file, each filling the next `buffer` bytes of it.
-    fn write_edge_out_pos<W: io::Write>(&self, enc: &mut SegmentEncoder<W>) -> io::Result<()> {
-        let rows = self.len();
-        let per_pass = self.chunk::<u32>() as u64;
-        let chunk = self.chunk::<u32>();
-        enc.section_from(K::EdgeOutPos, |sink| {
-            let mut first = 0u64;
-            while first < rows {
-                let end = rows.min(first + per_pass);
-                let mut slots = vec![0u32; usize::try_from(end - first).unwrap_or(0)];
-                let mut entry = 0u32;
-                self.out.pos.for_each_chunk::<u32>(chunk, |part| {
-                    for &row in part {
-                        let row = u64::from(row);
-                        if (first..end).contains(&row)
-                            && let Some(slot) = usize::try_from(row - first)
-                                .ok()
-                                .and_then(|i| slots.get_mut(i))
-                        {
-                            *slot = entry;
-                        }
-                        entry = entry.wrapping_add(1);
+/// `EdgeOutPos`, each of the `rows` rows' out-CSR entry (the inverse of the
+/// out-direction's rows in `pos`), in passes over `pos`, each filling the next `chunk`
+/// rows.
+fn write_edge_out_pos<W: io::Write>(
+    enc: &mut SegmentEncoder<W>,
+    pos: &SpillFile,
+    rows: u64,
+    chunk: usize,
+) -> io::Result<()> {
+    let per_pass = chunk as u64;
+    enc.section_from(K::EdgeOutPos, |sink| {
+        let mut first = 0u64;
+        while first < rows {
+            let end = rows.min(first + per_pass);
+            let mut slots = vec![0u32; usize::try_from(end - first).unwrap_or(0)];
+            let mut entry = 0u32;
+            pos.for_each_chunk::<u32>(chunk, |part| {
+                for &row in part {
+                    let row = u64::from(row);
+                    if (first..end).contains(&row)
+                        && let Some(slot) = usize::try_from(row - first)
+                            .ok()
+                            .and_then(|i| slots.get_mut(i))
+                    {
+                        *slot = entry;
                     }
-                    Ok(())
-                })?;
-                sink(bytemuck::cast_slice(&slots))?;
-                first = end;
-            }
-            Ok(())
-        })
-    }
+                    entry = entry.wrapping_add(1);
+                }
+                Ok(())
+            })?;
+            sink(bytemuck::cast_slice(&slots))?;
+            first = end;
+        }
+        Ok(())
+    })
 }

@@ -20,10 +20,12 @@
 //! `build/spilled.rs`): the same bytes as the in-memory build, whatever the limit.
 //!
 //! Memory: the offsets of both directions (8 bytes per node), the keep bits and ranks (a
-//! quarter byte per edge), the type bitmaps, and a working share of the limit: half for
-//! the run being sorted, a quarter for the merge's read buffers, a quarter for the write
-//! buffers of the scratch files. Disk: 16 bytes per edge for the runs of one direction, 10
-//! per kept edge for each direction's columns; runs are removed as soon as they are merged.
+//! quarter byte per edge), the type bitmaps, and a working share of what the limit leaves
+//! after those and after what the load holds meanwhile: half for the run being sorted, a
+//! quarter for the merge's read buffers, a quarter for the write buffers of the scratch
+//! files. Disk: about 5 to 7 bytes per edge for the compressed runs of one direction (see
+//! `spill::encode_block`), 10 per kept edge for each direction's columns; runs are removed
+//! as soon as they are merged, columns as soon as the segment holds them.
 
 use super::keep::Keep;
 use super::merge::Merge;
@@ -69,20 +71,30 @@ struct Shares {
 }
 
 impl Shares {
-    fn new(limit: u64, edges: usize, nodes: u32) -> Result<Shares> {
+    /// The shares of `limit` for a build of `edges` edges over `nodes` node ids while the
+    /// load holds `resident` bytes besides (its input columns and key table in phase 1,
+    /// its node records in the merges): the working share is what the limit leaves after
+    /// the fixed part and `resident`, and at least [`WORK_MIN`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the limit does not cover the fixed part.
+    fn new(limit: u64, resident: u64, edges: usize, nodes: u32) -> Result<Shares> {
         let fixed = (u64::from(nodes) + 1)
             .saturating_mul(IN_MEMORY_NODE_BYTES)
             .saturating_add(edges as u64 / 4);
         let need = fixed.saturating_add(WORK_MIN);
-        let work = limit.checked_sub(fixed).filter(|&w| w >= WORK_MIN);
-        let work = work.ok_or_else(|| {
-            Error::invalid(format!(
+        if limit.checked_sub(fixed).is_none_or(|w| w < WORK_MIN) {
+            return Err(Error::invalid(format!(
                 "a memory limit of {limit} bytes is too small for this bulk load of {edges} edges \
                  over {nodes} node ids: its node tables and duplicate check alone need {fixed} \
                  bytes; raise the memory limit (--memory-limit) to at least {need} bytes, \
                  better many times that"
-            ))
-        })?;
+            )));
+        }
+        // A sixteenth of what is left is slack for the allocator and what the shares
+        // do not count (a merge's heap, the type bitmaps).
+        let left = limit.saturating_sub(fixed).saturating_sub(resident);
+        let work = (left - left / 16).max(WORK_MIN);
         let work = usize::try_from(work).unwrap_or(usize::MAX);
         Ok(Shares {
             run_entries: (work / 2 / 16).max(1),
@@ -93,7 +105,7 @@ impl Shares {
 }
 
 /// Packs an entry: `(owner, type, neighbor, position)`, whose integer order is the tuple's.
-fn pack(own: u32, t: u16, other: u32, pos: u32) -> u128 {
+pub(super) fn pack(own: u32, t: u16, other: u32, pos: u32) -> u128 {
     u128::from(own) << 80 | u128::from(t) << 64 | u128::from(other) << 32 | u128::from(pos)
 }
 
@@ -102,7 +114,7 @@ fn pack(own: u32, t: u16, other: u32, pos: u32) -> u128 {
     clippy::cast_possible_truncation,
     reason = "each field is shifted down and truncated to its width on purpose"
 )]
-fn unpack(x: u128) -> (u32, u16, u32, u32) {
+pub(super) fn unpack(x: u128) -> (u32, u16, u32, u32) {
     (
         (x >> 80) as u32,
         (x >> 64) as u16,
@@ -126,13 +138,14 @@ pub(super) struct External {
 #[derive(Debug)]
 pub(super) struct SpilledRuns {
     runs: Runs,
-    shares: Shares,
+    limit: u64,
     edges: usize,
     node_bound: u32,
 }
 
 /// Phase 1: spills `columns` (global ids below `node_bound`) as sorted runs, within
-/// `limit` bytes, and frees them.
+/// `limit` bytes while the load holds `resident` bytes besides (the columns included),
+/// and frees them.
 ///
 /// # Errors
 /// `InvalidArgument` when the limit is too small for the node tables or a node id is at
@@ -140,23 +153,25 @@ pub(super) struct SpilledRuns {
 pub(super) fn spill(
     spill: &mut Spill<'_>,
     limit: u64,
+    resident: u64,
     node_bound: u32,
     columns: Columns,
     progress: BulkProgress<'_>,
 ) -> Result<SpilledRuns> {
     let edges = columns.0.len();
-    let shares = Shares::new(limit, edges, node_bound)?;
+    let shares = Shares::new(limit, resident, edges, node_bound)?;
     let runs = spill_runs(spill, shares, node_bound, columns, progress)?;
     Ok(SpilledRuns {
         runs,
-        shares,
+        limit,
         edges,
         node_bound,
     })
 }
 
-/// Phases 2 to 4: both directions built from the runs of [`spill`]; `stored` says whether
-/// the database holds a triple already (those are dropped as duplicates).
+/// Phases 2 to 4: both directions built from the runs of [`spill`] while the load holds
+/// `resident` bytes besides (its node records); `stored` says whether the database holds
+/// a triple already (those are dropped as duplicates).
 ///
 /// # Errors
 /// `InvalidArgument` when a node id is at or beyond the node bound; I/O errors of the
@@ -164,16 +179,18 @@ pub(super) fn spill(
 pub(super) fn merge(
     spill: &mut Spill<'_>,
     input: SpilledRuns,
+    resident: u64,
     ntypes: usize,
     stored: &dyn Fn(u32, u16, u32) -> bool,
     progress: BulkProgress<'_>,
 ) -> Result<External> {
     let SpilledRuns {
         runs: out_runs,
-        shares,
+        limit,
         edges,
         node_bound,
     } = input;
+    let shares = Shares::new(limit, resident, edges, node_bound)?;
     let mut keep = Keep::all(edges);
     let nodes = node_bound as usize;
     let merged = merge_out(
@@ -432,4 +449,23 @@ fn merge_in(
     let built = inn.finish()?;
     progress(BulkPhase::MergeIn, total, total);
     Ok(built)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_load_holds_comes_out_of_the_working_share() {
+        let free = Shares::new(1 << 30, 0, 1000, 1000).unwrap();
+        let held = Shares::new(1 << 30, 1 << 29, 1000, 1000).unwrap();
+        // Half the limit held: about half the share, both less the slack.
+        assert!(held.run_entries * 10 > free.run_entries * 4);
+        assert!(held.run_entries * 10 < free.run_entries * 6);
+        assert!(free.run_entries * 16 * 2 < 1 << 30);
+        // More held than the limit: the least share, not an error (the fixed part fits).
+        let full = Shares::new(1 << 30, 1 << 31, 1000, 1000).unwrap();
+        assert_eq!(full.run_entries as u64, WORK_MIN / 2 / 16);
+        assert!(Shares::new(1 << 10, 0, 1000, 1000).is_err());
+    }
 }

@@ -55,6 +55,13 @@ impl fmt::Debug for Keys {
 }
 
 impl Keys {
+    /// Bytes the table and the keys take on the heap.
+    pub fn heap_bytes(&self) -> u64 {
+        (self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.text.capacity()
+            + self.ends.capacity() * std::mem::size_of::<usize>()) as u64
+    }
+
     /// Keys numbered so far.
     pub fn len(&self) -> usize {
         self.ends.len()

@@ -467,7 +467,7 @@ const RETIRE_ON_THREAD_NODES: usize = 1024;
 /// Drops `old`, a state just replaced by `new`. Freeing a large delta (its maps and text
 /// index are many small allocations: ~100 ms for 5,000 nodes) happened while the writer
 /// mutex was held, and every writer waited for it after each checkpoint; so a large delta
-/// that `new` no longer shares (a checkpoint or compaction replaced it) is dropped on a
+/// that `new` no longer shares (a checkpoint replaced it with an empty one) is dropped on a
 /// short-lived thread instead. A commit's new delta shares all but the changed paths of
 /// the old one (persistent maps), so dropping the old state is cheap and stays here: a
 /// thread per commit cost more than it saved. (If a reader still holds the state, the last

@@ -169,8 +169,9 @@ pub fn add_observations_embedded(
     items: &[ObservationAdd],
     embed: Option<EmbedFn<'_>>,
 ) -> Result<Vec<AddedObservations>, ToolError> {
-    // Planned on a snapshot and committed only if nothing landed since (planned again
-    // otherwise), so a concurrent writer's observations are never overwritten.
+    // Planned on a snapshot and committed only if the entities it rewrites are unchanged
+    // since (planned again otherwise), so a concurrent writer's observations are never
+    // overwritten.
     let (_, results) = commit_planned(
         db,
         |snap| plan_additions(snap, items, embed),
@@ -315,8 +316,9 @@ pub fn delete_observations(
     db: &Database,
     items: &[ObservationDelete],
 ) -> Result<Outcome, ToolError> {
-    // Planned on a snapshot and committed only if nothing landed since (planned again
-    // otherwise), so a concurrent writer's observations are never overwritten.
+    // Planned on a snapshot and committed only if the entities it rewrites are unchanged
+    // since (planned again otherwise), so a concurrent writer's observations are never
+    // overwritten.
     let (_, (missing, requested, removed)) =
         commit_planned(db, |snap| plan_deletions(snap, items), |e| engine_error(&e))?;
     let message = if removed == requested {

@@ -6,7 +6,9 @@
 //! Documents: a title of 3–6 words and a content of 20–60 words drawn from a 20,000-word
 //! synthetic vocabulary with a Zipf-like (1/rank) distribution, seeded. Two stores are
 //! measured: everything in one segment (after a checkpoint), and the last 5,000 documents
-//! still in the delta on top of it. `HOPGRAPH_BENCH_TEXT_DOCS` changes the document count.
+//! still in the delta on top of it; and a store of 5,000 documents all in the delta (an
+//! agent's memory between checkpoints). `HOPGRAPH_BENCH_TEXT_DOCS` changes the document
+//! count of the first two.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -133,9 +135,15 @@ fn bench(c: &mut Criterion) {
     let query = format!("{} {} {}", words[50], words[300], words[2000]);
     let mut g = c.benchmark_group("text_query_3_words");
     g.sample_size(20).measurement_time(Duration::from_secs(8));
-    for (label, delta) in [("one_segment", 0usize), ("segment_plus_delta", 5_000)] {
+    // The third store is a small agent-memory store that lives in the delta (written since
+    // the last checkpoint), where the delta's index answers alone.
+    for (label, n, delta) in [
+        ("one_segment", n, 0usize),
+        ("segment_plus_delta", n, 5_000.min(n / 2)),
+        ("delta_only", 5_000.min(n), 5_000.min(n)),
+    ] {
         let dir = tempfile::tempdir().unwrap();
-        let db = build(dir.path(), n, delta.min(n / 2));
+        let db = build(dir.path(), n, delta);
         let snap = db.snapshot();
         let q = TextQuery::new(query.clone()).limit(10);
         let hits = snap.search_text(&q).unwrap();

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use imbl::HashMap as PMap;
+use imbl::{HashMap as PMap, OrdMap};
 
 use super::state::State;
 use crate::error::{Error, Result};
@@ -34,11 +34,21 @@ struct DeltaDoc {
     terms: Vec<Arc<[u8]>>,
 }
 
+/// One document in a term's delta postings: the term's frequency per field, and the
+/// document's field lengths (kept beside every posting so that scoring reads no second
+/// map; a put replaces all of a node's postings, so they never disagree).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct DeltaPosting {
+    tf: [u32; TEXT_FIELDS],
+    lens: [u32; TEXT_FIELDS],
+}
+
 /// The text index of the nodes written since the last checkpoint (live ones only).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TextDelta {
-    /// term → node → frequency per field.
-    postings: PMap<Arc<[u8]>, PMap<u32, [u32; TEXT_FIELDS]>>,
+    /// term → node → posting, nodes in increasing order (a persistent B-tree: the ranking
+    /// walks a term's list in order, which a hash trie's iteration made slow).
+    postings: PMap<Arc<[u8]>, OrdMap<u32, DeltaPosting>>,
     /// node → its lengths and terms (to remove them again).
     docs: PMap<u32, Arc<DeltaDoc>>,
     /// Sum of the documents' field lengths.
@@ -56,7 +66,7 @@ impl TextDelta {
             self.postings
                 .entry(term.clone())
                 .or_default()
-                .insert(node.id.0, tf);
+                .insert(node.id.0, DeltaPosting { tf, lens: dt.lens });
             terms.push(term);
         }
         for (total, &l) in self.field_len_total.iter_mut().zip(&dt.lens) {
@@ -106,7 +116,7 @@ impl TextDelta {
             out.add_doc_lens(node, doc.lens);
         }
         for (term, list) in &self.postings {
-            out.add_term(term, list.iter().map(|(&node, &tf)| (node, tf)));
+            out.add_term(term, list.iter().map(|(&node, p)| (node, p.tf)));
         }
     }
 
@@ -117,7 +127,7 @@ impl TextDelta {
         let doc = self.docs.get(&node)?;
         let mut terms = Vec::with_capacity(doc.terms.len());
         for term in &doc.terms {
-            let tf = *self.postings.get(term)?.get(&node)?;
+            let tf = self.postings.get(term)?.get(&node)?.tf;
             terms.push((term.to_vec(), tf));
         }
         Some(crate::text::DocTerms {
@@ -208,20 +218,17 @@ impl TextSource for State {
             .map_or(0, |l| l.len() as u64)
     }
 
-    fn for_each_delta_posting(&self, term: &[u8], mut f: impl FnMut(u32, &[u32; TEXT_FIELDS])) {
+    fn for_each_delta_posting(
+        &self,
+        term: &[u8],
+        mut f: impl FnMut(u32, &[u32; TEXT_FIELDS], &[u32; TEXT_FIELDS]),
+    ) {
         if let Some(list) = self.delta.text.postings.get(term) {
-            for (&node, tf) in list {
-                f(node, tf);
+            // An `OrdMap`: increasing node order.
+            for (&node, p) in list {
+                f(node, &p.tf, &p.lens);
             }
         }
-    }
-
-    fn delta_doc_lens(&self, node: u32) -> [u32; TEXT_FIELDS] {
-        self.delta
-            .text
-            .docs
-            .get(&node)
-            .map_or([0; TEXT_FIELDS], |d| d.lens)
     }
 
     fn node(&self, node: u32) -> Result<Option<Arc<Node>>> {

@@ -6,7 +6,6 @@
 //! ([`topk`](super::topk)).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use super::context::ScoreContext;
 use super::exhaustive::{self, RankScratch};
@@ -139,7 +138,9 @@ impl<'a> Plan<'a> {
 }
 
 /// Scores the delta (small, live nodes only) posting by posting; every document touched
-/// is offered to `top` and becomes a candidate.
+/// is offered to `top` and becomes a candidate. The query terms' lists come in node
+/// order and are merged by node, so a document's scores are summed in term order (as the
+/// segments' walk sums them) with no map from node to accumulator.
 fn score_delta<S: TextSource + ?Sized>(
     source: &S,
     q: &TextQuery,
@@ -147,19 +148,50 @@ fn score_delta<S: TextSource + ?Sized>(
     top: &mut Threshold,
     cands: &mut Vec<Candidate>,
 ) -> Result<()> {
-    // Keyed by node id, hashed with foldhash (a search's map needs no DoS resistance).
-    // A node's lengths are looked up in the delta once, on its first posting.
-    let mut accs: HashMap<u32, (Accumulator, [u32; TEXT_FIELDS]), foldhash::fast::RandomState> =
-        HashMap::with_hasher(foldhash::fast::RandomState::default());
-    for (t, &idf) in ctx.terms.iter().zip(ctx.idfs) {
-        source.for_each_delta_posting(&t.term, |node, tf| {
-            let (acc, lens) = accs
-                .entry(node)
-                .or_insert_with(|| (Accumulator::default(), source.delta_doc_lens(node)));
-            acc.add(t, idf, ctx.weights, tf, lens, &ctx.avg);
+    /// One posting: node, frequency per field, the document's field lengths.
+    type Posting = (u32, [u32; TEXT_FIELDS], [u32; TEXT_FIELDS]);
+    // Every query term's postings, one list after another; `ends[i]` ends term i's.
+    let mut postings: Vec<Posting> = Vec::new();
+    let mut ends: Vec<usize> = Vec::with_capacity(ctx.terms.len());
+    for t in ctx.terms {
+        let from = postings.len();
+        source.for_each_delta_posting(&t.term, |node, tf, lens| {
+            debug_assert!(
+                postings.len() == from || postings.last().is_some_and(|p| p.0 < node),
+                "delta postings must come in increasing node order"
+            );
+            postings.push((node, *tf, *lens));
         });
+        ends.push(postings.len());
     }
-    for (node, (acc, lens)) in accs {
+    if postings.is_empty() {
+        return Ok(());
+    }
+    // Each term's next posting.
+    let mut heads: Vec<usize> = std::iter::once(0)
+        .chain(ends.iter().copied())
+        .take(ends.len())
+        .collect();
+    loop {
+        let next = heads
+            .iter()
+            .zip(&ends)
+            .filter_map(|(&h, &end)| postings.get(h..end)?.first().map(|p| p.0))
+            .min();
+        let Some(node) = next else {
+            break;
+        };
+        let mut acc = Accumulator::default();
+        let mut lens = [0; TEXT_FIELDS];
+        for (((t, &idf), head), &end) in ctx.terms.iter().zip(ctx.idfs).zip(&mut heads).zip(&ends) {
+            if let Some(p) = postings.get(*head..end).and_then(<[Posting]>::first)
+                && p.0 == node
+            {
+                lens = p.2;
+                acc.add(t, idf, ctx.weights, &p.1, &lens, &ctx.avg);
+                *head += 1;
+            }
+        }
         let base = acc.base(ctx.words);
         top.offer(base, || passes_filter(source, q, node))?;
         cands.push(Candidate {

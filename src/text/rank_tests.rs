@@ -226,22 +226,21 @@ impl TextSource for MemSource {
 
     fn delta_df(&self, term: &[u8]) -> u64 {
         let mut df = 0;
-        self.for_each_delta_posting(term, |_, _| df += 1);
+        self.for_each_delta_posting(term, |_, _, _| df += 1);
         df
     }
 
-    fn for_each_delta_posting(&self, term: &[u8], mut f: impl FnMut(u32, &[u32; TEXT_FIELDS])) {
+    fn for_each_delta_posting(
+        &self,
+        term: &[u8],
+        mut f: impl FnMut(u32, &[u32; TEXT_FIELDS], &[u32; TEXT_FIELDS]),
+    ) {
+        // A BTreeMap: increasing node order, as the trait asks.
         for (&id, (_, d)) in &self.delta {
             if let Ok(i) = d.terms.binary_search_by(|(t, _)| t.as_slice().cmp(term)) {
-                f(id, &d.terms[i].1);
+                f(id, &d.terms[i].1, &d.lens);
             }
         }
-    }
-
-    fn delta_doc_lens(&self, node: u32) -> [u32; TEXT_FIELDS] {
-        self.delta
-            .get(&node)
-            .map_or([0; TEXT_FIELDS], |(_, d)| d.lens)
     }
 
     fn node(&self, node: u32) -> Result<Option<Arc<Node>>> {

@@ -74,12 +74,14 @@ pub trait TextSource {
     /// How many of the delta's documents hold `term`.
     fn delta_df(&self, term: &[u8]) -> u64;
 
-    /// Calls `f` with the node and its frequency per field for every delta document
-    /// holding `term`, in any order.
-    fn for_each_delta_posting(&self, term: &[u8], f: impl FnMut(u32, &[u32; TEXT_FIELDS]));
-
-    /// The field lengths of delta document `node` (zeros when it has none).
-    fn delta_doc_lens(&self, node: u32) -> [u32; TEXT_FIELDS];
+    /// Calls `f` with the node, its frequency per field and its field lengths for every
+    /// delta document holding `term`, in increasing node order (the ranking merges the
+    /// query terms' lists by node instead of hashing every posting).
+    fn for_each_delta_posting(
+        &self,
+        term: &[u8],
+        f: impl FnMut(u32, &[u32; TEXT_FIELDS], &[u32; TEXT_FIELDS]),
+    );
 
     /// The newest record of `node`, `None` when the node is not live.
     ///

@@ -4,8 +4,8 @@ use pyo3::prelude::*;
 
 use hopgraph::{EdgeId, EdgeProps, NodePatch, NodeProps};
 
-use crate::convert::{invalid, object, opt_time, time};
-use crate::database::Database;
+use crate::convert::{error, invalid, object, opt_time, time};
+use crate::database::{Database, Snapshot};
 
 /// Writes applied atomically and durably by one `Database.commit` (all or none).
 ///
@@ -254,6 +254,36 @@ impl WriteBatch {
     fn expect_lsn(mut slf: PyRefMut<'_, Self>, lsn: u64) -> PyRefMut<'_, Self> {
         slf.inner.expect_lsn(lsn);
         slf
+    }
+
+    /// Makes the batch conditional on one node: it commits only if node `key` is still
+    /// as it was in `snapshot` (the same record, or still absent when the snapshot had no
+    /// such node), and otherwise raises `ConflictError` and writes nothing. Unlike
+    /// `expect_lsn`, commits that touch other nodes do not conflict, so a busy database
+    /// does not starve the batch:
+    ///
+    /// ```python
+    /// while True:
+    ///     snap = db.snapshot()
+    ///     node = snap.get("alice")
+    ///     b = hopgraph.WriteBatch().expect_node("alice", snap)
+    ///     ...                                  # writes decided from node
+    ///     try:
+    ///         db.commit(b)
+    ///         break
+    ///     except hopgraph.ConflictError:
+    ///         continue
+    /// ```
+    fn expect_node<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        py: Python<'py>,
+        key: &str,
+        snapshot: PyRef<'py, Snapshot>,
+    ) -> PyResult<PyRefMut<'py, Self>> {
+        let snap = snapshot.engine();
+        let read = py.detach(|| snap.node_by_key(key)).map_err(error)?;
+        slf.inner.expect_node(key, read);
+        Ok(slf)
     }
 
     fn __len__(&self) -> usize {

@@ -497,6 +497,13 @@ pub struct Snapshot {
     inner: hopgraph::Snapshot,
 }
 
+impl Snapshot {
+    /// The engine's snapshot (for `WriteBatch.expect_node`).
+    pub(crate) fn engine(&self) -> &hopgraph::Snapshot {
+        &self.inner
+    }
+}
+
 fn spec(
     types: Option<&Bound<'_, PyAny>>,
     direction: &str,

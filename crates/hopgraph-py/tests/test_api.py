@@ -187,6 +187,21 @@ def test_conditional_batch(incident):
     assert incident.commit(fresh)["lsn"] == incident.snapshot().lsn
 
 
+def test_conditional_on_one_node(incident):
+    snap = incident.snapshot()
+    incident.commit(hopgraph.WriteBatch().put_node("other"))  # another node: no conflict
+    first = hopgraph.WriteBatch().put_node("fresh", title="one").expect_node("fresh", snap)
+    incident.commit(first)  # absent in snap, still absent: commits
+    again = hopgraph.WriteBatch().put_node("fresh", title="two").expect_node("fresh", snap)
+    with pytest.raises(hopgraph.ConflictError):
+        incident.commit(again)  # "fresh" exists now
+    assert incident.get("fresh").title == "one"  # nothing written
+    now = incident.snapshot()
+    retry = hopgraph.WriteBatch().put_node("fresh", title="two").expect_node("fresh", now)
+    incident.commit(retry)
+    assert incident.get("fresh").title == "two"
+
+
 def test_maintenance_and_corruption(incident, tmp_path):
     assert incident.stats()["nodes"] == 4
     assert incident.stats()["edge_types"]["caused_by"] == 1

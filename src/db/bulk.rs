@@ -9,7 +9,8 @@
 //!
 //! Keys are interned in one string behind an open-addressing table (see `keys`): no
 //! allocation per key, and a look-up mostly reads one cache line. Edges are kept as
-//! columns of local numbers. Duplicates are found by building the out-direction CSR of all
+//! columns of local numbers (a load made by [`BulkLoad::spilling_into`] moves them to a
+//! scratch file in chunks as they are added, see `added`). Duplicates are found by building the out-direction CSR of all
 //! input edges, where equal triples sit next to each other in input order; that CSR, less
 //! the duplicates, is the segment's out-direction as it is. Nodes' texts are analysed on
 //! worker threads (see `analyze`).
@@ -78,8 +79,10 @@ pub struct BulkLoad {
 pub enum BulkPhase {
     /// Keys to node ids (unit: keys).
     Ids,
-    /// Out of core only: the input edges sorted in runs that fit the memory limit and
-    /// written to scratch files, before the nodes (unit: edges).
+    /// Out of core only: the input edges (read back from their scratch file when the load
+    /// spilled them as they were added, see [`BulkLoad::spilling_into`]) sorted in runs
+    /// that fit the memory limit and written to scratch files, before the nodes (unit:
+    /// edges).
     Spill,
     /// Nodes' records, embeddings and the analysis of their texts for the text index
     /// (unit: keys, each key a new or updated node or one left as it is); most of a

@@ -234,7 +234,9 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
     }
 
     // Opened before the read: the load spills the edges it reads into the database's
-    // directory, within the memory limit.
+    // directory, within the memory limit. A database this opens creates is removed again
+    // if the import fails before the load (a failed import creates no database).
+    let mut created = CreatedDb::new(&args.db.db);
     let db = Database::open_with(&args.db.db, super::base_options()?)?;
     if let Some(e) = &embedder {
         // A store of another dimension or model is refused before anything is read.
@@ -283,6 +285,7 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         load.set_timestamp(ms);
     }
     load.defer_vector_graph(args.vector_index == VectorIndex::Later);
+    created.keep();
     let report = db.bulk_load_with_progress(load, &|phase, done, total| {
         progress.engine(phase, done, total);
     })?;
@@ -345,6 +348,34 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         )?;
     }
     Ok(())
+}
+
+/// The outermost directory of a database path that does not exist yet, removed with
+/// everything in it when dropped unless [`CreatedDb::keep`] was called.
+struct CreatedDb(Option<PathBuf>);
+
+impl CreatedDb {
+    fn new(db: &Path) -> CreatedDb {
+        let missing = db
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
+            .last()
+            .map(Path::to_path_buf);
+        CreatedDb(missing)
+    }
+
+    fn keep(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CreatedDb {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.0 {
+            // Best effort: this import created everything below `dir`.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 /// The time to write instead of the clock: `--timestamp`, else `$SOURCE_DATE_EPOCH` (the

@@ -1,9 +1,11 @@
 //! The out-of-core edge build of a bulk load: both CSR directions and the duplicate check
 //! by external sorting, within a memory limit.
 //!
-//! 1. *Spill* ([`BulkPhase::Spill`]): the input edges, in chunks that fit the limit, are
-//!    packed as `(source, type, target, input position)` into one `u128` each, sorted and
-//!    written as runs to a scratch file; the input columns are freed.
+//! 1. *Spill* ([`BulkPhase::Spill`]): the input edges (read back chunk by chunk from the
+//!    input scratch file when the load spilled them as they were added, see `added`, then
+//!    the columns in memory), in runs that fit the limit, are packed as `(source, type,
+//!    target, input position)` into one `u128` each, sorted and written as runs to a
+//!    scratch file; the input columns and the input scratch file are freed.
 //! 2. *Merge out* ([`BulkPhase::MergeOut`]): a k-way merge of the runs yields every edge in
 //!    out-CSR order. Equal triples meet there, in input order: all but the first are
 //!    dropped, and the first too when the database holds the triple. Kept entries go to

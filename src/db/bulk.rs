@@ -9,7 +9,8 @@
 //!
 //! Keys are interned in one string behind an open-addressing table (see `keys`): no
 //! allocation per key, and a look-up mostly reads one cache line. Edges are kept as
-//! columns of local numbers. Duplicates are found by building the out-direction CSR of all
+//! columns of local numbers (a load made by [`BulkLoad::spilling_into`] moves them to a
+//! scratch file in chunks as they are added, see `added`). Duplicates are found by building the out-direction CSR of all
 //! input edges, where equal triples sit next to each other in input order; that CSR, less
 //! the duplicates, is the segment's out-direction as it is. Nodes' texts are analysed on
 //! worker threads (see `analyze`).
@@ -30,6 +31,7 @@ use crate::format::record::encode_edge_props;
 use crate::graph::{NodeId, TypeId, limits};
 use crate::model::{EdgeProps, Node, NodeProps};
 
+mod added;
 mod analyze;
 mod external;
 mod keep;
@@ -38,6 +40,7 @@ mod merge;
 mod order;
 mod spill;
 
+use added::AddedEdges;
 use keep::Keep;
 use keys::Keys;
 
@@ -49,10 +52,9 @@ pub struct BulkLoad {
     props: BTreeMap<u32, NodeProps>,
     types: HashMap<Box<str>, u16, RandomState>,
     type_list: Vec<Box<str>>,
-    /// Edges by local index: source, target and type.
-    sources: Vec<u32>,
-    targets: Vec<u32>,
-    edge_types: Vec<u16>,
+    /// Edges by local index: source, target and type, in memory or partly spilled (see
+    /// `added`).
+    edges: AddedEdges,
     /// `f32::to_bits` of every edge's weight; None while all are 1.0.
     weights: Option<Vec<u32>>,
     edge_props: Vec<(u32, String)>,
@@ -77,8 +79,10 @@ pub struct BulkLoad {
 pub enum BulkPhase {
     /// Keys to node ids (unit: keys).
     Ids,
-    /// Out of core only: the input edges sorted in runs that fit the memory limit and
-    /// written to scratch files, before the nodes (unit: edges).
+    /// Out of core only: the input edges (read back from their scratch file when the load
+    /// spilled them as they were added, see [`BulkLoad::spilling_into`]) sorted in runs
+    /// that fit the memory limit and written to scratch files, before the nodes (unit:
+    /// edges).
     Spill,
     /// Nodes' records, embeddings and the analysis of their texts for the text index
     /// (unit: keys, each key a new or updated node or one left as it is); most of a
@@ -149,9 +153,39 @@ pub struct BulkReport {
 }
 
 impl BulkLoad {
-    /// An empty load.
+    /// An empty load. Its edges stay in memory as they are added (10 bytes each) until
+    /// [`Database::bulk_load`]; for a load whose memory is bounded while it is added, see
+    /// [`BulkLoad::spilling_into`].
     pub fn new() -> BulkLoad {
         BulkLoad::default()
+    }
+
+    /// An empty load for `db` whose edges are bounded in memory while they are added:
+    /// whenever the edges held take an eighth of `memory_limit` (bytes; see
+    /// [`BulkLoad::memory_limit`], which this sets), they are appended to a scratch file in
+    /// `db`'s directory (`bulk-input-*.tmp`, 10 bytes per edge) and freed; the load reads
+    /// them back in input order. The load's result, and the segment's bytes, are the same
+    /// as with [`BulkLoad::new`]. The file is removed when the load is loaded, fails or is
+    /// dropped unused, and by the next writable open after a crash. Load it into `db` (it
+    /// would work with another database, but the scratch file stays in `db`'s directory).
+    /// Pass [`default_memory_limit`] for the default.
+    ///
+    /// [`BulkLoad::edge`] may then fail with an I/O error of the scratch file; the edge is
+    /// not added then, and the load is otherwise unchanged.
+    ///
+    /// # Errors
+    /// `ReadOnly` for a database opened read-only.
+    pub fn spilling_into(db: &Database, memory_limit: u64) -> Result<BulkLoad> {
+        if db.shared.lock.is_none() {
+            return Err(Error::ReadOnly);
+        }
+        let mut load = BulkLoad::new();
+        load.memory_limit = Some(memory_limit);
+        load.edges.target = Some(added::Target {
+            io: std::sync::Arc::clone(&db.shared.options.io),
+            dir: db.shared.dir.clone(),
+        });
+        Ok(load)
     }
 
     /// Writes `ms` (milliseconds since the Unix epoch) as the time of every node and edge
@@ -179,9 +213,16 @@ impl BulkLoad {
     /// directory, and merged into the segment. The segment's bytes are the same either
     /// way; only time, memory and scratch disk space (about 27 bytes per edge at most)
     /// differ. The build's working memory is what `bytes` leaves after what the load
-    /// holds meanwhile (the edges as added, the key table, the node records). Default:
-    /// [`default_memory_limit`]. Not bounded by it (yet): the edges as added (10 bytes
-    /// each, more with weights), the key table and the node records.
+    /// holds meanwhile (the edges held, the key table, the node records). Default:
+    /// [`default_memory_limit`].
+    ///
+    /// The edges as added (10 bytes each) are bounded by it only in a load made by
+    /// [`BulkLoad::spilling_into`], which keeps at most an eighth of `bytes` of them in
+    /// memory and spills the rest to a scratch file as they are added; in a
+    /// [`BulkLoad::new`] load they stay in memory until the load. Not bounded by it in
+    /// either: the key table (the keys' bytes plus about 16 bytes per key), the node
+    /// records and properties, the edges' weights (4 bytes per edge once one is not 1.0),
+    /// properties and validity intervals as added.
     pub fn memory_limit(&mut self, bytes: u64) {
         self.memory_limit = Some(bytes);
     }
@@ -233,7 +274,9 @@ impl BulkLoad {
     /// properties.
     ///
     /// # Errors
-    /// `InvalidArgument` for a bad key, type name or properties.
+    /// `InvalidArgument` for a bad key, type name or properties; for a load made by
+    /// [`BulkLoad::spilling_into`], I/O errors of its scratch file (the edge is not added
+    /// then).
     pub fn edge(
         &mut self,
         source: &str,
@@ -245,6 +288,8 @@ impl BulkLoad {
         check_key(source)?;
         check_key(target)?;
         super::batch::check_edge_props(&props)?;
+        // Before anything changes: an I/O error leaves the load as it was.
+        self.edges.make_room(self.memory_limit)?;
         let s = self.local(source)?;
         let t = self.local(target)?;
         let ty = match self.types.get(edge_type) {
@@ -259,7 +304,7 @@ impl BulkLoad {
                 x
             }
         };
-        let idx = self.sources.len();
+        let idx = self.edges.len();
         if props.valid_from.is_some() || props.valid_to.is_some() {
             if let Some(from) = props.valid_from {
                 super::batch::check_interval(from, props.valid_to)?;
@@ -284,10 +329,8 @@ impl BulkLoad {
                 self.weights = Some(w);
             }
         }
-        self.sources.push(s);
-        self.targets.push(t);
-        self.edge_types.push(ty);
-        if self.sources.len() as u64 > limits::SEGMENT_EDGES_MAX {
+        self.edges.push(s, t, ty);
+        if self.edges.len() as u64 > limits::SEGMENT_EDGES_MAX {
             return Err(Error::invalid("too many edges in one bulk load"));
         }
         Ok(())
@@ -310,7 +353,7 @@ impl BulkLoad {
 
     /// Edges added so far (duplicates included).
     pub fn edge_count(&self) -> usize {
-        self.sources.len()
+        self.edges.len()
     }
 }
 
@@ -368,9 +411,7 @@ impl Database {
             keys,
             mut props,
             type_list,
-            mut sources,
-            mut targets,
-            mut edge_types,
+            edges,
             mut weights,
             edge_props,
             edge_validity,
@@ -392,11 +433,7 @@ impl Database {
                 st.node_id(keys.get(i))
             })
             .collect();
-        let mut degree = vec![0u32; keys.len()];
-        for &x in sources.iter().chain(targets.iter()) {
-            let d = degree.get_mut(x as usize).ok_or_else(bad_local)?;
-            *d = d.saturating_add(1);
-        }
+        let degree = edges.degrees(keys.len())?;
         let mut ids: Vec<u32> = existing.iter().map(|e| e.map_or(0, |id| id.0)).collect();
         // `existing`, `degree` and `ids` have one entry per key, and the order names local
         // numbers below `degree.len()`, so neither index can be out of bounds.
@@ -430,14 +467,17 @@ impl Database {
             };
             type_map.push(id);
         }
-        // Edges to global ids, in place.
-        let global = |local: u32| ids.get(local as usize).copied().ok_or_else(bad_local);
-        for x in sources.iter_mut().chain(targets.iter_mut()) {
-            *x = global(*x)?;
-        }
-        for t in &mut edge_types {
-            *t = type_map.get(*t as usize).copied().ok_or_else(bad_local)?;
-        }
+        // Edges to global ids, in place, a chunk at a time (see `added`).
+        let to_global =
+            |sources: &mut [u32], targets: &mut [u32], types: &mut [u16]| -> Result<()> {
+                for x in sources.iter_mut().chain(targets.iter_mut()) {
+                    *x = ids.get(*x as usize).copied().ok_or_else(bad_local)?;
+                }
+                for t in types.iter_mut() {
+                    *t = type_map.get(*t as usize).copied().ok_or_else(bad_local)?;
+                }
+                Ok(())
+            };
         let stored = |s: u32, t: u16, n: u32| {
             s < st.node_bound
                 && n < st.node_bound
@@ -449,16 +489,15 @@ impl Database {
         // The scratch files of an out-of-core build, removed when this returns.
         let mut spill = spill::Spill::new(io, dir, seg_id);
         let limit = memory_limit.unwrap_or_else(default_memory_limit);
-        let columns = (sources, targets, edge_types);
         // Out of core, the edges are spilled in sorted runs before the nodes' records are
         // made, so that the input columns are freed before the records fill memory.
-        let input = if external::fits_in_memory(limit, columns.0.len(), next.node_bound) {
+        let input = if external::fits_in_memory(limit, edges.len(), next.node_bound) {
+            let mut columns = edges.into_columns()?;
+            to_global(&mut columns.0, &mut columns.1, &mut columns.2)?;
             EdgeInput::Columns(columns)
         } else {
-            // What the load holds meanwhile: the columns, the key table, the ids.
-            let resident = heap_bytes(&columns.0)
-                + heap_bytes(&columns.1)
-                + heap_bytes(&columns.2)
+            // What the load holds meanwhile: the edges in memory, the key table, the ids.
+            let resident = edges.heap_bytes()
                 + weights.as_ref().map_or(0, heap_bytes)
                 + keys.heap_bytes()
                 + heap_bytes(&existing)
@@ -468,7 +507,8 @@ impl Database {
                 limit,
                 resident,
                 next.node_bound,
-                columns,
+                edges,
+                &to_global,
                 progress,
             )?;
             EdgeInput::Runs(runs)
@@ -618,7 +658,9 @@ impl Database {
         report.bytes = write_segment(io, dir, seg_id, self.shared.db_id, st.lsn, content)?;
         drop(spill);
         let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
-        seg.file.verify()?;
+        // Verified without keeping the new file's pages mapped: the process's resident
+        // memory does not grow with the segment (see `verify_releasing`).
+        seg.file.verify_releasing()?;
         report.segment = Some(seg_id);
         let mut segments = st.segs.segments.clone();
         segments.push(seg);

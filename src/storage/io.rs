@@ -76,7 +76,9 @@ pub trait IoFile: Send + Sync + fmt::Debug {
     fn file_len(&self) -> io::Result<u64>;
     /// Maps the whole file read-only. The caller guarantees the contract of
     /// [`fs::map_readonly`](super::fs::map_readonly): nobody modifies or truncates the file
-    /// while it is mapped.
+    /// while it is mapped. The map must be a shared mapping of the file itself (not a copy
+    /// in anonymous memory): `SegmentFile::verify_releasing` drops its pages, which the
+    /// next read faults back in from the file.
     fn map_readonly(&self) -> io::Result<Mmap>;
     /// Takes the exclusive `flock`, blocking.
     fn lock(&self) -> io::Result<()>;

@@ -207,6 +207,63 @@ impl SegmentFile {
             .map_err(|e| Error::corrupt(&self.path, e.offset as u64, e.what))
     }
 
+    /// [`SegmentFile::verify`] (the same checks) without keeping the file's pages mapped:
+    /// the pages of each part read are dropped from this process's mapping behind the scan
+    /// (`MADV_DONTNEED`; the page cache keeps them for whoever reads them next), and all of
+    /// them at the end. The process's resident memory then does not grow with the file,
+    /// beyond the node records and keys, which the checks hold until the end. For a file
+    /// no query is reading yet, as after a bulk load's write (a query would only fault
+    /// the pages back in).
+    ///
+    /// # Errors
+    /// `Corrupt` with the offset of the first problem.
+    pub fn verify_releasing(&self) -> Result<()> {
+        let release = |part: &[u8]| self.release(part);
+        let r = self
+            .layout
+            .verify_checksums_releasing(&self.mmap, &release)
+            .and_then(|()| self.layout.verify_contents_releasing(&self.mmap, &release))
+            .map_err(|e| Error::corrupt(&self.path, e.offset as u64, e.what));
+        self.release(&self.mmap);
+        r
+    }
+
+    /// Drops the pages of `part` (a sub-slice of the mapping; others are ignored) from
+    /// this process's mapping, from the page holding its first byte to the one holding its
+    /// last. Advice only: errors are ignored, and a later read faults the same bytes back
+    /// in from the file.
+    fn release(&self, part: &[u8]) {
+        /// Smallest page size of the platforms we run on (`madvise` wants the start
+        /// aligned to the page).
+        const PAGE: usize = 4096;
+        let base = self.mmap.as_ptr() as usize;
+        let start = (part.as_ptr() as usize).wrapping_sub(base);
+        if part.is_empty() || start >= self.mmap.len() || part.len() > self.mmap.len() - start {
+            return;
+        }
+        let aligned = start - start % PAGE;
+        #[cfg(unix)]
+        {
+            // SAFETY: `mmap` is a read-only shared mapping of the segment file (see
+            // `Io::map_readonly`), which nobody modifies or truncates while it is mapped
+            // (see `fs::map_readonly`). MADV_DONTNEED on such a mapping only drops the
+            // page-table entries: the range stays mapped, and the next read of any byte
+            // faults the page back in from the page cache or the file with the same
+            // contents. So every `&[u8]` into the mapping (ours, the 'static views of
+            // `csr`, a caller's) keeps reading the same bytes; nothing is written or freed
+            // that a reference points to. The range is within the mapping (checked above).
+            let _ = unsafe {
+                self.mmap.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    aligned,
+                    start + part.len() - aligned,
+                )
+            };
+        }
+        #[cfg(not(unix))]
+        let _ = aligned;
+    }
+
     /// Marks the file for deletion once the last user of this mapping drops it.
     pub fn mark_obsolete(&self) {
         self.obsolete.store(true, Ordering::Release);

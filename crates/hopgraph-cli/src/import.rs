@@ -158,7 +158,10 @@ pub(crate) struct ImportArgs {
     /// 4GiB, 512MiB, 1G or a number of bytes. An import whose edges need more is sorted out
     /// of core: in runs spilled to scratch files in the database directory (about 27 bytes
     /// per edge of disk at most, removed afterwards) and merged into the segment, which is
-    /// byte for byte the same. Default: half the physical memory.
+    /// byte for byte the same. The edges read are held in memory up to an eighth of it,
+    /// the rest spilled to a scratch file as they are read (10 bytes per edge). Not
+    /// bounded by it: the keys (their bytes plus about 16 each) and node properties read.
+    /// Default: half the physical memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<u64>,
     /// No progress on stderr (the summary on stdout stays).
@@ -230,6 +233,19 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         files.push((path, format));
     }
 
+    // Opened before the read: the load spills the edges it reads into the database's
+    // directory, within the memory limit. A database this opens creates is removed again
+    // if the import fails before the load (a failed import creates no database).
+    let mut created = CreatedDb::new(&args.db.db);
+    let db = Database::open_with(&args.db.db, super::base_options()?)?;
+    if let Some(e) = &embedder {
+        // A store of another dimension or model is refused before anything is read.
+        super::reembed::check_store(&db, e, true)?;
+    }
+    let limit = args
+        .memory_limit
+        .unwrap_or_else(hopgraph::default_memory_limit);
+    let load = BulkLoad::spilling_into(&db, limit)?;
     let progress = Progress::new(
         args.quiet,
         std::time::Duration::from_millis(args.progress_every_ms.max(1)),
@@ -237,7 +253,7 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
     let total_bytes = (stdin_count == 0).then_some(total_bytes);
     progress.read(0, total_bytes);
     let mut reader = Reader {
-        load: BulkLoad::new(),
+        load,
         invalid: InvalidLines::new(
             args.skip_invalid,
             "nothing was imported; fix the line or pass --skip-invalid",
@@ -269,14 +285,7 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         load.set_timestamp(ms);
     }
     load.defer_vector_graph(args.vector_index == VectorIndex::Later);
-    if let Some(bytes) = args.memory_limit {
-        load.memory_limit(bytes);
-    }
-    let db = Database::open_with(&args.db.db, super::base_options()?)?;
-    if let Some(e) = &embedder {
-        // A store of another dimension or model is refused before anything is written.
-        super::reembed::check_store(&db, e, true)?;
-    }
+    created.keep();
     let report = db.bulk_load_with_progress(load, &|phase, done, total| {
         progress.engine(phase, done, total);
     })?;
@@ -339,6 +348,34 @@ pub(crate) fn run(args: ImportArgs) -> CliResult {
         )?;
     }
     Ok(())
+}
+
+/// The outermost directory of a database path that does not exist yet, removed with
+/// everything in it when dropped unless [`CreatedDb::keep`] was called.
+struct CreatedDb(Option<PathBuf>);
+
+impl CreatedDb {
+    fn new(db: &Path) -> CreatedDb {
+        let missing = db
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
+            .last()
+            .map(Path::to_path_buf);
+        CreatedDb(missing)
+    }
+
+    fn keep(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CreatedDb {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.0 {
+            // Best effort: this import created everything below `dir`.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 /// The time to write instead of the clock: `--timestamp`, else `$SOURCE_DATE_EPOCH` (the

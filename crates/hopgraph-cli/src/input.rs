@@ -146,6 +146,9 @@ fn line_text(line: &[u8]) -> Result<&str, Invalid> {
 pub(crate) struct Invalid {
     pub reason: &'static str,
     pub detail: String,
+    /// Not the line's fault (an I/O error of the engine's scratch file): the command fails
+    /// even with `--skip-invalid`.
+    pub fatal: bool,
 }
 
 impl Invalid {
@@ -153,12 +156,22 @@ impl Invalid {
         Invalid {
             reason,
             detail: detail.into(),
+            fatal: false,
         }
     }
 
-    /// An error the engine raised for this line's content (a limit, a bad key).
+    /// An error the engine raised for this line: for its content (a limit, a bad key), or
+    /// (fatal) for another reason, such as an I/O error of the scratch file that a load
+    /// spills its edges to.
     pub fn engine(e: hopgraph::Error) -> Invalid {
-        Invalid::new("rejected by the database", CliError::from(e).to_string())
+        let fatal = !matches!(
+            e,
+            hopgraph::Error::InvalidArgument { .. } | hopgraph::Error::LimitExceeded { .. }
+        );
+        Invalid {
+            fatal,
+            ..Invalid::new("rejected by the database", CliError::from(e).to_string())
+        }
     }
 }
 
@@ -187,6 +200,9 @@ impl InvalidLines {
     /// Records an invalid line of `path`; an error unless skipping.
     pub fn record(&mut self, path: &Path, line: u64, invalid: Invalid) -> CliResult {
         let at = format!("{}:{line}: {}", path.display(), invalid.detail);
+        if invalid.fatal {
+            return Err(CliError::new(format!("{at} (nothing was imported)")));
+        }
         if !self.skip {
             return Err(CliError::new(format!("{at} ({})", self.consequence)));
         }

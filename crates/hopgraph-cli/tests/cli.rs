@@ -285,6 +285,38 @@ fn bad_line_fails_the_whole_import_and_commits_nothing() {
         &["import", "--db", &db_arg(&fresh), bad.to_str().unwrap()],
     );
     assert!(!fresh.exists());
+
+    // Nor when the edges read before the bad line were spilled to the database's
+    // directory (an eighth of 16 KiB: 205 edges held): the database it created, with the
+    // scratch file in it, is removed; an existing one is left as it was, without scratch
+    // files.
+    let many = tmp.path().join("many.tsv");
+    let mut tsv: String = (0..3000).map(|i| format!("a{i}\tb{i}\tt\n")).collect();
+    tsv.push_str("a bad line\n");
+    std::fs::write(&many, tsv).unwrap();
+    let nested = tmp.path().join("new").join("db");
+    for dir in [&nested, &db] {
+        let err = fails(
+            5,
+            &[
+                "import",
+                "--db",
+                &db_arg(dir),
+                "--memory-limit",
+                "16KiB",
+                many.to_str().unwrap(),
+            ],
+        );
+        assert!(err.contains("many.tsv:3001:"), "{err}");
+    }
+    assert!(!tmp.path().join("new").exists());
+    assert_eq!(edges_of(&db), before);
+    let leftovers: Vec<_> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("bulk-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! The out-of-core edge build of a bulk load: both CSR directions and the duplicate check
 //! by external sorting, within a memory limit.
 //!
-//! 1. *Spill* ([`BulkPhase::Spill`]): the input edges, in chunks that fit the limit, are
-//!    packed as `(source, type, target, input position)` into one `u128` each, sorted and
-//!    written as runs to a scratch file; the input columns are freed.
+//! 1. *Spill* ([`BulkPhase::Spill`]): the input edges (read back chunk by chunk from the
+//!    input scratch file when the load spilled them as they were added, see `added`, then
+//!    the columns in memory), in runs that fit the limit, are packed as `(source, type,
+//!    target, input position)` into one `u128` each, sorted and written as runs to a
+//!    scratch file; the input columns and the input scratch file are freed.
 //! 2. *Merge out* ([`BulkPhase::MergeOut`]): a k-way merge of the runs yields every edge in
 //!    out-CSR order. Equal triples meet there, in input order: all but the first are
 //!    dropped, and the first too when the database holds the triple. Kept entries go to
@@ -27,6 +29,7 @@
 //! `spill::encode_block`), 10 per kept edge for each direction's columns; runs are removed
 //! as soon as they are merged, columns as soon as the segment holds them.
 
+use super::added::AddedEdges;
 use super::keep::Keep;
 use super::merge::Merge;
 use super::spill::{Runs, Spill};
@@ -143,9 +146,12 @@ pub(super) struct SpilledRuns {
     node_bound: u32,
 }
 
-/// Phase 1: spills `columns` (global ids below `node_bound`) as sorted runs, within
-/// `limit` bytes while the load holds `resident` bytes besides (the columns included),
-/// and frees them.
+/// Maps a chunk of input edges from local numbers to global ids, in place.
+pub(super) type ToGlobal<'a> = dyn Fn(&mut [u32], &mut [u32], &mut [u16]) -> Result<()> + 'a;
+
+/// Phase 1: spills the input `edges` (mapped to global ids below `node_bound` by
+/// `to_global`, a chunk at a time) as sorted runs, within `limit` bytes while the load
+/// holds `resident` bytes besides (the edges in memory included), and frees them.
 ///
 /// # Errors
 /// `InvalidArgument` when the limit is too small for the node tables or a node id is at
@@ -155,12 +161,14 @@ pub(super) fn spill(
     limit: u64,
     resident: u64,
     node_bound: u32,
-    columns: Columns,
+    edges: AddedEdges,
+    to_global: &ToGlobal<'_>,
     progress: BulkProgress<'_>,
 ) -> Result<SpilledRuns> {
-    let edges = columns.0.len();
-    let shares = Shares::new(limit, resident, edges, node_bound)?;
-    let runs = spill_runs(spill, shares, node_bound, columns, progress)?;
+    let n = edges.len();
+    let shares = Shares::new(limit, resident, n, node_bound)?;
+    let runs = spill_runs(spill, shares, node_bound, edges, to_global, progress)?;
+    let edges = n;
     Ok(SpilledRuns {
         runs,
         limit,
@@ -229,30 +237,35 @@ fn spill_runs(
     spill: &mut Spill<'_>,
     shares: Shares,
     node_bound: u32,
-    columns: Columns,
+    edges: AddedEdges,
+    to_global: &ToGlobal<'_>,
     progress: BulkProgress<'_>,
 ) -> Result<Runs> {
-    let (sources, targets, types) = columns;
-    let total = sources.len() as u64;
+    let total = edges.len() as u64;
     progress(BulkPhase::Spill, 0, total);
     let mut runs = Runs::new(spill.file("out-runs", shares.write)?);
-    let mut run = Vec::with_capacity(shares.run_entries.min(sources.len()));
-    let rows = sources.iter().zip(&targets).zip(&types);
-    for (pos, ((&s, &t), &ty)) in (0u32..).zip(rows) {
-        if s >= node_bound || t >= node_bound {
-            return Err(Error::invalid(
-                "an edge refers to a node id beyond the node bound",
-            ));
+    let mut run = Vec::with_capacity(shares.run_entries.min(edges.len()));
+    // Input positions fit in u32 (`BulkLoad::edge` checks the count).
+    let mut pos = 0u32;
+    edges.drain(|sources, targets, types| {
+        to_global(sources, targets, types)?;
+        for ((&s, &t), &ty) in sources.iter().zip(&*targets).zip(&*types) {
+            if s >= node_bound || t >= node_bound {
+                return Err(Error::invalid(
+                    "an edge refers to a node id beyond the node bound",
+                ));
+            }
+            run.push(pack(s, ty, t, pos));
+            pos = pos.wrapping_add(1);
+            if run.len() == shares.run_entries {
+                run.sort_unstable();
+                runs.push(&run)?;
+                run.clear();
+                progress(BulkPhase::Spill, u64::from(pos), total);
+            }
         }
-        run.push(pack(s, ty, t, pos));
-        if run.len() == shares.run_entries {
-            run.sort_unstable();
-            runs.push(&run)?;
-            run.clear();
-            progress(BulkPhase::Spill, u64::from(pos) + 1, total);
-        }
-    }
-    drop((sources, targets, types));
+        Ok(())
+    })?;
     run.sort_unstable();
     runs.push(&run)?;
     drop(run);

@@ -1,6 +1,7 @@
 //! The scratch files of an out-of-core bulk load and their removal.
 //!
-//! Every file is `bulk-<segment id>-<name>.tmp` in the database's directory: on the same
+//! Every file is `bulk-<segment id>-<name>.tmp` in the database's directory (the input
+//! file of a load spilled while added, `bulk-input-<random>.tmp`, is `added`'s): on the same
 //! file system as the segment, and a name that `collect_garbage` removes on the next
 //! writable open, so a crash leaves nothing for long. [`Spill`] removes every file it made
 //! when it is dropped: after the load succeeds, and when it fails or panics. The files are

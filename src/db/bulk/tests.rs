@@ -21,8 +21,23 @@ type GenEdge = (u8, u8, u8, u8, bool, Option<(u8, Option<u8>)>);
 
 fn build_load(edges: &[GenEdge], nodes: &[(u8, bool)], limit: u64) -> BulkLoad {
     let mut load = BulkLoad::new();
-    load.set_timestamp(1_000);
     load.memory_limit(limit);
+    fill_load(load, edges, nodes)
+}
+
+/// [`build_load`] made by [`BulkLoad::spilling_into`] `db`: its edges spilled as they are
+/// added whenever they take an eighth of `limit`.
+fn build_spilling_load(
+    db: &Database,
+    edges: &[GenEdge],
+    nodes: &[(u8, bool)],
+    limit: u64,
+) -> BulkLoad {
+    fill_load(BulkLoad::spilling_into(db, limit).unwrap(), edges, nodes)
+}
+
+fn fill_load(mut load: BulkLoad, edges: &[GenEdge], nodes: &[(u8, bool)]) -> BulkLoad {
+    load.set_timestamp(1_000);
     for &(k, titled) in nodes {
         let mut p = NodeProps::default();
         if titled {
@@ -292,4 +307,330 @@ fn an_out_of_core_load_reports_its_spill_and_merge_phases() {
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
     assert_eq!(at(BulkPhase::BuildOut), None, "{seen:?}");
     assert_eq!(at(BulkPhase::BuildIn), None, "{seen:?}");
+}
+
+/// Loads `before` (in memory) and then `edges` and `nodes` through a load that spills its
+/// edges as they are added under `limit`, into a new database in `dir`; the report, and
+/// the edges the load had spilled before it was loaded.
+fn spilling_load_into(
+    dir: &Path,
+    before: &[GenEdge],
+    edges: &[GenEdge],
+    nodes: &[(u8, bool)],
+    limit: u64,
+) -> (BulkReport, usize) {
+    let db = Database::open(dir).unwrap();
+    if !before.is_empty() {
+        db.bulk_load(build_load(before, &[], UNBOUNDED)).unwrap();
+    }
+    let load = build_spilling_load(&db, edges, nodes, limit);
+    let spilled = load.edges.spilled_edges();
+    assert_eq!(load.edge_count(), edges.len());
+    // The spilled edges are in the scratch file meanwhile, and nowhere else.
+    assert_eq!(!scratch_files(dir).is_empty(), spilled > 0);
+    let report = db.bulk_load(load).unwrap();
+    db.verify().unwrap();
+    (report, spilled)
+}
+
+/// A load spilled as it is added under `limit` against `BulkLoad::new()`'s in-memory
+/// load of the same input: same report, same segment bytes, no scratch files left. The
+/// edges the spilling load had spilled.
+fn assert_same_when_spilled_while_added(
+    before: &[GenEdge],
+    edges: &[GenEdge],
+    nodes: &[(u8, bool)],
+    limit: u64,
+) -> usize {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let in_memory = load_into(a.path(), before, edges, nodes, UNBOUNDED);
+    let (spilling, spilled) = spilling_load_into(b.path(), before, edges, nodes, limit);
+    assert_eq!(in_memory, spilling);
+    assert!(
+        scratch_files(b.path()).is_empty(),
+        "{:?}",
+        scratch_files(b.path())
+    );
+    let (x, y) = (newest_segment(a.path()), newest_segment(b.path()));
+    assert_eq!(x.len(), y.len());
+    assert!(
+        x == y,
+        "the segment of the load spilled while added differs from the in-memory one"
+    );
+    spilled
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Random loads with duplicates, existing nodes and edges, properties, weights,
+    /// validity and several types, spilled while they are added (an eighth of the limit:
+    /// chunks of 38 edges at 3,000 bytes, 250 at 20,000): the bytes of the in-memory build,
+    /// whether the load then builds out of core (3,000) or reads the chunks back into memory
+    /// (20,000, where the in-memory build of 400 edges fits).
+    #[test]
+    fn a_load_spilled_while_added_writes_the_same_segment(
+        before in prop::collection::vec(gen_edge(24), 0..40),
+        edges in prop::collection::vec(gen_edge(48), 0..400),
+        nodes in prop::collection::vec((0u8..60, any::<bool>()), 0..20),
+    ) {
+        for (limit, chunk) in [(3_000, 38), (20_000, 250)] {
+            let spilled = assert_same_when_spilled_while_added(&before, &edges, &nodes, limit);
+            // A chunk is spilled when an edge is added to a full one.
+            prop_assert_eq!(spilled, edges.len().saturating_sub(1) / chunk * chunk);
+        }
+    }
+}
+
+#[test]
+fn many_chunks_spilled_while_added_write_the_same_segment() {
+    let mut x = 11u64;
+    let mut next = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    // Duplicates across chunks, weights from the middle on, props and validity here and
+    // there.
+    let edges: Vec<GenEdge> = (0..30_000u32)
+        .map(|i| {
+            let s = u8::try_from(next(250)).unwrap();
+            let t = u8::try_from(next(250)).unwrap();
+            let w = if i > 15_000 {
+                u8::try_from(next(4)).unwrap()
+            } else {
+                0
+            };
+            let validity = (i % 97 == 0).then(|| (u8::try_from(i % 10).unwrap(), None));
+            (
+                s,
+                t,
+                u8::try_from(next(3)).unwrap(),
+                w,
+                i % 89 == 0,
+                validity,
+            )
+        })
+        .collect();
+    // 8,000 edges per chunk: three chunks spilled, the rest in memory.
+    let spilled = assert_same_when_spilled_while_added(&edges[..100], &edges, &[], 640_000);
+    assert_eq!(spilled, 24_000);
+    // The in-memory build fits 2 MB (42 bytes per edge): the chunk of 25,000 edges spilled
+    // is read back into memory.
+    let spilled = assert_same_when_spilled_while_added(&[], &edges, &[], 2_000_000);
+    assert_eq!(spilled, 25_000);
+}
+
+/// The scratch file of a load spilled while added is gone after the load, after an error
+/// of the load, and when the load is dropped unused, whatever the `edge` errors before.
+#[test]
+fn the_input_scratch_file_is_removed_after_an_error_and_when_dropped_unused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let edges: Vec<GenEdge> = (0..200).map(|i| (i, i / 2, 0, 0, false, None)).collect();
+    // Dropped unused, after a refused edge.
+    let mut load = build_spilling_load(&db, &edges, &[], 3_000);
+    assert!(load.edges.spilled_edges() > 100);
+    let files = scratch_files(dir.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with("bulk-input-") && files[0].ends_with(".tmp"));
+    let count = load.edge_count();
+    assert!(load.edge("", "a", "k1", EdgeProps::default()).is_err());
+    assert!(load.edge("k1", "", "k2", EdgeProps::default()).is_err());
+    assert_eq!(load.edge_count(), count);
+    assert_eq!(scratch_files(dir.path()), files);
+    drop(load);
+    assert!(scratch_files(dir.path()).is_empty());
+    // A load that fails: a limit too small for the node tables of the out-of-core build.
+    let load = build_spilling_load(&db, &edges, &[], 100);
+    assert!(!scratch_files(dir.path()).is_empty());
+    let err = db.bulk_load(load).unwrap_err();
+    assert!(err.to_string().contains("memory limit"), "{err}");
+    assert!(scratch_files(dir.path()).is_empty());
+    assert_eq!(db.snapshot().edge_count(), 0);
+    // A load that panics while it is being filled.
+    let dir_path = dir.path().to_path_buf();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _load = build_spilling_load(&db, &edges, &[], 3_000);
+        assert!(!scratch_files(&dir_path).is_empty());
+        panic!("while loading");
+    }));
+    assert!(panicked.is_err());
+    assert!(scratch_files(dir.path()).is_empty());
+    // And the same input loads.
+    let report = db.bulk_load(build_spilling_load(&db, &edges, &[], 3_000));
+    assert_eq!(report.unwrap().edges_created, 200);
+    assert!(scratch_files(dir.path()).is_empty());
+    // A read-only database has no loads.
+    drop(db);
+    let ro = Database::open_with(dir.path(), Options::default().read_only(true)).unwrap();
+    assert!(matches!(
+        BulkLoad::spilling_into(&ro, 1 << 20),
+        Err(Error::ReadOnly)
+    ));
+}
+
+/// An I/O error at each operation of a load spilled while added (the scratch file's
+/// creation and writes while edges are added, then the load's): the error comes from
+/// `edge` or from the load, the scratch files are gone once the load is dropped, and the
+/// database reopens as it was.
+#[test]
+fn an_io_error_while_spilling_added_edges_leaves_no_scratch_files() {
+    let edges: Vec<GenEdge> = (0..600u32)
+        .map(|i| {
+            let s = u8::try_from(i % 97).unwrap();
+            let t = u8::try_from(i * 7 % 89).unwrap();
+            (s, t, u8::try_from(i % 2).unwrap(), 0, false, None)
+        })
+        .collect();
+    let (mut add_faults, mut input_faults) = (0, 0);
+    for n in 1.. {
+        let dir = tempfile::tempdir().unwrap();
+        let fault = FaultIo::new(dir.path()).unwrap();
+        let options = Options {
+            io: Arc::new(fault.clone()),
+            ..Options::default()
+        };
+        let db = Database::open_with(dir.path(), options).unwrap();
+        db.bulk_load(build_load(&edges[..50], &[], UNBOUNDED))
+            .unwrap();
+        let start = fault.ops();
+        fault.plan(Plan {
+            at: Trigger::Op(start + n),
+            kind: FaultKind::Eio,
+        });
+        let mut load = BulkLoad::spilling_into(&db, 4_000).unwrap();
+        load.set_timestamp(1_000);
+        let mut added = Ok(());
+        for &(s, t, ty, ..) in &edges {
+            added = load.edge(
+                &format!("k{s}"),
+                ["a", "b"][usize::from(ty)],
+                &format!("k{t}"),
+                EdgeProps::default(),
+            );
+            if added.is_err() {
+                break;
+            }
+        }
+        let result = match added {
+            Err(e) => {
+                // The edge that failed was not added, and the load stays usable.
+                assert!(matches!(e, Error::Io { .. }), "{e}");
+                add_faults += 1;
+                assert!(load.edge_count() < edges.len());
+                drop(load);
+                Err(e)
+            }
+            Ok(()) => db.bulk_load(load),
+        };
+        let Some(injected) = fault.injected() else {
+            result.unwrap();
+            break;
+        };
+        input_faults += u32::from(injected.what.contains("bulk-input-"));
+        let want_edges = match result {
+            Ok(report) => {
+                // Only a failed removal of a scratch file lets the load succeed.
+                assert!(injected.what.starts_with("unlink"), "{injected:?}");
+                assert!(injected.what.contains("bulk-"), "{injected:?}");
+                50 + report.edges_created
+            }
+            Err(_) => {
+                assert!(scratch_files(dir.path()).is_empty(), "after {injected:?}");
+                50
+            }
+        };
+        drop(db);
+        let db = Database::open(dir.path()).unwrap();
+        assert!(scratch_files(dir.path()).is_empty(), "after {injected:?}");
+        let snap = db.snapshot();
+        if injected.what.contains("bulk-") {
+            assert_eq!(snap.edge_count(), want_edges, "after {injected:?}");
+        } else {
+            assert!([50, 600].contains(&snap.edge_count()), "after {injected:?}");
+        }
+        drop(snap);
+        db.verify().unwrap();
+    }
+    assert!(add_faults >= 2, "only {add_faults} faults while adding");
+    assert!(
+        input_faults >= 3,
+        "only {input_faults} faults hit the input file"
+    );
+}
+
+#[test]
+fn open_removes_the_input_scratch_file_of_a_crashed_load() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Database::open(dir.path()).unwrap());
+    let name = "bulk-input-0123456789abcdef0123456789abcdef.tmp";
+    std::fs::write(dir.path().join(name), b"left by a crash").unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    assert!(scratch_files(dir.path()).is_empty());
+    drop(db);
+}
+
+/// The resident pages of the mapping that starts at `start` (Linux: `/proc/self/smaps`).
+#[cfg(target_os = "linux")]
+fn mapped_rss_kib(start: *const u8) -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let head = format!("{:x}-", start as usize);
+    let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&head));
+    assert!(lines.next().is_some(), "no mapping at {head}");
+    let rss = lines.find(|l| l.starts_with("Rss:")).unwrap();
+    rss.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The verification after a load checks what `verify` does without keeping the new
+/// segment's pages mapped; it finds damage as `verify` does.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_verification_after_a_load_leaves_no_pages_of_the_segment_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let mut load = BulkLoad::new();
+    for i in 0..200_000u32 {
+        let (s, t) = (i % 5_003, i.wrapping_mul(2_654_435_761) % 40_009);
+        load.edge(
+            &format!("n{s}"),
+            "a",
+            &format!("n{t}"),
+            EdgeProps::default(),
+        )
+        .unwrap();
+    }
+    let seg_id = db.bulk_load(load).unwrap().segment.unwrap();
+    let (io, db_id) = (db.shared.options.io.clone(), db.shared.db_id);
+    drop(db);
+    let open = || Segment::open(&io, dir.path(), seg_id, db_id).unwrap();
+    let seg = open();
+    let len = seg.file.len_bytes() / 1024;
+    assert!(len > 2_000, "{len} KiB");
+    let at = seg.file.bytes().as_ptr();
+    seg.file.verify().unwrap();
+    let kept = mapped_rss_kib(at);
+    assert!(kept > len / 2, "{kept} of {len} KiB mapped after verify");
+    seg.file.verify_releasing().unwrap();
+    let left = mapped_rss_kib(at);
+    assert!(left < 64, "{left} of {len} KiB still mapped");
+    // The bytes read afterwards are the same.
+    seg.file.verify().unwrap();
+    let range = seg
+        .file
+        .layout
+        .entry(crate::format::segment::SectionKind::OutNeighbors)
+        .unwrap()
+        .range
+        .clone();
+    drop(seg);
+    // Damage in the out-direction's neighbors is found.
+    let path = dir.path().join(crate::storage::segment_file_name(seg_id));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[range.start + range.len() / 2] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let seg = open();
+    assert!(seg.file.verify().is_err());
+    assert!(seg.file.verify_releasing().is_err());
 }

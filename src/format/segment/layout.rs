@@ -19,6 +19,17 @@ pub struct SectionEntry {
     pub crc: u32,
 }
 
+/// Told of each part of a segment's bytes (a sub-slice of the bytes verified) that a
+/// verification has read, as it goes, so that a caller verifying a mapping can drop the
+/// pages behind the scan (see `SegmentFile::verify_releasing`): memory then does not grow
+/// with the file. Advice only: the verification may read a released part again (which
+/// reads it back from the file), and what it checks does not depend on it.
+pub type Release<'a> = &'a (dyn Fn(&[u8]) + Sync);
+
+/// The bytes a verification reads of a section between two calls of its [`Release`] at
+/// most (besides the parts it keeps: node records and keys, O(nodes)).
+pub const RELEASE_WINDOW: usize = 32 << 20;
+
 /// A structurally validated segment: where each section is, plus the decoded summary.
 #[derive(Clone, Debug)]
 pub struct SegmentLayout {
@@ -491,10 +502,25 @@ impl SegmentLayout {
 
     /// Checks every section's crc. Cost: O(file size).
     pub fn verify_checksums(&self, bytes: &[u8]) -> Result<(), DecodeError> {
+        self.verify_checksums_releasing(bytes, &|_| {})
+    }
+
+    /// [`SegmentLayout::verify_checksums`], telling `release` of each window of
+    /// [`RELEASE_WINDOW`] bytes once hashed.
+    pub fn verify_checksums_releasing(
+        &self,
+        bytes: &[u8],
+        release: Release<'_>,
+    ) -> Result<(), DecodeError> {
         for kind in SectionKind::ALL {
             if let Some(e) = self.entry(*kind) {
                 let data = bytes.get(e.range.clone()).unwrap_or(&[]);
-                if crc32fast::hash(data) != e.crc {
+                let mut crc = crc32fast::Hasher::new();
+                for window in data.chunks(RELEASE_WINDOW) {
+                    crc.update(window);
+                    release(window);
+                }
+                if crc.finalize() != e.crc {
                     return Err(DecodeError::new(
                         e.range.start,
                         format!("section {kind:?} checksum mismatch"),

@@ -36,7 +36,7 @@ mod verify;
 
 pub use bitmaps::{decode_type_bitmaps, encode_bitmap, encode_treemap, encode_type_bitmaps};
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))] // fuzz and tests use them
-pub use layout::{SectionEntry, SegmentLayout};
+pub use layout::{RELEASE_WINDOW, Release, SectionEntry, SegmentLayout};
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))] // fuzz and tests use them
 pub use vector::{VECTOR_LEVELS_MAX, VectorMeta, VectorSections};
 

@@ -1,6 +1,6 @@
 //! Full content verification of a segment (`verify()`, `hopgraph check`): O(file size).
 
-use super::{HEADER_LEN, SectionKind, SegmentLayout, decode_type_bitmaps};
+use super::{HEADER_LEN, RELEASE_WINDOW, Release, SectionKind, SegmentLayout, decode_type_bitmaps};
 use crate::format::codec::{ByteReader, DecodeError};
 use crate::graph::limits;
 
@@ -171,6 +171,16 @@ impl SegmentLayout {
     /// the edge columns (each row appears exactly once per direction), node records decode
     /// and the key order is sorted. Cost: O(file size).
     pub fn verify_contents(&self, bytes: &[u8]) -> Result<(), DecodeError> {
+        self.verify_contents_releasing(bytes, &|_| {})
+    }
+
+    /// [`SegmentLayout::verify_contents`], telling `release` of the parts of the CSR
+    /// sections (O(edges)) read, at most [`RELEASE_WINDOW`] bytes of each apart.
+    pub fn verify_contents_releasing(
+        &self,
+        bytes: &[u8],
+        release: Release<'_>,
+    ) -> Result<(), DecodeError> {
         use SectionKind as K;
         // Alignment padding between sections (and before the table) is zero.
         let mut at = HEADER_LEN;
@@ -240,7 +250,7 @@ impl SegmentLayout {
                 self.check_csr(bytes, &cols, own_is_source, bound)
                     .map(|()| 0)
             }
-            None => self.scan_csr(bytes, own_is_source, rows, bound, ntypes),
+            None => self.scan_csr(bytes, own_is_source, rows, bound, ntypes, release),
         };
         let (in_check, rest) = std::thread::scope(|scope| {
             let inn = scope.spawn(|| (check_dir(false), self.verify_text(bytes)));
@@ -283,6 +293,7 @@ impl SegmentLayout {
         rows: usize,
         bound: u32,
         ntypes: usize,
+        release: Release<'_>,
     ) -> Result<u64, DecodeError> {
         use SectionKind as K;
         let (offs, nbrs, types, pos) = if own_is_source {
@@ -304,6 +315,16 @@ impl SegmentLayout {
         // the same sum over (its entry, row), see below.
         let mut pos_fingerprint = 0u64;
         let mut entries = 0usize;
+        // The nodes and entries up to which the arrays were released.
+        let mut released = (0usize, 0usize);
+        let release_upto = |released: &mut (usize, usize), nodes: usize, entries: usize| {
+            let (a, b) = *released;
+            release(bytemuck::cast_slice(o.get(a..nodes).unwrap_or(&[])));
+            release(bytemuck::cast_slice(n.get(b..entries).unwrap_or(&[])));
+            release(bytemuck::cast_slice(t.get(b..entries).unwrap_or(&[])));
+            release(bytemuck::cast_slice(p.get(b..entries).unwrap_or(&[])));
+            *released = (nodes, entries);
+        };
         for node in 0..bound {
             let at = node as usize;
             let (Some(&start), Some(&end)) = (o.get(at), o.get(at + 1)) else {
@@ -344,7 +365,11 @@ impl SegmentLayout {
                 fingerprint = fingerprint.wrapping_add(edge_mix(row, src, dst, ty));
             }
             entries += run.len();
+            if run.end - released.1 >= RELEASE_WINDOW / 4 {
+                release_upto(&mut released, at + 1, run.end);
+            }
         }
+        release_upto(&mut released, o.len(), n.len().max(t.len()).max(p.len()));
         if entries != rows {
             return Err(bad(format!(
                 "{nbrs:?} holds {entries} entries for {rows} edge rows"
@@ -356,14 +381,19 @@ impl SegmentLayout {
         // EdgeOutPos per entry (a cache miss each).
         if let Some(out_pos) = out_pos {
             let mut inverse = 0u64;
-            for (row, &e) in out_pos.iter().enumerate() {
-                if e as usize >= rows {
-                    return Err(self.err_at(
-                        K::EdgeOutPos,
-                        format!("row {row} names out-CSR entry {e} of {rows}"),
-                    ));
+            const WINDOW: usize = RELEASE_WINDOW / 4;
+            for (c, part) in out_pos.chunks(WINDOW).enumerate() {
+                for (k, &e) in part.iter().enumerate() {
+                    let row = c * WINDOW + k;
+                    if e as usize >= rows {
+                        return Err(self.err_at(
+                            K::EdgeOutPos,
+                            format!("row {row} names out-CSR entry {e} of {rows}"),
+                        ));
+                    }
+                    inverse = inverse.wrapping_add(pos_mix(e as usize, row));
                 }
-                inverse = inverse.wrapping_add(pos_mix(e as usize, row));
+                release(bytemuck::cast_slice(part));
             }
             if out_pos.len() != rows || inverse != pos_fingerprint {
                 return Err(self.err_at(

@@ -139,15 +139,22 @@ impl Database {
     /// key is updated). `edges`: `(source, type, target)` tuples; unknown endpoints are
     /// created, duplicate triples dropped. Returns the counts. The GIL is released while
     /// the segment is built.
-    #[pyo3(signature = (nodes = None, edges = None))]
+    ///
+    /// `memory_limit` (bytes; default half the machine's memory) bounds the edges held
+    /// while they are read (beyond an eighth of it they move to a scratch file in the
+    /// database's directory) and the build (sorted out of core when it would need more);
+    /// the result is the same whatever the limit. Node records and keys stay in memory.
+    #[pyo3(signature = (nodes = None, edges = None, *, memory_limit = None))]
     fn bulk_load(
         &self,
         py: Python<'_>,
         nodes: Option<&Bound<'_, PyAny>>,
         edges: Option<&Bound<'_, PyAny>>,
+        memory_limit: Option<u64>,
     ) -> PyResult<Py<PyAny>> {
         let db = self.db()?;
-        let mut load = hopgraph::BulkLoad::new();
+        let limit = memory_limit.unwrap_or_else(hopgraph::default_memory_limit);
+        let mut load = hopgraph::BulkLoad::spilling_into(&db, limit).map_err(error)?;
         if let Some(nodes) = nodes {
             for item in nodes.try_iter()? {
                 let item = item?;

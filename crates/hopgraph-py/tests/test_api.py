@@ -274,6 +274,24 @@ def test_bulk_load(db):
         db.bulk_load(nodes=[{"title": "no key"}])
 
 
+def test_bulk_load_under_a_tiny_memory_limit(tmp_path):
+    """Edges beyond the limit's share go to a scratch file and come back: same graph."""
+    edges = [(f"k{i % 97}", "next" if i % 3 else "cites", f"k{(i * 7 + i // 97) % 97}") for i in range(3000)]
+    edges += edges[:100]  # duplicates, dropped by both
+    counts, paths = [], []
+    for name, limit in (("mem", None), ("tiny", 4096)):
+        path = tmp_path / name
+        with hopgraph.open(str(path)) as db:
+            counts.append(db.bulk_load(edges=edges, memory_limit=limit))
+            assert db.stats()["edges"] == counts[-1]["edges_created"]
+            paths.append([db.shortest_path(f"k{a}", f"k{b}", direction="out") for a, b in ((0, 50), (3, 96), (40, 2))])
+        assert not [p.name for p in path.iterdir() if p.name.endswith(".tmp")]
+    assert counts[0] == counts[1]
+    assert counts[0]["duplicates_skipped"] == 100
+    assert all(p is not None for p in paths[1])
+    assert [p.keys for p in paths[0]] == [p.keys for p in paths[1]]
+
+
 def test_validity_intervals_and_as_of(db):
     """Intervals set on write, shown on Node/Edge, ended with end_edge; every read as_of."""
     import datetime

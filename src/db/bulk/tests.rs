@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::db::Options;
 use crate::format::segment::{FOOTER_LEN, HEADER_LEN};
-use crate::storage::fault::{FaultIo, FaultKind, Plan, Trigger};
+use crate::storage::fault::{FaultIo, FaultKind, Injected, Plan, Trigger};
 
 /// A limit far beyond any test's needs: the in-memory build.
 const UNBOUNDED: u64 = u64::MAX;
@@ -197,6 +197,36 @@ fn the_limit_decides_the_build_and_a_too_small_one_says_what_it_needs() {
     assert_eq!(mem_total("nothing"), None);
 }
 
+/// After a load of 550 edges onto 50 failed or succeeded with fault `injected`: no scratch
+/// file is left (now, and after reopening), and the database holds the 50 edges, or all of
+/// them when only the removal of a scratch file failed (best effort: the load committed,
+/// and the next open removes what is left). A fault outside the scratch files (the
+/// segment, the manifest switch) may leave the load there after the switch's rename.
+fn check_after_fault(dir: &Path, db: Database, result: Result<BulkReport>, injected: &Injected) {
+    let want_edges = match result {
+        Ok(report) => {
+            assert!(injected.what.starts_with("unlink"), "{injected:?}");
+            assert!(injected.what.contains("bulk-"), "{injected:?}");
+            50 + report.edges_created
+        }
+        Err(_) => {
+            assert!(scratch_files(dir).is_empty(), "after {injected:?}");
+            50
+        }
+    };
+    drop(db);
+    let db = Database::open(dir).unwrap();
+    assert!(scratch_files(dir).is_empty(), "after {injected:?}");
+    let snap = db.snapshot();
+    if injected.what.contains("bulk-") {
+        assert_eq!(snap.edge_count(), want_edges, "after {injected:?}");
+    } else {
+        assert!([50, 600].contains(&snap.edge_count()), "after {injected:?}");
+    }
+    drop(snap);
+    db.verify().unwrap();
+}
+
 /// An I/O error at each operation of an out-of-core load in turn: the load fails, its
 /// scratch files are gone, and the database reopens as it was.
 #[test]
@@ -230,32 +260,7 @@ fn an_io_error_mid_way_leaves_no_scratch_files_and_the_database_unchanged() {
             break;
         };
         spill_faults += u32::from(injected.what.contains("bulk-"));
-        let want_edges = match result {
-            // The fault hit the removal of a scratch file after the commit: best effort,
-            // the next open removes what is left.
-            Ok(report) => {
-                assert!(injected.what.starts_with("unlink"), "{injected:?}");
-                assert!(injected.what.contains("bulk-"), "{injected:?}");
-                50 + report.edges_created
-            }
-            Err(_) => {
-                assert!(scratch_files(dir.path()).is_empty(), "after {injected:?}");
-                50
-            }
-        };
-        drop(db);
-        let db = Database::open(dir.path()).unwrap();
-        assert!(scratch_files(dir.path()).is_empty(), "after {injected:?}");
-        let snap = db.snapshot();
-        if injected.what.contains("bulk-") {
-            assert_eq!(snap.edge_count(), want_edges, "after {injected:?}");
-        } else {
-            // Other faults (the segment, the manifest switch) are the in-memory build's:
-            // after the switch's rename the load may be there.
-            assert!([50, 600].contains(&snap.edge_count()), "after {injected:?}");
-        }
-        drop(snap);
-        db.verify().unwrap();
+        check_after_fault(dir.path(), db, result, &injected);
     }
     assert!(
         spill_faults > 10,
@@ -530,29 +535,7 @@ fn an_io_error_while_spilling_added_edges_leaves_no_scratch_files() {
             break;
         };
         input_faults += u32::from(injected.what.contains("bulk-input-"));
-        let want_edges = match result {
-            Ok(report) => {
-                // Only a failed removal of a scratch file lets the load succeed.
-                assert!(injected.what.starts_with("unlink"), "{injected:?}");
-                assert!(injected.what.contains("bulk-"), "{injected:?}");
-                50 + report.edges_created
-            }
-            Err(_) => {
-                assert!(scratch_files(dir.path()).is_empty(), "after {injected:?}");
-                50
-            }
-        };
-        drop(db);
-        let db = Database::open(dir.path()).unwrap();
-        assert!(scratch_files(dir.path()).is_empty(), "after {injected:?}");
-        let snap = db.snapshot();
-        if injected.what.contains("bulk-") {
-            assert_eq!(snap.edge_count(), want_edges, "after {injected:?}");
-        } else {
-            assert!([50, 600].contains(&snap.edge_count()), "after {injected:?}");
-        }
-        drop(snap);
-        db.verify().unwrap();
+        check_after_fault(dir.path(), db, result, &injected);
     }
     assert!(add_faults >= 2, "only {add_faults} faults while adding");
     assert!(

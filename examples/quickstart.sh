@@ -9,17 +9,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${HOPGRAPH_VENV:-.venv}
+shown=$venv                                          # as given, for the messages
+case $venv in /*) ;; *) venv="$PWD/$venv" ;; esac # absolute, for PATH below
 db=${HOPGRAPH_DEMO_DB:-target/demo-memory.hg}
 sample=examples/memory-2k-text
 step() { printf '\n== %s\n' "$*"; }
 
-step "1/5 build the package (wheel) and install it into $venv"
+step "1/5 build the package (wheel) and install it into $shown"
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin
 rm -rf target/wheels
 "$venv/bin/maturin" build --manifest-path crates/hopgraph-py/Cargo.toml --out target/wheels
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall target/wheels/hopgraph-*.whl
-export PATH="$PWD/$venv/bin:$PATH"
+export PATH="$venv/bin:$PATH"
 echo "installed: $(command -v hopgraph) and $(command -v hopgraph-mcp)"
 
 step "2/5 import the sample ($sample.*: 2,000 memories with titles and text, 7,914 typed edges)"
@@ -49,7 +51,7 @@ PY
 cat <<EOF
 
 Next:
-  source $venv/bin/activate                     # puts hopgraph and hopgraph-mcp on PATH
+  source $shown/bin/activate                     # puts hopgraph and hopgraph-mcp on PATH
   hopgraph --help                               # every command; hopgraph <command> --help
   hopgraph stats --db $db
   hopgraph export --db $db --format dot --seed deploy-billing-api-2-3 --max-hops 2

@@ -67,6 +67,16 @@ fn sentence(rng: &mut Rng, words: &[String], min: u64, max: u64) -> String {
         .join(" ")
 }
 
+/// A memory-like document: a title of 3–6 words and a content of 20–60.
+fn memory(rng: &mut Rng, words: &[String]) -> NodeProps {
+    NodeProps {
+        kind: "fact".into(),
+        title: sentence(rng, words, 3, 6),
+        content: sentence(rng, words, 20, 60),
+        ..NodeProps::default()
+    }
+}
+
 fn docs() -> usize {
     std::env::var("HOPGRAPH_BENCH_TEXT_DOCS")
         .ok()
@@ -80,15 +90,7 @@ fn build(dir: &std::path::Path, n: usize, delta: usize) -> Database {
     let mut rng = Rng(42);
     let mut b = WriteBatch::new();
     for i in 0..n {
-        b.upsert_node(
-            format!("m{i}"),
-            NodeProps {
-                kind: "fact".into(),
-                title: sentence(&mut rng, &words, 3, 6),
-                content: sentence(&mut rng, &words, 20, 60),
-                ..NodeProps::default()
-            },
-        );
+        b.upsert_node(format!("m{i}"), memory(&mut rng, &words));
         if (i + 1) % 5_000 == 0 {
             db.commit(std::mem::take(&mut b)).unwrap();
         }
@@ -173,15 +175,7 @@ fn bench_commit(c: &mut Criterion) {
     g.bench_function("one_memory/delta_of_5000", |b| {
         b.iter(|| {
             let mut batch = WriteBatch::new();
-            batch.upsert_node(
-                format!("new{next}"),
-                NodeProps {
-                    kind: "fact".into(),
-                    title: sentence(&mut rng, &words, 3, 6),
-                    content: sentence(&mut rng, &words, 20, 60),
-                    ..NodeProps::default()
-                },
-            );
+            batch.upsert_node(format!("new{next}"), memory(&mut rng, &words));
             next += 1;
             black_box(db.commit(batch).unwrap())
         })

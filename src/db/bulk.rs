@@ -10,9 +10,10 @@
 //! Keys are interned in one string behind an open-addressing table (see `keys`): no
 //! allocation per key, and a look-up mostly reads one cache line. Edges are kept as
 //! columns of local numbers (a load made by [`BulkLoad::spilling_into`] moves them to a
-//! scratch file in chunks as they are added, see `added`). Duplicates are found by building the out-direction CSR of all
-//! input edges, where equal triples sit next to each other in input order; that CSR, less
-//! the duplicates, is the segment's out-direction as it is. Nodes' texts are analysed on
+//! scratch file in chunks as they are added, see `added`). Duplicates are found by
+//! building the out-direction CSR of all input edges, where equal triples sit next to each
+//! other in input order; that CSR, less the duplicates, is the segment's out-direction as
+//! it is. Nodes' texts are analysed on
 //! worker threads (see `analyze`).
 
 use std::collections::{BTreeMap, HashMap};

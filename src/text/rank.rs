@@ -167,7 +167,7 @@ fn score_delta<S: TextSource + ?Sized>(
     if postings.is_empty() {
         return Ok(());
     }
-    // Each term's next posting.
+    // Each term's next posting (term i's list starts where term i - 1's ends).
     let mut heads: Vec<usize> = std::iter::once(0)
         .chain(ends.iter().copied())
         .take(ends.len())

@@ -168,11 +168,10 @@ pub(super) fn spill(
     let n = edges.len();
     let shares = Shares::new(limit, resident, n, node_bound)?;
     let runs = spill_runs(spill, shares, node_bound, edges, to_global, progress)?;
-    let edges = n;
     Ok(SpilledRuns {
         runs,
         limit,
-        edges,
+        edges: n,
         node_bound,
     })
 }

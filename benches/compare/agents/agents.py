@@ -18,10 +18,17 @@ WAL's group commit lets one fsync acknowledge several writers).
 
 The client speaks the transport directly (http.client, JSON-RPC in POST bodies, answers
 as JSON or as one SSE event) to keep its per-call cost small and fixed; the official
-Python SDK drives the same transport in the crate's tests.
+Python SDK drives the same transport in the crate's tests. Even so, a Python client
+costs about as much CPU per call as the server's answer, and on a small machine the
+clients take the cores the server would scale onto. `--load BIN` runs the calls from
+`BIN` instead (the `agents_load` example of hopgraph-mcp: the same calls and mixes, one
+thread per session, plain `std::net`, a few microseconds per call):
+
+    cargo build --release -p hopgraph-mcp --bin hopgraph-mcp --example agents_load
+    agents.py target/release/hopgraph-mcp --load target/release/examples/agents_load
 
 Usage: agents.py HOPGRAPH_MCP [--clients 1,2,4,8,32] [--seconds 10] [--memories 2000]
-       [--mixes read,mixed,write] [--json OUT]
+       [--mixes read,mixed,write] [--load AGENTS_LOAD] [--json OUT]
 """
 import argparse, http.client, json, multiprocessing as mp, os, random, re, shutil
 import signal, statistics, subprocess, sys, tempfile, time
@@ -152,21 +159,35 @@ def fsync_total(perf):
     return total
 
 
-def run(host, port, pid, ids, mix, n, seconds):
-    q = mp.Queue()
+def run(host, port, pid, ids, mix, n, seconds, load=None, ids_file=None):
     start_at = time.time() + 1.0 + 0.05 * n  # every session initialized before the start
-    procs = [mp.Process(target=worker, args=(host, port, ids, mix, seconds, 1000 * n + i,
-                                             start_at, q)) for i in range(n)]
-    for p in procs:
-        p.start()
+    if load:
+        proc = subprocess.Popen(
+            [load, f"{host}:{port}", "--clients", str(n), "--mix", mix, "--seconds",
+             str(seconds), "--ids", ids_file, "--seed", str(n), "--start-at", f"{start_at:.6f}"],
+            stdout=subprocess.PIPE, text=True)
+    else:
+        q = mp.Queue()
+        procs = [mp.Process(target=worker, args=(host, port, ids, mix, seconds, 1000 * n + i,
+                                                 start_at, q)) for i in range(n)]
+        for p in procs:
+            p.start()
     while time.time() < start_at - 0.2:
         time.sleep(0.01)
     perf = fsync_counter(pid)
     time.sleep(max(0.0, start_at - time.time()))
-    results = [q.get() for _ in procs]
+    if load:
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            sys.exit(f"{load} failed (exit {proc.returncode})")
+        answer = json.loads(out)
+        results = [(answer["latencies_ms"], answer["writes"])]
+    else:
+        results = [q.get() for _ in procs]
     fsyncs = fsync_total(perf)
-    for p in procs:
-        p.join()
+    if not load:
+        for p in procs:
+            p.join()
     lat = sorted(x for r, _ in results for x in r)
     writes = sum(w for _, w in results)
     return {
@@ -184,9 +205,11 @@ def main():
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--memories", type=int, default=2000)
     ap.add_argument("--mixes", default="read,mixed,write")
+    ap.add_argument("--load", help="the agents_load client binary (default: Python clients)")
     ap.add_argument("--json")
     a = ap.parse_args()
     data = tempfile.mkdtemp(prefix="agents-bench-")
+    ids_file = None
     env = dict(os.environ)
     env.pop("HOPGRAPH_EMBED_MODEL", None)
     srv = subprocess.Popen([a.server, "--data-dir", data, "--http", "127.0.0.1:0"],
@@ -201,12 +224,17 @@ def main():
             sys.exit("the server exited before listening")
         t = time.time()
         ids = fill(host, port, a.memories, 1)
-        print(f"filled {a.memories} memories in {time.time() - t:.1f} s", flush=True)
+        print(f"filled {a.memories} memories in {time.time() - t:.1f} s; clients: "
+              f"{a.load or 'Python processes'}", flush=True)
+        with tempfile.NamedTemporaryFile("w", prefix="agents-ids-", suffix=".txt",
+                                         delete=False) as f:
+            f.write("\n".join(ids) + "\n")
+            ids_file = f.name
         rows = []
         for mix in a.mixes.split(","):
             base = None
             for n in (int(x) for x in a.clients.split(",")):
-                r = run(host, port, srv.pid, ids, mix, n, a.seconds)
+                r = run(host, port, srv.pid, ids, mix, n, a.seconds, a.load, ids_file)
                 base = base or r
                 r["calls_ratio"] = r["calls_per_s"] / base["calls_per_s"]
                 r["writes_ratio"] = (r["writes_per_s"] / base["writes_per_s"]) if base["writes"] else None
@@ -225,6 +253,8 @@ def main():
         srv.terminate()
         srv.wait(timeout=30)
         shutil.rmtree(data, ignore_errors=True)
+        if ids_file:
+            os.unlink(ids_file)
 
 
 if __name__ == "__main__":

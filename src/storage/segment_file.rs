@@ -211,9 +211,9 @@ impl SegmentFile {
     /// the pages of each part read are dropped from this process's mapping behind the scan
     /// (`MADV_DONTNEED`; the page cache keeps them for whoever reads them next), and all of
     /// them at the end. The process's resident memory then does not grow with the file,
-    /// beyond the node records and keys, which the checks hold until the end. For a file
-    /// no query is reading yet, as after a bulk load's write (a query would only fault
-    /// the pages back in).
+    /// beyond the node records and keys, which the checks hold until the end. Best for a
+    /// file no query is reading yet (a bulk load's, checkpoint's or compaction's output)
+    /// or a one-off check: a query reading beside it faults its pages back in.
     ///
     /// # Errors
     /// `Corrupt` with the offset of the first problem.

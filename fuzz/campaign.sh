@@ -26,6 +26,13 @@ if [ -n "${FUZZ_TARGETS:-}" ]; then
     # FUZZ_TARGETS="wal_record segment" bash fuzz/campaign.sh
     read -r -a targets <<<"$FUZZ_TARGETS"
 fi
+# nice 19 only orders processes within one scheduler autogroup (one per session, with
+# Linux's autogroup scheduling); a campaign started in its own session (`setsid`) also
+# lowers its autogroup, or it takes an equal share of the CPU against the rest of the
+# machine. Not when it shares the caller's session: that would lower the caller too.
+if [ "$(ps -o sid= -p $$ | tr -d ' ')" = "$$" ] && [ -w /proc/self/autogroup ]; then
+    echo 19 >/proc/self/autogroup 2>/dev/null || true
+fi
 ledger="$here/target/campaign-ledger.tsv"
 mkdir -p "$here/target"
 touch "$ledger"

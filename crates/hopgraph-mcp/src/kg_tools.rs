@@ -23,7 +23,7 @@ use super::args::{Args, in_item, item_obj};
 use super::embed;
 use super::output::ToolOutput;
 use super::schema::{AIM_TOOLS, SERVER_MEMORY_TOOLS};
-use super::store::{Access, Location, Stores};
+use super::store::{Access, DbHandle, Location, Stores};
 
 /// Pretty JSON (two spaces) of `text_value` as text, `structured` as structured content.
 fn output<T: Serialize, S: Serialize>(
@@ -248,214 +248,267 @@ pub fn call(
     } else {
         (None, None)
     };
-    let ctx = context.as_deref();
     if op == Op::ListStores {
         return list_stores(stores);
     }
-    let exists = Database::exists(stores.dir(ctx, location)?);
-    let open = |access| stores.database(ctx, location, access);
-    let embedder = stores.config().embedder.as_deref();
-    let pretty_format =
-        aim && args.opt_enum("format", &["json", "pretty"])?.as_deref() == Some("pretty");
-    let scope = if aim {
-        RelationScope::Between
-    } else {
-        RelationScope::Touching
+    let c = KgCall {
+        stores,
+        op,
+        aim,
+        exists: Database::exists(stores.dir(context.as_deref(), location)?),
+        embedder: stores.config().embedder.as_deref(),
+        pretty_format: aim
+            && args.opt_enum("format", &["json", "pretty"])?.as_deref() == Some("pretty"),
+        scope: if aim {
+            RelationScope::Between
+        } else {
+            RelationScope::Touching
+        },
+        args,
+        context,
+        location,
     };
     match op {
-        Op::CreateEntities => {
-            let entities = entities(&args)?;
-            let db = open(Access::Create)?;
-            db.note_write();
-            let created = match embedder {
-                None => kg::create_entities(&db, &entities)?,
-                Some(e) => store_entities_embedded(&db, e, &entities)?,
-            };
-            let mut m = Map::new();
-            m.insert(
-                "entities".into(),
-                serde_json::to_value(&created).unwrap_or_default(),
-            );
-            output(&created, &m)
-        }
-        Op::CreateRelations => {
-            let relations = relations(&args)?;
-            if !exists {
-                return match relations.first() {
-                    Some(r) => Err(kg::entity_not_found(&r.from)),
-                    None => output(
-                        &Vec::<Relation>::new(),
-                        &serde_json::json!({"relations": []}),
-                    ),
-                };
-            }
-            let db = open(Access::Existing)?;
-            db.note_write();
-            let created = kg::create_relations(&db, &relations)?;
-            let mut m = Map::new();
-            m.insert(
-                "relations".into(),
-                serde_json::to_value(&created).unwrap_or_default(),
-            );
-            output(&created, &m)
-        }
-        Op::AddObservations => {
-            let items: Vec<ObservationAdd> = named_lists(&args, "observations", "contents")?
-                .into_iter()
-                .map(|(entity_name, contents)| ObservationAdd {
-                    entity_name,
-                    contents,
-                })
-                .collect();
-            if !exists {
-                return match items.first() {
-                    Some(i) => Err(kg::entity_not_found(&i.entity_name)),
-                    None => output(&Vec::<Value>::new(), &serde_json::json!({"results": []})),
-                };
-            }
-            let db = open(Access::Existing)?;
-            db.note_write();
-            let results = match embedder {
-                None => kg::add_observations(&db, &items)?,
-                Some(e) => {
-                    embed::check_model(&db, e, true)?;
-                    let f = |texts: &[String]| -> Result<Vec<Vec<f32>>, ToolError> {
-                        embed::embed_all(e, texts)?
-                            .iter()
-                            .map(|v| hopgraph_memory::nodes::check_embedding("embedding", v))
-                            .collect()
-                    };
-                    kg::add_observations_embedded(&db, &items, Some(&f))?
-                }
-            };
-            let mut m = Map::new();
-            m.insert(
-                "results".into(),
-                serde_json::to_value(&results).unwrap_or_default(),
-            );
-            output(&results, &m)
-        }
-        Op::DeleteEntities => {
-            let names = string_list(&args, "entityNames")?;
-            let o = if exists {
-                let db = open(Access::Existing)?;
-                db.note_write();
-                kg::delete_entities(&db, &names)?
-            } else {
-                // As on an empty graph: every name, as given, is missing.
-                let missing: Vec<&str> = names.iter().map(String::as_str).collect();
-                Outcome {
-                    success: true,
-                    message: if names.is_empty() {
-                        "Entities deleted successfully".into()
-                    } else {
-                        format!(
-                            "Deleted 0 of {} entities. Not found: {}",
-                            missing.len(),
-                            missing.join(", ")
-                        )
-                    },
-                }
-            };
-            if aim {
-                aim_outcome(&o, "Entities deleted successfully")
-            } else {
-                outcome(&o)
-            }
-        }
-        Op::DeleteObservations => {
-            let items: Vec<ObservationDelete> = named_lists(&args, "deletions", "observations")?
-                .into_iter()
-                .map(|(entity_name, observations)| ObservationDelete {
-                    entity_name,
-                    observations,
-                })
-                .collect();
-            let o = if exists {
-                let db = open(Access::Existing)?;
-                db.note_write();
-                kg::delete_observations(&db, &items)?
-            } else {
-                let requested: usize = items.iter().map(|i| i.observations.len()).sum();
-                // One name per item, as on an empty graph.
-                let missing: Vec<&str> = items.iter().map(|i| i.entity_name.as_str()).collect();
-                Outcome {
-                    success: true,
-                    message: if items.is_empty() {
-                        "Observations deleted successfully".into()
-                    } else {
-                        format!(
-                            "Deleted 0 of {requested} observations. Entities not found: {}",
-                            missing.join(", ")
-                        )
-                    },
-                }
-            };
-            if aim {
-                aim_outcome(&o, "Observations deleted successfully")
-            } else {
-                outcome(&o)
-            }
-        }
-        Op::DeleteRelations => {
-            let relations = relations(&args)?;
-            let o = if exists {
-                let db = open(Access::Existing)?;
-                db.note_write();
-                kg::delete_relations(&db, &relations)?
-            } else {
-                Outcome {
-                    success: true,
-                    message: if relations.is_empty() {
-                        "Relations deleted successfully".into()
-                    } else {
-                        format!(
-                            "Deleted 0 of {} relations. The rest matched nothing.",
-                            relations.len()
-                        )
-                    },
-                }
-            };
-            if aim {
-                aim_outcome(&o, "Relations deleted successfully")
-            } else {
-                outcome(&o)
-            }
-        }
-        Op::ReadGraph | Op::Search | Op::Open => {
-            // Arguments are checked before the context is looked at.
-            let request = match op {
-                Op::ReadGraph => Read::Graph(
-                    args.opt_str("cursor")?,
-                    // The memory layer checks the range.
-                    args.opt_integer("limit")?,
-                ),
-                Op::Search => Read::Search(args.req_str("query")?),
-                _ => Read::Open(string_list(&args, "names")?),
-            };
-            // A context without a database reads as an empty graph; nothing is created.
-            let snap = stores.snapshot(ctx, location)?;
-            let g = match request {
-                Read::Graph(cursor, limit) => kg::read_graph(&snap, cursor.as_deref(), limit)?,
-                Read::Search(q) => kg::search_nodes_in(&snap, &q, scope)?,
-                Read::Open(names) => kg::open_nodes_in(&snap, &names, scope)?,
-            };
-            if pretty_format {
-                let label = ctx.unwrap_or(&stores.config().default_context);
-                Ok(ToolOutput {
-                    text: kg::pretty(&g, label),
-                    structured: serde_json::to_value(&g).map_err(|e| {
-                        ToolError::new(
-                            ToolErrorKind::Internal,
-                            format!("Internal error: cannot encode the result: {e}"),
-                        )
-                    })?,
-                })
-            } else {
-                graph(&g)
-            }
-        }
+        Op::CreateEntities => create_entities(&c),
+        Op::CreateRelations => create_relations(&c),
+        Op::AddObservations => add_observations(&c),
+        Op::DeleteEntities => delete_entities(&c),
+        Op::DeleteObservations => delete_observations(&c),
+        Op::DeleteRelations => delete_relations(&c),
+        Op::ReadGraph | Op::Search | Op::Open => read(&c),
         Op::ListStores => list_stores(stores),
+    }
+}
+
+/// One call of a server-memory or AIM tool: its arguments, where it goes, and what the
+/// two tool sets answer differently.
+struct KgCall<'a> {
+    stores: &'a Stores,
+    op: Op,
+    args: Args<'a>,
+    /// AIM's `aim_*` tools (otherwise server-memory's).
+    aim: bool,
+    /// AIM's `context` argument (server-memory has none: the default context).
+    context: Option<String>,
+    /// AIM's `location` argument.
+    location: Option<Location>,
+    /// Whether the context has a database yet.
+    exists: bool,
+    /// The server's embedding model, if it has one.
+    embedder: Option<&'a hopgraph_embed::Embedder>,
+    /// AIM's `format: "pretty"`.
+    pretty_format: bool,
+    /// Which relations a search or an open returns (AIM: between the nodes found;
+    /// server-memory: touching them).
+    scope: RelationScope,
+}
+
+impl KgCall<'_> {
+    fn ctx(&self) -> Option<&str> {
+        self.context.as_deref()
+    }
+
+    /// The database a write goes to (created if `access` says so), noted for
+    /// maintenance.
+    fn written(&self, access: Access) -> Result<DbHandle, ToolError> {
+        let db = self.stores.database(self.ctx(), self.location, access)?;
+        db.note_write();
+        Ok(db)
+    }
+}
+
+// One function per tool (the three reads share one), named after it.
+
+fn create_entities(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
+    let entities = entities(&c.args)?;
+    let db = c.written(Access::Create)?;
+    let created = match c.embedder {
+        None => kg::create_entities(&db, &entities)?,
+        Some(e) => store_entities_embedded(&db, e, &entities)?,
+    };
+    let mut m = Map::new();
+    m.insert(
+        "entities".into(),
+        serde_json::to_value(&created).unwrap_or_default(),
+    );
+    output(&created, &m)
+}
+
+fn create_relations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
+    let relations = relations(&c.args)?;
+    if !c.exists {
+        return match relations.first() {
+            Some(r) => Err(kg::entity_not_found(&r.from)),
+            None => output(
+                &Vec::<Relation>::new(),
+                &serde_json::json!({"relations": []}),
+            ),
+        };
+    }
+    let db = c.written(Access::Existing)?;
+    let created = kg::create_relations(&db, &relations)?;
+    let mut m = Map::new();
+    m.insert(
+        "relations".into(),
+        serde_json::to_value(&created).unwrap_or_default(),
+    );
+    output(&created, &m)
+}
+
+fn add_observations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
+    let items: Vec<ObservationAdd> = named_lists(&c.args, "observations", "contents")?
+        .into_iter()
+        .map(|(entity_name, contents)| ObservationAdd {
+            entity_name,
+            contents,
+        })
+        .collect();
+    if !c.exists {
+        return match items.first() {
+            Some(i) => Err(kg::entity_not_found(&i.entity_name)),
+            None => output(&Vec::<Value>::new(), &serde_json::json!({"results": []})),
+        };
+    }
+    let db = c.written(Access::Existing)?;
+    let results = match c.embedder {
+        None => kg::add_observations(&db, &items)?,
+        Some(e) => {
+            embed::check_model(&db, e, true)?;
+            let f = |texts: &[String]| -> Result<Vec<Vec<f32>>, ToolError> {
+                embed::embed_all(e, texts)?
+                    .iter()
+                    .map(|v| hopgraph_memory::nodes::check_embedding("embedding", v))
+                    .collect()
+            };
+            kg::add_observations_embedded(&db, &items, Some(&f))?
+        }
+    };
+    let mut m = Map::new();
+    m.insert(
+        "results".into(),
+        serde_json::to_value(&results).unwrap_or_default(),
+    );
+    output(&results, &m)
+}
+
+fn delete_entities(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
+    let names = string_list(&c.args, "entityNames")?;
+    let o = if c.exists {
+        let db = c.written(Access::Existing)?;
+        kg::delete_entities(&db, &names)?
+    } else {
+        // As on an empty graph: every name, as given, is missing.
+        let missing: Vec<&str> = names.iter().map(String::as_str).collect();
+        Outcome {
+            success: true,
+            message: if names.is_empty() {
+                "Entities deleted successfully".into()
+            } else {
+                format!(
+                    "Deleted 0 of {} entities. Not found: {}",
+                    missing.len(),
+                    missing.join(", ")
+                )
+            },
+        }
+    };
+    if c.aim {
+        aim_outcome(&o, "Entities deleted successfully")
+    } else {
+        outcome(&o)
+    }
+}
+
+fn delete_observations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
+    let items: Vec<ObservationDelete> = named_lists(&c.args, "deletions", "observations")?
+        .into_iter()
+        .map(|(entity_name, observations)| ObservationDelete {
+            entity_name,
+            observations,
+        })
+        .collect();
+    let o = if c.exists {
+        let db = c.written(Access::Existing)?;
+        kg::delete_observations(&db, &items)?
+    } else {
+        let requested: usize = items.iter().map(|i| i.observations.len()).sum();
+        // One name per item, as on an empty graph.
+        let missing: Vec<&str> = items.iter().map(|i| i.entity_name.as_str()).collect();
+        Outcome {
+            success: true,
+            message: if items.is_empty() {
+                "Observations deleted successfully".into()
+            } else {
+                format!(
+                    "Deleted 0 of {requested} observations. Entities not found: {}",
+                    missing.join(", ")
+                )
+            },
+        }
+    };
+    if c.aim {
+        aim_outcome(&o, "Observations deleted successfully")
+    } else {
+        outcome(&o)
+    }
+}
+
+fn delete_relations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
+    let relations = relations(&c.args)?;
+    let o = if c.exists {
+        let db = c.written(Access::Existing)?;
+        kg::delete_relations(&db, &relations)?
+    } else {
+        Outcome {
+            success: true,
+            message: if relations.is_empty() {
+                "Relations deleted successfully".into()
+            } else {
+                format!(
+                    "Deleted 0 of {} relations. The rest matched nothing.",
+                    relations.len()
+                )
+            },
+        }
+    };
+    if c.aim {
+        aim_outcome(&o, "Relations deleted successfully")
+    } else {
+        outcome(&o)
+    }
+}
+
+fn read(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
+    // Arguments are checked before the context is looked at.
+    let request = match c.op {
+        Op::ReadGraph => Read::Graph(
+            c.args.opt_str("cursor")?,
+            // The memory layer checks the range.
+            c.args.opt_integer("limit")?,
+        ),
+        Op::Search => Read::Search(c.args.req_str("query")?),
+        _ => Read::Open(string_list(&c.args, "names")?),
+    };
+    // A context without a database reads as an empty graph; nothing is created.
+    let snap = c.stores.snapshot(c.ctx(), c.location)?;
+    let g = match request {
+        Read::Graph(cursor, limit) => kg::read_graph(&snap, cursor.as_deref(), limit)?,
+        Read::Search(q) => kg::search_nodes_in(&snap, &q, c.scope)?,
+        Read::Open(names) => kg::open_nodes_in(&snap, &names, c.scope)?,
+    };
+    if c.pretty_format {
+        let label = c.ctx().unwrap_or(&c.stores.config().default_context);
+        Ok(ToolOutput {
+            text: kg::pretty(&g, label),
+            structured: serde_json::to_value(&g).map_err(|e| {
+                ToolError::new(
+                    ToolErrorKind::Internal,
+                    format!("Internal error: cannot encode the result: {e}"),
+                )
+            })?,
+        })
+    } else {
+        graph(&g)
     }
 }
 

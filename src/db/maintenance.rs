@@ -74,6 +74,22 @@ pub struct CompactReport {
     pub bytes: u64,
 }
 
+/// What [`Database::verify_with_progress`] is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VerifyPhase {
+    /// Each segment's section checksums (bytes of segments).
+    Checksums,
+    /// Each segment's structure and ids (bytes of segments).
+    Contents,
+    /// The write-ahead log's records (records).
+    Wal,
+}
+
+/// A verification's progress callback: `(phase, done, total)` (see
+/// [`Database::verify_with_progress`]).
+pub type VerifyProgress<'a> = &'a (dyn Fn(VerifyPhase, u64, u64) + Sync);
+
 /// What `verify` checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -551,18 +567,51 @@ impl Database {
     /// # Errors
     /// `Corrupt` naming the file and offset of the first problem; I/O errors.
     pub fn verify(&self) -> Result<VerifyReport> {
+        self.verify_with_progress(&|_, _, _| {})
+    }
+
+    /// [`Database::verify`], reporting how far it has got to `progress` as it goes:
+    /// `(phase, done, total)` in bytes of segments for [`VerifyPhase::Checksums`] and
+    /// [`VerifyPhase::Contents`] (the content checks read at most `total`, usually less:
+    /// their last report is `(Contents, total, total)`), in records for
+    /// [`VerifyPhase::Wal`]. Called often from the verifying threads: keep it cheap.
+    ///
+    /// # Errors
+    /// As [`Database::verify`].
+    pub fn verify_with_progress(&self, progress: VerifyProgress<'_>) -> Result<VerifyReport> {
         let snap = self.snapshot();
         let mut report = VerifyReport::default();
+        let total: u64 = snap
+            .state
+            .segs
+            .segments
+            .iter()
+            .map(|s| s.file.len_bytes())
+            .sum();
+        let mut before = 0;
         for s in &snap.state.segs.segments {
-            s.file.verify_releasing()?;
+            let len = s.file.len_bytes();
+            // Each pass reads at most the file, so the running totals stay within it.
+            let at = |n: u64| before + n.min(len);
+            s.file.verify_releasing_reporting(
+                &|n| progress(VerifyPhase::Checksums, at(n), total),
+                &|n| progress(VerifyPhase::Contents, at(n), total),
+            )?;
+            before += len;
+            progress(VerifyPhase::Checksums, before, total);
+            progress(VerifyPhase::Contents, before, total);
             report.segments += 1;
-            report.bytes += s.file.len_bytes();
+            report.bytes += len;
         }
         let w = self.shared.writer.lock();
         let scan = w
             .wal
             .scan(WalFile::data_start(), w.manifest.checkpoint_lsn + 1)?;
-        for (lsn, range) in &scan.records {
+        let records = scan.records.len() as u64;
+        for (i, (lsn, range)) in scan.records.iter().enumerate() {
+            if i.is_multiple_of(1024) {
+                progress(VerifyPhase::Wal, i as u64, records);
+            }
             crate::format::record::decode_commit(&scan.buf[range.clone()]).map_err(|e| {
                 Error::corrupt(
                     w.wal.path(),
@@ -571,7 +620,8 @@ impl Database {
                 )
             })?;
         }
-        report.wal_records = scan.records.len() as u64;
+        progress(VerifyPhase::Wal, records, records);
+        report.wal_records = records;
         report.wal_trailing_bytes = scan.trailing_bytes;
         report.bytes += scan.end;
         Ok(report)

@@ -40,7 +40,9 @@ pub use as_of::{AsOf, ValidAt};
 pub use batch::{NodePatch, OpResult, WriteBatch, check_interval};
 pub use bulk::{BulkLoad, BulkPhase, BulkProgress, BulkReport, default_memory_limit};
 pub use handle::Database;
-pub use maintenance::{CheckpointReport, CompactReport, Stats, VerifyReport};
+pub use maintenance::{
+    CheckpointReport, CompactReport, Stats, VerifyPhase, VerifyProgress, VerifyReport,
+};
 pub use open::RecoveryReport;
 pub use options::{CommitInfo, Durability, Options};
 pub use snapshot::{Neighbor, Snapshot};

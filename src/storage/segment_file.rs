@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memmap2::Mmap;
 
@@ -218,11 +218,35 @@ impl SegmentFile {
     /// # Errors
     /// `Corrupt` with the offset of the first problem.
     pub fn verify_releasing(&self) -> Result<()> {
-        let release = |part: &[u8]| self.release(part);
+        self.verify_releasing_reporting(&|_| {}, &|_| {})
+    }
+
+    /// [`SegmentFile::verify_releasing`], telling `checksummed` and `checked` how many
+    /// bytes the checksum pass and then the content pass have read so far: running
+    /// totals, at most the file's length, and the file's length when the pass is done.
+    ///
+    /// # Errors
+    /// `Corrupt` with the offset of the first problem.
+    pub fn verify_releasing_reporting(
+        &self,
+        checksummed: &(dyn Fn(u64) + Sync),
+        checked: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        let counted = |done: &AtomicU64, part: &[u8], report: &(dyn Fn(u64) + Sync)| {
+            self.release(part);
+            let n = done.fetch_add(part.len() as u64, Ordering::Relaxed) + part.len() as u64;
+            report(n);
+        };
+        let (summed, read) = (AtomicU64::new(0), AtomicU64::new(0));
         let r = self
             .layout
-            .verify_checksums_releasing(&self.mmap, &release)
-            .and_then(|()| self.layout.verify_contents_releasing(&self.mmap, &release))
+            .verify_checksums_releasing(&self.mmap, &|part| counted(&summed, part, checksummed))
+            .and_then(|()| {
+                checksummed(self.mmap.len() as u64);
+                self.layout
+                    .verify_contents_releasing(&self.mmap, &|part| counted(&read, part, checked))
+            })
+            .map(|()| checked(self.mmap.len() as u64))
             .map_err(|e| Error::corrupt(&self.path, e.offset as u64, e.what));
         self.release(&self.mmap);
         r

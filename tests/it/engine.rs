@@ -449,3 +449,61 @@ fn tag(mut i: u32) -> String {
         }
     }
 }
+
+#[test]
+fn verify_reports_its_progress_to_the_end() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    // Two segments (each checkpoint writes one) and WAL records after them.
+    for round in 0..2 {
+        let edges: Vec<(String, String)> = (0..200)
+            .map(|i| (format!("n{round}_{i}"), format!("n{round}_{}", i + 1)))
+            .collect();
+        let list: Vec<(&str, &str, &str)> = edges
+            .iter()
+            .map(|(a, b)| (a.as_str(), "t", b.as_str()))
+            .collect();
+        commit_edges(&db, &list);
+        db.checkpoint().unwrap();
+    }
+    commit_edges(&db, &[("w1", "t", "w2")]);
+    commit_edges(&db, &[("w2", "t", "w3")]);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = db
+        .verify_with_progress(&|phase, done, total| seen.lock().unwrap().push((phase, done, total)))
+        .unwrap();
+    assert_eq!(report, db.verify().unwrap());
+    assert_eq!(report.segments, 2);
+    assert_eq!(report.wal_records, 2);
+    let seen = seen.into_inner().unwrap();
+    // The segments' bytes, as the directory has them.
+    let segment_bytes: u64 = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("seg-"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(segment_bytes > 0 && segment_bytes < report.bytes);
+    for phase in [
+        hopgraph::VerifyPhase::Checksums,
+        hopgraph::VerifyPhase::Contents,
+        hopgraph::VerifyPhase::Wal,
+    ] {
+        let of: Vec<(u64, u64)> = seen
+            .iter()
+            .filter(|s| s.0 == phase)
+            .map(|s| (s.1, s.2))
+            .collect();
+        assert!(!of.is_empty(), "{phase:?} reported");
+        // Within one phase: one total, never going back, never past the total, and the
+        // last report says done.
+        let total = of[0].1;
+        assert!(of.iter().all(|&(_, t)| t == total), "{phase:?}: {of:?}");
+        assert!(of.windows(2).all(|w| w[0].0 <= w[1].0), "{phase:?}: {of:?}");
+        assert_eq!(of.last().unwrap().0, total, "{phase:?}");
+        match phase {
+            hopgraph::VerifyPhase::Wal => assert_eq!(total, 2),
+            _ => assert_eq!(total, segment_bytes),
+        }
+    }
+}

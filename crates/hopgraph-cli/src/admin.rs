@@ -53,13 +53,28 @@ pub(crate) struct StatsArgs {
 #[command(
     long_about = "Verifies every file completely, read-only: the manifest, each segment's \
                   checksums and ids, every WAL record. Exits 0 when the database is sound and \
-                  3 with the damaged file and byte offset when it is not.",
-    after_long_help = "Examples:\n  hopgraph check --db ./mem && echo sound"
+                  3 with the damaged file and byte offset when it is not. Reads every byte \
+                  once (about 100 s for a 28 GiB database), without keeping what it read \
+                  in memory. Progress goes to stderr: a bar on a terminal, otherwise a line \
+                  every 5 s (`check: checksums 45% 310.2MB/s eta 0:52`), then one summary \
+                  line; --quiet prints none.",
+    after_long_help = "Examples:\n  hopgraph check --db ./mem && echo sound\n  \
+                       hopgraph check --db ./mem --quiet"
 )]
 pub(crate) struct CheckArgs {
     #[command(flatten)]
     db: DbArg,
+    /// No progress line on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
+
+/// What `check` reports progress of.
+const CHECK_PHASES: &[(&str, Unit)] = &[
+    ("checksums", Unit::Bytes),
+    ("contents", Unit::Bytes),
+    ("wal", Unit::Count("records")),
+];
 
 /// Write the WAL's changes into a new segment and start a fresh WAL.
 #[derive(Debug, Args)]
@@ -275,7 +290,23 @@ pub(crate) fn check(args: CheckArgs) -> CliResult {
     // The codes stay the engine's (3 damaged, 4 I/O), with the command's word in front.
     let failed = |e: hopgraph::Error| CliError::from(e).context("check failed: ");
     let db = open_read_only(&args.db.db).map_err(|e| e.context("check failed: "))?;
-    let r = db.verify().map_err(failed)?;
+    let progress = Progress::with(
+        "check",
+        CHECK_PHASES,
+        args.quiet,
+        std::time::Duration::from_secs(5),
+    );
+    let r = db.verify_with_progress(&|phase, done, total| {
+        let slot = match phase {
+            hopgraph::VerifyPhase::Checksums => 0,
+            hopgraph::VerifyPhase::Contents => 1,
+            _ => 2,
+        };
+        progress.phase(slot, done, Some(total));
+    });
+    // A failed check prints only its error (dropping the progress clears its line).
+    let r = r.map_err(failed)?;
+    progress.finish();
     let mut out = io::stdout().lock();
     write!(
         out,

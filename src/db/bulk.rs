@@ -422,52 +422,9 @@ impl Database {
             ..
         } = load;
 
-        // Keys to ids: existing nodes keep theirs, new ones are numbered hubs first (see
-        // `order`).
         let nkeys = keys.len() as u64;
-        progress(BulkPhase::Ids, 0, nkeys);
-        let existing: Vec<Option<NodeId>> = (0..keys.len())
-            .map(|i| {
-                if i > 0 && i.is_multiple_of(PROGRESS_EVERY) {
-                    progress(BulkPhase::Ids, i as u64, nkeys);
-                }
-                st.node_id(keys.get(i))
-            })
-            .collect();
-        let degree = edges.degrees(keys.len())?;
-        let mut ids: Vec<u32> = existing.iter().map(|e| e.map_or(0, |id| id.0)).collect();
-        // `existing`, `degree` and `ids` have one entry per key, and the order names local
-        // numbers below `degree.len()`, so neither index can be out of bounds.
-        for local in order::new_node_order(&degree, |i| existing[i].is_none()) {
-            ids[local as usize] = next.node_bound;
-            next.node_bound = next
-                .node_bound
-                .checked_add(1)
-                .filter(|&b| u64::from(b) <= limits::NODES_MAX)
-                .ok_or_else(|| Error::invalid("node id space exhausted"))?;
-            next.live_nodes += 1;
-            report.nodes_created += 1;
-        }
-        drop(degree);
-        progress(BulkPhase::Ids, nkeys, nkeys);
-        // Types to ids.
-        let mut type_map = Vec::with_capacity(type_list.len());
-        for name in &type_list {
-            let id = match next.type_ids.get(&**name) {
-                Some(&t) => t,
-                None => {
-                    let t = u16::try_from(next.types.len())
-                        .map_err(|_| Error::invalid("too many edge types"))?;
-                    let op = crate::format::record::WalOp::NewType {
-                        id: TypeId(t),
-                        name: name.to_string(),
-                    };
-                    next.apply(&op).map_err(Error::invalid)?;
-                    t
-                }
-            };
-            type_map.push(id);
-        }
+        let (existing, ids) = assign_ids(&st, &mut next, &keys, &edges, &mut report, progress)?;
+        let type_map = map_types(&mut next, &type_list)?;
         // Edges to global ids, in place, a chunk at a time (see `added`).
         let to_global =
             |sources: &mut [u32], targets: &mut [u32], types: &mut [u16]| -> Result<()> {
@@ -610,21 +567,7 @@ impl Database {
         if let Some(w) = &mut weights {
             retain_kept(w, keep);
         }
-        // Edge ids are dense in input order: the row of a kept edge is its rank.
-        let mut rows_props = Vec::with_capacity(edge_props.len());
-        for (i, p) in edge_props {
-            if keep.get(i as usize) {
-                rows_props.push((row_of(keep, i)?, p));
-            }
-        }
-        let mut rows_validity = Vec::with_capacity(edge_validity.len());
-        for (i, from, to) in edge_validity {
-            if keep.get(i as usize) {
-                let from = from.unwrap_or(now);
-                super::batch::check_interval(from, to)?;
-                rows_validity.push((u64::from(row_of(keep, i)?), from, to));
-            }
-        }
+        let (rows_props, rows_validity) = kept_rows(keep, edge_props, edge_validity, now)?;
         for (t, &c) in built.type_counts.iter().enumerate() {
             if let Some(count) = next.type_counts.get_mut(t) {
                 *count += c;
@@ -658,11 +601,27 @@ impl Database {
         content.summary = super::maintenance::summary_of(&next);
         report.bytes = write_segment(io, dir, seg_id, self.shared.db_id, st.lsn, content)?;
         drop(spill);
+        self.publish_loaded(w, &st, seg_id, now)?;
+        report.segment = Some(seg_id);
+        progress(BulkPhase::Sync, 1, 1);
+        Ok(report)
+    }
+
+    /// Opens and verifies the load's new segment `seg_id` and makes it part of the
+    /// database: a new manifest listing it after the segments of `st`, and the state
+    /// read from them.
+    fn publish_loaded(
+        &self,
+        w: &mut super::handle::Writer,
+        st: &State,
+        seg_id: u64,
+        now: u64,
+    ) -> Result<()> {
+        let dir = &self.shared.dir;
         let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
         // Verified without keeping the new file's pages mapped: the process's resident
         // memory does not grow with the segment (see `verify_releasing`).
         seg.file.verify_releasing()?;
-        report.segment = Some(seg_id);
         let mut segments = st.segs.segments.clone();
         segments.push(seg);
         let m = Manifest {
@@ -677,10 +636,98 @@ impl Database {
             m,
             State::from_segments(SegmentSet::new(segments), 0, st.lsn),
             None,
-        )?;
-        progress(BulkPhase::Sync, 1, 1);
-        Ok(report)
+        )
     }
+}
+
+/// Keys to ids: existing nodes keep theirs (returned as `existing`, one per key), new
+/// ones are numbered hubs first (see `order`) from `next.node_bound` on, counted in
+/// `next` and `report`. Returns `(existing, ids)`, the id of each key.
+fn assign_ids(
+    st: &State,
+    next: &mut State,
+    keys: &Keys,
+    edges: &AddedEdges,
+    report: &mut BulkReport,
+    progress: BulkProgress<'_>,
+) -> Result<(Vec<Option<NodeId>>, Vec<u32>)> {
+    let nkeys = keys.len() as u64;
+    progress(BulkPhase::Ids, 0, nkeys);
+    let existing: Vec<Option<NodeId>> = (0..keys.len())
+        .map(|i| {
+            if i > 0 && i.is_multiple_of(PROGRESS_EVERY) {
+                progress(BulkPhase::Ids, i as u64, nkeys);
+            }
+            st.node_id(keys.get(i))
+        })
+        .collect();
+    let degree = edges.degrees(keys.len())?;
+    let mut ids: Vec<u32> = existing.iter().map(|e| e.map_or(0, |id| id.0)).collect();
+    // `existing`, `degree` and `ids` have one entry per key, and the order names local
+    // numbers below `degree.len()`, so neither index can be out of bounds.
+    for local in order::new_node_order(&degree, |i| existing[i].is_none()) {
+        ids[local as usize] = next.node_bound;
+        next.node_bound = next
+            .node_bound
+            .checked_add(1)
+            .filter(|&b| u64::from(b) <= limits::NODES_MAX)
+            .ok_or_else(|| Error::invalid("node id space exhausted"))?;
+        next.live_nodes += 1;
+        report.nodes_created += 1;
+    }
+    drop(degree);
+    progress(BulkPhase::Ids, nkeys, nkeys);
+    Ok((existing, ids))
+}
+
+/// The load's edge type names to type ids, new types added to `next` (as a commit's
+/// `NewType` would).
+fn map_types(next: &mut State, type_list: &[Box<str>]) -> Result<Vec<u16>> {
+    let mut type_map = Vec::with_capacity(type_list.len());
+    for name in type_list {
+        let id = match next.type_ids.get(&**name) {
+            Some(&t) => t,
+            None => {
+                let t = u16::try_from(next.types.len())
+                    .map_err(|_| Error::invalid("too many edge types"))?;
+                let op = crate::format::record::WalOp::NewType {
+                    id: TypeId(t),
+                    name: name.to_string(),
+                };
+                next.apply(&op).map_err(Error::invalid)?;
+                t
+            }
+        };
+        type_map.push(id);
+    }
+    Ok(type_map)
+}
+
+/// The properties and validity intervals given for edges (by input index), moved to the
+/// rows of the edges kept: edge ids are dense in input order, so the row of a kept edge
+/// is its rank. A validity without a start starts at `now`.
+#[allow(clippy::type_complexity, reason = "two row lists, named at the call")]
+fn kept_rows(
+    keep: &Keep,
+    edge_props: Vec<(u32, String)>,
+    edge_validity: Vec<(u32, Option<u64>, Option<u64>)>,
+    now: u64,
+) -> Result<(Vec<(u32, String)>, Vec<(u64, u64, Option<u64>)>)> {
+    let mut rows_props = Vec::with_capacity(edge_props.len());
+    for (i, p) in edge_props {
+        if keep.get(i as usize) {
+            rows_props.push((row_of(keep, i)?, p));
+        }
+    }
+    let mut rows_validity = Vec::with_capacity(edge_validity.len());
+    for (i, from, to) in edge_validity {
+        if keep.get(i as usize) {
+            let from = from.unwrap_or(now);
+            super::batch::check_interval(from, to)?;
+            rows_validity.push((u64::from(row_of(keep, i)?), from, to));
+        }
+    }
+    Ok((rows_props, rows_validity))
 }
 
 /// The memory limit of a bulk load that sets none ([`BulkLoad::memory_limit`]): half the

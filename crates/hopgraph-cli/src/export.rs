@@ -416,60 +416,7 @@ fn write(
         json(out, &header)?;
     }
     for n in nodes {
-        match format {
-            ExportFormat::Jsonl => json(
-                out,
-                &Line {
-                    node: Some(NodeRecord::from_node(n)),
-                    ..Line::default()
-                },
-            )?,
-            ExportFormat::ServerMemory => json(
-                out,
-                &EntityOut {
-                    line_type: "entity",
-                    name: &n.key,
-                    entity_type: &n.props.kind,
-                    observations: entity_observations(n),
-                },
-            )?,
-            ExportFormat::Dot => {
-                let label = if n.props.title.is_empty() || n.props.title == n.key {
-                    n.key.clone()
-                } else {
-                    format!("{}\n{}", n.key, n.props.title)
-                };
-                writeln!(
-                    out,
-                    "  {} [label={}{}];",
-                    dot_id(&n.key),
-                    dot_id(&label),
-                    dot_validity(n.valid_from, n.valid_to)
-                )?;
-            }
-            ExportFormat::Graphml => {
-                let p = &n.props;
-                write!(out, "    <node id=\"{}\">", xml(&n.key))?;
-                for (k, v) in [
-                    ("kind", &p.kind),
-                    ("title", &p.title),
-                    ("content", &p.content),
-                    ("status", &p.status),
-                ] {
-                    if !v.is_empty() {
-                        write!(out, "<data key=\"{k}\">{}</data>", xml(v))?;
-                    }
-                }
-                if p.importance != 0.0 {
-                    write!(out, "<data key=\"importance\">{}</data>", p.importance)?;
-                }
-                writeln!(out, "{}</node>", graphml_validity(n.valid_from, n.valid_to))?;
-            }
-            ExportFormat::Tsv
-            | ExportFormat::Csv
-            | ExportFormat::CsvTables
-            | ExportFormat::Graphframes => {}
-        }
+        write_node(n, format, out)?;
     }
     let mut edges = 0u64;
     for n in nodes {
@@ -485,91 +432,7 @@ fn write(
                 .type_name(nb.edge_type)
                 .ok_or_else(|| CliError::new(format!("edge {} has an unknown type id", nb.edge)))?;
             edges += 1;
-            match format {
-                ExportFormat::Jsonl => json(
-                    out,
-                    &Line {
-                        edge: Some(EdgeRecord::from_edge(
-                            &e,
-                            source.into(),
-                            target.into(),
-                            edge_type.into(),
-                        )),
-                        ..Line::default()
-                    },
-                )?,
-                ExportFormat::ServerMemory => json(
-                    out,
-                    &RelationOut {
-                        line_type: "relation",
-                        from: source,
-                        to: target,
-                        relation_type: edge_type,
-                    },
-                )?,
-                ExportFormat::Tsv => {
-                    for f in [source, target, edge_type] {
-                        if f.contains(['\t', '\r', '\n']) {
-                            return Err(CliError::new(format!(
-                                "{f:?} contains a tab or line break and cannot be written as \
-                                 TSV; use --format jsonl or csv"
-                            )));
-                        }
-                    }
-                    if source.starts_with('#') {
-                        return Err(CliError::new(format!(
-                            "source {source:?} starts with # and would read back as a comment; \
-                             use --format jsonl or csv"
-                        )));
-                    }
-                    write!(out, "{source}\t{target}\t{edge_type}")?;
-                    weight(out, e.weight, '\t')?;
-                }
-                ExportFormat::Csv => {
-                    let (s, t, ty) = (csv_field(source), csv_field(target), csv_field(edge_type));
-                    write!(out, "{s},{t},{ty}")?;
-                    weight(out, e.weight, ',')?;
-                }
-                ExportFormat::Dot => {
-                    writeln!(
-                        out,
-                        "  {} -> {} [label={}{}];",
-                        dot_id(source),
-                        dot_id(target),
-                        dot_id(edge_type),
-                        dot_validity(e.valid_from, e.valid_to)
-                    )?;
-                }
-                ExportFormat::Graphml => {
-                    writeln!(
-                        out,
-                        "    <edge source=\"{}\" target=\"{}\"><data key=\"type\">{}</data>\
-                         <data key=\"weight\">{}</data>{}</edge>",
-                        xml(source),
-                        xml(target),
-                        xml(edge_type),
-                        e.weight,
-                        graphml_validity(e.valid_from, e.valid_to)
-                    )?;
-                }
-                ExportFormat::CsvTables | ExportFormat::Graphframes => {
-                    let props = serde_json::Value::Object(e.props.clone()).to_string();
-                    write!(
-                        out,
-                        "{},{},{},{},{},{}",
-                        table_field(source),
-                        table_field(target),
-                        table_field(edge_type),
-                        e.weight,
-                        table_field(&props),
-                        table_validity(e.valid_from, e.valid_to)
-                    )?;
-                    if format == ExportFormat::Graphframes {
-                        write!(out, ",{}", e.id.0)?;
-                    }
-                    writeln!(out)?;
-                }
-            }
+            write_edge(&e, (source, target, edge_type), format, out)?;
         }
     }
     if format == ExportFormat::Jsonl {
@@ -585,6 +448,161 @@ fn write(
         ExportFormat::Dot => writeln!(out, "}}")?,
         ExportFormat::Graphml => out.write_all(b"  </graph>\n</graphml>\n")?,
         _ => {}
+    }
+    Ok(())
+}
+
+/// Writes node `n`'s line in `format` (the formats whose nodes have lines: the others
+/// write only edges).
+fn write_node(n: &Node, format: ExportFormat, out: &mut impl Write) -> CliResult {
+    match format {
+        ExportFormat::Jsonl => json(
+            out,
+            &Line {
+                node: Some(NodeRecord::from_node(n)),
+                ..Line::default()
+            },
+        )?,
+        ExportFormat::ServerMemory => json(
+            out,
+            &EntityOut {
+                line_type: "entity",
+                name: &n.key,
+                entity_type: &n.props.kind,
+                observations: entity_observations(n),
+            },
+        )?,
+        ExportFormat::Dot => {
+            let label = if n.props.title.is_empty() || n.props.title == n.key {
+                n.key.clone()
+            } else {
+                format!("{}\n{}", n.key, n.props.title)
+            };
+            writeln!(
+                out,
+                "  {} [label={}{}];",
+                dot_id(&n.key),
+                dot_id(&label),
+                dot_validity(n.valid_from, n.valid_to)
+            )?;
+        }
+        ExportFormat::Graphml => {
+            let p = &n.props;
+            write!(out, "    <node id=\"{}\">", xml(&n.key))?;
+            for (k, v) in [
+                ("kind", &p.kind),
+                ("title", &p.title),
+                ("content", &p.content),
+                ("status", &p.status),
+            ] {
+                if !v.is_empty() {
+                    write!(out, "<data key=\"{k}\">{}</data>", xml(v))?;
+                }
+            }
+            if p.importance != 0.0 {
+                write!(out, "<data key=\"importance\">{}</data>", p.importance)?;
+            }
+            writeln!(out, "{}</node>", graphml_validity(n.valid_from, n.valid_to))?;
+        }
+        ExportFormat::Tsv
+        | ExportFormat::Csv
+        | ExportFormat::CsvTables
+        | ExportFormat::Graphframes => {}
+    }
+    Ok(())
+}
+
+/// Writes edge `e` from `source` to `target` of type `edge_type` in `format`.
+fn write_edge(
+    e: &hopgraph::Edge,
+    (source, target, edge_type): (&str, &str, &str),
+    format: ExportFormat,
+    out: &mut impl Write,
+) -> CliResult {
+    match format {
+        ExportFormat::Jsonl => json(
+            out,
+            &Line {
+                edge: Some(EdgeRecord::from_edge(
+                    e,
+                    source.into(),
+                    target.into(),
+                    edge_type.into(),
+                )),
+                ..Line::default()
+            },
+        )?,
+        ExportFormat::ServerMemory => json(
+            out,
+            &RelationOut {
+                line_type: "relation",
+                from: source,
+                to: target,
+                relation_type: edge_type,
+            },
+        )?,
+        ExportFormat::Tsv => {
+            for f in [source, target, edge_type] {
+                if f.contains(['\t', '\r', '\n']) {
+                    return Err(CliError::new(format!(
+                        "{f:?} contains a tab or line break and cannot be written as \
+                         TSV; use --format jsonl or csv"
+                    )));
+                }
+            }
+            if source.starts_with('#') {
+                return Err(CliError::new(format!(
+                    "source {source:?} starts with # and would read back as a comment; \
+                     use --format jsonl or csv"
+                )));
+            }
+            write!(out, "{source}\t{target}\t{edge_type}")?;
+            weight(out, e.weight, '\t')?;
+        }
+        ExportFormat::Csv => {
+            let (s, t, ty) = (csv_field(source), csv_field(target), csv_field(edge_type));
+            write!(out, "{s},{t},{ty}")?;
+            weight(out, e.weight, ',')?;
+        }
+        ExportFormat::Dot => {
+            writeln!(
+                out,
+                "  {} -> {} [label={}{}];",
+                dot_id(source),
+                dot_id(target),
+                dot_id(edge_type),
+                dot_validity(e.valid_from, e.valid_to)
+            )?;
+        }
+        ExportFormat::Graphml => {
+            writeln!(
+                out,
+                "    <edge source=\"{}\" target=\"{}\"><data key=\"type\">{}</data>\
+                 <data key=\"weight\">{}</data>{}</edge>",
+                xml(source),
+                xml(target),
+                xml(edge_type),
+                e.weight,
+                graphml_validity(e.valid_from, e.valid_to)
+            )?;
+        }
+        ExportFormat::CsvTables | ExportFormat::Graphframes => {
+            let props = serde_json::Value::Object(e.props.clone()).to_string();
+            write!(
+                out,
+                "{},{},{},{},{},{}",
+                table_field(source),
+                table_field(target),
+                table_field(edge_type),
+                e.weight,
+                table_field(&props),
+                table_validity(e.valid_from, e.valid_to)
+            )?;
+            if format == ExportFormat::Graphframes {
+                write!(out, ",{}", e.id.0)?;
+            }
+            writeln!(out)?;
+        }
     }
     Ok(())
 }

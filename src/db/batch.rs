@@ -564,152 +564,18 @@ pub(crate) fn resolve(
     for req in &batch.requests {
         let result = match req {
             Request::Upsert { key, props } | Request::Create { key, props } => {
-                check_key(key)?;
-                check_props(props)?;
-                check_embedding(state, props)?;
-                let existing = state.node_id(key);
-                if existing.is_some() && matches!(req, Request::Create { .. }) {
-                    return Err(Error::NodeExists { key: key.clone() });
-                }
-                let old = match existing {
-                    Some(id) => state.node(id)?,
-                    None => None,
-                };
-                let id = match existing {
-                    Some(id) => id,
-                    None => new_node_id(state)?,
-                };
-                // A replaced node keeps its creation time and interval.
-                let (created_at, valid_from, valid_to) = old.map_or((now_ms, now_ms, None), |n| {
-                    (n.created_at, n.valid_from, n.valid_to)
-                });
-                let node = Node {
-                    id,
-                    key: key.clone(),
-                    props: props.clone(),
-                    created_at,
-                    updated_at: now_ms,
-                    valid_from,
-                    valid_to,
-                };
-                push_op(state, &mut ops, WalOp::PutNode(node))?;
-                OpResult::Node {
-                    id,
-                    created: existing.is_none(),
-                }
+                let create = matches!(req, Request::Create { .. });
+                put_node(state, &mut ops, key, props, create, now_ms)?
             }
-            Request::Ensure { key } => {
-                check_key(key)?;
-                match state.node_id(key) {
-                    Some(id) => OpResult::Node { id, created: false },
-                    None => {
-                        let id = new_node_id(state)?;
-                        let node = Node {
-                            id,
-                            key: key.clone(),
-                            props: NodeProps::default(),
-                            created_at: now_ms,
-                            updated_at: now_ms,
-                            valid_from: now_ms,
-                            valid_to: None,
-                        };
-                        push_op(state, &mut ops, WalOp::PutNode(node))?;
-                        OpResult::Node { id, created: true }
-                    }
-                }
-            }
-            Request::Update { key, patch } => {
-                let id = state
-                    .node_id(key)
-                    .ok_or_else(|| Error::NodeNotFound { key: key.clone() })?;
-                let old = state
-                    .node(id)?
-                    .ok_or_else(|| Error::NodeNotFound { key: key.clone() })?;
-                let mut node = Node::clone(&old);
-                apply_patch(&mut node.props, patch);
-                if let Some(from) = patch.valid_from {
-                    node.valid_from = from;
-                }
-                if let Some(to) = patch.valid_to {
-                    node.valid_to = to;
-                }
-                check_interval(node.valid_from, node.valid_to)?;
-                check_props(&node.props)?;
-                check_embedding(state, &node.props)?;
-                node.updated_at = now_ms;
-                push_op(state, &mut ops, WalOp::PutNode(node))?;
-                OpResult::Node { id, created: false }
-            }
-            Request::Delete { key } => match state.node_id(key) {
-                None => OpResult::NodeDeleted {
-                    id: None,
-                    edges_removed: 0,
-                },
-                Some(id) => {
-                    let incident = state.incident_edges(id);
-                    let n = incident.len() as u64;
-                    for (edge, source, target, edge_type) in incident {
-                        push_op(
-                            state,
-                            &mut ops,
-                            WalOp::RemoveEdge {
-                                id: edge,
-                                source,
-                                target,
-                                edge_type,
-                            },
-                        )?;
-                    }
-                    push_op(state, &mut ops, WalOp::DeleteNode { id })?;
-                    OpResult::NodeDeleted {
-                        id: Some(id),
-                        edges_removed: n,
-                    }
-                }
-            },
+            Request::Ensure { key } => ensure_node(state, &mut ops, key, now_ms)?,
+            Request::Update { key, patch } => update_node(state, &mut ops, key, patch, now_ms)?,
+            Request::Delete { key } => delete_node(state, &mut ops, key)?,
             Request::Link {
                 source,
                 edge_type,
                 target,
                 props,
-            } => {
-                check_type_name(edge_type)?;
-                check_edge_props(props)?;
-                let s = state.node_id(source).ok_or_else(|| Error::NodeNotFound {
-                    key: source.clone(),
-                })?;
-                let t = state.node_id(target).ok_or_else(|| Error::NodeNotFound {
-                    key: target.clone(),
-                })?;
-                let ty = intern_type(state, &mut ops, edge_type)?;
-                match state.edge_by_triple(s, ty, t) {
-                    Some(edge) => OpResult::Linked {
-                        edge,
-                        created: false,
-                    },
-                    None => {
-                        let edge = EdgeId(state.next_edge_id);
-                        let valid_from = props.valid_from.unwrap_or(now_ms);
-                        check_interval(valid_from, props.valid_to)?;
-                        let e = Edge {
-                            id: edge,
-                            source: s,
-                            target: t,
-                            edge_type: ty,
-                            weight: props.weight,
-                            props: props.props.clone(),
-                            created_at: now_ms,
-                            valid_from,
-                            valid_to: props.valid_to,
-                        };
-                        push_op(state, &mut ops, WalOp::AddEdge(e))?;
-                        OpResult::Linked {
-                            edge,
-                            created: true,
-                        }
-                    }
-                }
-            }
+            } => link(state, &mut ops, (source, edge_type, target), props, now_ms)?,
             Request::Unlink { edge } => match state.edge(*edge)? {
                 None => OpResult::Unlinked { edge: None },
                 Some(e) => {
@@ -724,15 +590,7 @@ pub(crate) fn resolve(
                 target,
                 at,
             } => {
-                let found = match (
-                    state.node_id(source),
-                    state.type_ids.get(edge_type.as_str()),
-                    state.node_id(target),
-                ) {
-                    (Some(s), Some(&t), Some(d)) => state.edge_by_triple(s, TypeId(t), d),
-                    _ => None,
-                };
-                let edge = found.ok_or_else(|| {
+                let edge = edge_by_keys(state, source, edge_type, target).ok_or_else(|| {
                     Error::invalid_arg("edge", format!("no edge {source} -{edge_type}-> {target}"))
                 })?;
                 end_edge(state, &mut ops, edge, *at)?
@@ -742,14 +600,7 @@ pub(crate) fn resolve(
                 edge_type,
                 target,
             } => {
-                let found = match (
-                    state.node_id(source),
-                    state.type_ids.get(edge_type.as_str()),
-                    state.node_id(target),
-                ) {
-                    (Some(s), Some(&t), Some(d)) => state.edge_by_triple(s, TypeId(t), d),
-                    _ => None,
-                };
+                let found = edge_by_keys(state, source, edge_type, target);
                 match found.map(|id| state.edge(id)).transpose()?.flatten() {
                     None => OpResult::Unlinked { edge: None },
                     Some(e) => {
@@ -762,6 +613,192 @@ pub(crate) fn resolve(
         results.push(result);
     }
     Ok((ops, results))
+}
+
+/// An `Upsert` (or, with `create`, a `Create`) of node `key`: a replaced node keeps its
+/// id, creation time and interval.
+fn put_node(
+    state: &mut State,
+    ops: &mut Vec<WalOp>,
+    key: &str,
+    props: &NodeProps,
+    create: bool,
+    now_ms: u64,
+) -> Result<OpResult> {
+    check_key(key)?;
+    check_props(props)?;
+    check_embedding(state, props)?;
+    let existing = state.node_id(key);
+    if existing.is_some() && create {
+        return Err(Error::NodeExists {
+            key: key.to_string(),
+        });
+    }
+    let old = match existing {
+        Some(id) => state.node(id)?,
+        None => None,
+    };
+    let id = match existing {
+        Some(id) => id,
+        None => new_node_id(state)?,
+    };
+    let (created_at, valid_from, valid_to) = old.map_or((now_ms, now_ms, None), |n| {
+        (n.created_at, n.valid_from, n.valid_to)
+    });
+    let node = Node {
+        id,
+        key: key.to_string(),
+        props: props.clone(),
+        created_at,
+        updated_at: now_ms,
+        valid_from,
+        valid_to,
+    };
+    push_op(state, ops, WalOp::PutNode(node))?;
+    Ok(OpResult::Node {
+        id,
+        created: existing.is_none(),
+    })
+}
+
+/// An `Ensure` of node `key`: created empty if missing, left as it is otherwise.
+fn ensure_node(
+    state: &mut State,
+    ops: &mut Vec<WalOp>,
+    key: &str,
+    now_ms: u64,
+) -> Result<OpResult> {
+    check_key(key)?;
+    if let Some(id) = state.node_id(key) {
+        return Ok(OpResult::Node { id, created: false });
+    }
+    let id = new_node_id(state)?;
+    let node = Node {
+        id,
+        key: key.to_string(),
+        props: NodeProps::default(),
+        created_at: now_ms,
+        updated_at: now_ms,
+        valid_from: now_ms,
+        valid_to: None,
+    };
+    push_op(state, ops, WalOp::PutNode(node))?;
+    Ok(OpResult::Node { id, created: true })
+}
+
+/// An `Update` of existing node `key` by `patch`.
+fn update_node(
+    state: &mut State,
+    ops: &mut Vec<WalOp>,
+    key: &str,
+    patch: &NodePatch,
+    now_ms: u64,
+) -> Result<OpResult> {
+    let not_found = || Error::NodeNotFound {
+        key: key.to_string(),
+    };
+    let id = state.node_id(key).ok_or_else(not_found)?;
+    let old = state.node(id)?.ok_or_else(not_found)?;
+    let mut node = Node::clone(&old);
+    apply_patch(&mut node.props, patch);
+    if let Some(from) = patch.valid_from {
+        node.valid_from = from;
+    }
+    if let Some(to) = patch.valid_to {
+        node.valid_to = to;
+    }
+    check_interval(node.valid_from, node.valid_to)?;
+    check_props(&node.props)?;
+    check_embedding(state, &node.props)?;
+    node.updated_at = now_ms;
+    push_op(state, ops, WalOp::PutNode(node))?;
+    Ok(OpResult::Node { id, created: false })
+}
+
+/// A `Delete` of node `key` with its edges (nothing when it does not exist).
+fn delete_node(state: &mut State, ops: &mut Vec<WalOp>, key: &str) -> Result<OpResult> {
+    let Some(id) = state.node_id(key) else {
+        return Ok(OpResult::NodeDeleted {
+            id: None,
+            edges_removed: 0,
+        });
+    };
+    let incident = state.incident_edges(id);
+    let n = incident.len() as u64;
+    for (edge, source, target, edge_type) in incident {
+        push_op(
+            state,
+            ops,
+            WalOp::RemoveEdge {
+                id: edge,
+                source,
+                target,
+                edge_type,
+            },
+        )?;
+    }
+    push_op(state, ops, WalOp::DeleteNode { id })?;
+    Ok(OpResult::NodeDeleted {
+        id: Some(id),
+        edges_removed: n,
+    })
+}
+
+/// A `Link` from `source` to `target` of type `edge_type` (both nodes must exist; an
+/// existing edge of that triple is left as it is).
+fn link(
+    state: &mut State,
+    ops: &mut Vec<WalOp>,
+    (source, edge_type, target): (&str, &str, &str),
+    props: &EdgeProps,
+    now_ms: u64,
+) -> Result<OpResult> {
+    check_type_name(edge_type)?;
+    check_edge_props(props)?;
+    let s = state.node_id(source).ok_or_else(|| Error::NodeNotFound {
+        key: source.to_string(),
+    })?;
+    let t = state.node_id(target).ok_or_else(|| Error::NodeNotFound {
+        key: target.to_string(),
+    })?;
+    let ty = intern_type(state, ops, edge_type)?;
+    if let Some(edge) = state.edge_by_triple(s, ty, t) {
+        return Ok(OpResult::Linked {
+            edge,
+            created: false,
+        });
+    }
+    let edge = EdgeId(state.next_edge_id);
+    let valid_from = props.valid_from.unwrap_or(now_ms);
+    check_interval(valid_from, props.valid_to)?;
+    let e = Edge {
+        id: edge,
+        source: s,
+        target: t,
+        edge_type: ty,
+        weight: props.weight,
+        props: props.props.clone(),
+        created_at: now_ms,
+        valid_from,
+        valid_to: props.valid_to,
+    };
+    push_op(state, ops, WalOp::AddEdge(e))?;
+    Ok(OpResult::Linked {
+        edge,
+        created: true,
+    })
+}
+
+/// The live edge `source -edge_type-> target`, by keys and type name.
+fn edge_by_keys(state: &State, source: &str, edge_type: &str, target: &str) -> Option<EdgeId> {
+    match (
+        state.node_id(source),
+        state.type_ids.get(edge_type),
+        state.node_id(target),
+    ) {
+        (Some(s), Some(&t), Some(d)) => state.edge_by_triple(s, TypeId(t), d),
+        _ => None,
+    }
 }
 
 /// Ends live edge `edge`'s validity at `at`.

@@ -258,17 +258,10 @@ fn bulk_load_reports_every_phase_in_order() {
     assert!(nodes > 2, "{nodes} node reports");
 }
 
-/// `prefault_within` reads every file when they fit the budget, only per-node sections of
-/// the newest segments when they do not, and nothing for a zero budget; it never reports
-/// more than the budget unless it read everything.
-#[test]
-fn prefault_within_respects_its_budget() {
-    let dir = tempdir();
-    let db = Database::open(dir.path()).unwrap();
-    let empty = db.snapshot();
-    assert_eq!(empty.segment_bytes(), 0);
-    assert_eq!(empty.prefault_within(0), 0);
-    for round in 0..3 {
+/// Commits `rounds` rounds of 200 edges among 200 new nodes each, with a checkpoint
+/// after each: one segment per round.
+fn checkpointed_rounds(db: &Database, rounds: usize) {
+    for round in 0..rounds {
         let edges: Vec<(String, String)> = (0..200)
             .map(|i| {
                 (
@@ -281,9 +274,22 @@ fn prefault_within_respects_its_budget() {
             .iter()
             .map(|(a, b)| (a.as_str(), "t", b.as_str()))
             .collect();
-        commit_edges(&db, &list);
+        commit_edges(db, &list);
         db.checkpoint().unwrap();
     }
+}
+
+/// `prefault_within` reads every file when they fit the budget, only per-node sections of
+/// the newest segments when they do not, and nothing for a zero budget; it never reports
+/// more than the budget unless it read everything.
+#[test]
+fn prefault_within_respects_its_budget() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let empty = db.snapshot();
+    assert_eq!(empty.segment_bytes(), 0);
+    assert_eq!(empty.prefault_within(0), 0);
+    checkpointed_rounds(&db, 3);
     let snap = db.snapshot();
     let total = snap.segment_bytes();
     assert!(total > 0);
@@ -454,18 +460,8 @@ fn tag(mut i: u32) -> String {
 fn verify_reports_its_progress_to_the_end() {
     let dir = tempdir();
     let db = Database::open(dir.path()).unwrap();
-    // Two segments (each checkpoint writes one) and WAL records after them.
-    for round in 0..2 {
-        let edges: Vec<(String, String)> = (0..200)
-            .map(|i| (format!("n{round}_{i}"), format!("n{round}_{}", i + 1)))
-            .collect();
-        let list: Vec<(&str, &str, &str)> = edges
-            .iter()
-            .map(|(a, b)| (a.as_str(), "t", b.as_str()))
-            .collect();
-        commit_edges(&db, &list);
-        db.checkpoint().unwrap();
-    }
+    // Two segments and WAL records after them.
+    checkpointed_rounds(&db, 2);
     commit_edges(&db, &[("w1", "t", "w2")]);
     commit_edges(&db, &[("w2", "t", "w3")]);
     let seen = std::sync::Mutex::new(Vec::new());

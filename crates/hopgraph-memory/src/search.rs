@@ -227,23 +227,7 @@ pub fn memory_search_in(
     let as_of = crate::time::opt_time("as_of", req.as_of.as_deref())?;
     // The moment the search sees: `as_of`, else now unless the whole history is asked for.
     let at = as_of.or((!req.include_history).then_some(now));
-    let rerank = Rerank {
-        reference_ms: as_of.unwrap_or(now),
-        half_life_ms: match req.recency_half_life_days {
-            Some(d) if d.is_finite() && d > 0.0 && d <= 1e9 => Some(d * DAY_MS),
-            Some(d) => {
-                return Err(ToolError::invalid_arg(
-                    "recency_half_life_days",
-                    format!("must be a number of days > 0 (at most 1e9), got {d}"),
-                ));
-            }
-            None => None,
-        },
-        importance_weight: match req.importance_weight {
-            Some(w) => Some(check_range("importance_weight", w, 0.0, 1.0)?),
-            None => None,
-        },
-    };
+    let rerank = rerank_of(req, as_of.unwrap_or(now))?;
     let mut filter = filter_of(req)?;
     if let Some(t) = at {
         filter = filter.valid_at(t);
@@ -296,18 +280,7 @@ pub fn memory_search_in(
         } else {
             want
         };
-        let q = TextQuery::new(req.query.clone())
-            .limit(depth)
-            .filter(filter.clone());
-        snap.search_text(&q)
-            .map_err(|e| engine_error(&e))?
-            .into_iter()
-            .map(|h| Ranked {
-                node: h.node,
-                score: h.score,
-                matched: Some((h.field, h.snippet)),
-            })
-            .collect()
+        text_ranked(snap, &req.query, depth, &filter)?
     } else {
         Vec::new()
     };
@@ -342,6 +315,50 @@ pub fn memory_search_in(
         results: hits,
         truncated,
     })
+}
+
+/// The re-ranking a search asks for (recency half-life, importance weight), checked;
+/// recency is measured back from `reference_ms`.
+fn rerank_of(req: &SearchRequest, reference_ms: u64) -> Result<Rerank, ToolError> {
+    Ok(Rerank {
+        reference_ms,
+        half_life_ms: match req.recency_half_life_days {
+            Some(d) if d.is_finite() && d > 0.0 && d <= 1e9 => Some(d * DAY_MS),
+            Some(d) => {
+                return Err(ToolError::invalid_arg(
+                    "recency_half_life_days",
+                    format!("must be a number of days > 0 (at most 1e9), got {d}"),
+                ));
+            }
+            None => None,
+        },
+        importance_weight: match req.importance_weight {
+            Some(w) => Some(check_range("importance_weight", w, 0.0, 1.0)?),
+            None => None,
+        },
+    })
+}
+
+/// The engine's text ranking of `query`: the best `depth` memories that pass `filter`.
+fn text_ranked(
+    snap: &Snapshot,
+    query: &str,
+    depth: usize,
+    filter: &NodeFilter,
+) -> Result<Vec<Ranked>, ToolError> {
+    let q = TextQuery::new(query.to_string())
+        .limit(depth)
+        .filter(filter.clone());
+    Ok(snap
+        .search_text(&q)
+        .map_err(|e| engine_error(&e))?
+        .into_iter()
+        .map(|h| Ranked {
+            node: h.node,
+            score: h.score,
+            matched: Some((h.field, h.snippet)),
+        })
+        .collect())
 }
 
 /// Hops from the nearest of the `near` memories to every memory within `max_hops` of one

@@ -7,9 +7,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use memmap2::Mmap;
+use parking_lot::Mutex;
 
 use super::chunk_writer::ChunkWriter;
 use super::io::{Io, OpenMode};
@@ -232,12 +233,15 @@ impl SegmentFile {
         checksummed: &(dyn Fn(u64) + Sync),
         checked: &(dyn Fn(u64) + Sync),
     ) -> Result<()> {
-        let counted = |done: &AtomicU64, part: &[u8], report: &(dyn Fn(u64) + Sync)| {
+        // The content pass checks both directions on two threads: the count is reported
+        // under its lock, so the reports never go back.
+        let counted = |done: &Mutex<u64>, part: &[u8], report: &(dyn Fn(u64) + Sync)| {
             self.release(part);
-            let n = done.fetch_add(part.len() as u64, Ordering::Relaxed) + part.len() as u64;
-            report(n);
+            let mut done = done.lock();
+            *done += part.len() as u64;
+            report(*done);
         };
-        let (summed, read) = (AtomicU64::new(0), AtomicU64::new(0));
+        let (summed, read) = (Mutex::new(0), Mutex::new(0));
         let r = self
             .layout
             .verify_checksums_releasing(&self.mmap, &|part| counted(&summed, part, checksummed))

@@ -859,20 +859,27 @@ fn intern_type(state: &mut State, ops: &mut Vec<WalOp>, name: &str) -> Result<Ty
     if let Some(&t) = state.type_ids.get(name) {
         return Ok(TypeId(t));
     }
-    let id = u16::try_from(state.types.len())
+    let id = next_type_id(state)?;
+    let op = WalOp::NewType {
+        id,
+        name: name.to_owned(),
+    };
+    push_op(state, ops, op)?;
+    Ok(id)
+}
+
+/// The id a new edge type of `state` gets, within [`limits::EDGE_TYPES_MAX`] (commits and
+/// bulk loads both take their new types' ids here).
+pub(super) fn next_type_id(state: &State) -> Result<TypeId> {
+    u16::try_from(state.types.len())
         .ok()
         .filter(|&x| (x as usize) < limits::EDGE_TYPES_MAX)
+        .map(TypeId)
         .ok_or_else(|| {
             Error::limit(
                 "edge types",
                 state.types.len() as u64 + 1,
                 limits::EDGE_TYPES_MAX as u64,
             )
-        })?;
-    let op = WalOp::NewType {
-        id: TypeId(id),
-        name: name.to_owned(),
-    };
-    push_op(state, ops, op)?;
-    Ok(TypeId(id))
+        })
 }

@@ -688,14 +688,14 @@ fn map_types(next: &mut State, type_list: &[Box<str>]) -> Result<Vec<u16>> {
         let id = match next.type_ids.get(&**name) {
             Some(&t) => t,
             None => {
-                let t = u16::try_from(next.types.len())
-                    .map_err(|_| Error::invalid("too many edge types"))?;
+                // The database's types and the load's together stay within the limit.
+                let id = super::batch::next_type_id(next)?;
                 let op = crate::format::record::WalOp::NewType {
-                    id: TypeId(t),
+                    id,
                     name: name.to_string(),
                 };
                 next.apply(&op).map_err(Error::invalid)?;
-                t
+                id.0
             }
         };
         type_map.push(id);

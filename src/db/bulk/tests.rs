@@ -617,3 +617,26 @@ fn the_verification_after_a_load_leaves_no_pages_of_the_segment_mapped() {
     assert!(seg.file.verify().is_err());
     assert!(seg.file.verify_releasing().is_err());
 }
+
+#[test]
+fn the_databases_types_and_the_loads_together_stay_within_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let mut batch = crate::WriteBatch::new();
+    batch.ensure_node("a").ensure_node("b");
+    batch.link("a", "existing", "b", EdgeProps::default());
+    db.commit(batch).unwrap();
+    // As many new types as a load may hold: with the database's one, one too many.
+    let mut load = BulkLoad::new();
+    for t in 0..limits::EDGE_TYPES_MAX {
+        load.edge("a", &format!("t{t}"), "b", EdgeProps::default())
+            .unwrap();
+    }
+    let err = db.bulk_load(load).unwrap_err();
+    assert!(err.to_string().contains("edge types"), "{err}");
+    // Nothing was written: the database has its one type and its one edge.
+    let snap = db.snapshot();
+    assert_eq!(snap.type_name(TypeId(1)), None);
+    assert_eq!(snap.edge_count(), 1);
+    db.verify().unwrap();
+}

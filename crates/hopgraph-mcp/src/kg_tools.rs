@@ -259,11 +259,6 @@ pub fn call(
         embedder: stores.config().embedder.as_deref(),
         pretty_format: aim
             && args.opt_enum("format", &["json", "pretty"])?.as_deref() == Some("pretty"),
-        scope: if aim {
-            RelationScope::Between
-        } else {
-            RelationScope::Touching
-        },
         args,
         context,
         location,
@@ -298,9 +293,6 @@ struct KgCall<'a> {
     embedder: Option<&'a hopgraph_embed::Embedder>,
     /// AIM's `format: "pretty"`.
     pretty_format: bool,
-    /// Which relations a search or an open returns (AIM: between the nodes found;
-    /// server-memory: touching them).
-    scope: RelationScope,
 }
 
 impl KgCall<'_> {
@@ -308,12 +300,20 @@ impl KgCall<'_> {
         self.context.as_deref()
     }
 
-    /// The database a write goes to (created if `access` says so), noted for
-    /// maintenance.
+    /// Which relations a search or an open returns: AIM's, between the nodes found;
+    /// server-memory's, touching them.
+    fn scope(&self) -> RelationScope {
+        if self.aim {
+            RelationScope::Between
+        } else {
+            RelationScope::Touching
+        }
+    }
+
+    /// The database a write goes to, created if `access` says so (see
+    /// [`Stores::for_write`]).
     fn written(&self, access: Access) -> Result<DbHandle, ToolError> {
-        let db = self.stores.database(self.ctx(), self.location, access)?;
-        db.note_write();
-        Ok(db)
+        self.stores.for_write(self.ctx(), self.location, access)
     }
 }
 
@@ -493,8 +493,8 @@ fn read(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
     let snap = c.stores.snapshot(c.ctx(), c.location)?;
     let g = match request {
         Read::Graph(cursor, limit) => kg::read_graph(&snap, cursor.as_deref(), limit)?,
-        Read::Search(q) => kg::search_nodes_in(&snap, &q, c.scope)?,
-        Read::Open(names) => kg::open_nodes_in(&snap, &names, c.scope)?,
+        Read::Search(q) => kg::search_nodes_in(&snap, &q, c.scope())?,
+        Read::Open(names) => kg::open_nodes_in(&snap, &names, c.scope())?,
     };
     if c.pretty_format {
         let label = c.ctx().unwrap_or(&c.stores.config().default_context);

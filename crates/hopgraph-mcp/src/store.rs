@@ -275,6 +275,22 @@ impl Stores {
         Ok(base.join(context))
     }
 
+    /// [`Stores::database`] for a call that writes: the database is noted as written for
+    /// maintenance (even when the write then fails: cheap and harmless).
+    ///
+    /// # Errors
+    /// See [`Stores::database`].
+    pub fn for_write(
+        &self,
+        context: Option<&str>,
+        location: Option<Location>,
+        access: Access,
+    ) -> Result<DbHandle, ToolError> {
+        let h = self.database(context, location, access)?;
+        h.note_write();
+        Ok(h)
+    }
+
     /// The database of `context` at `location`, opened on first use; with
     /// [`Access::Existing`] a context that has no database is an error and nothing is
     /// created.

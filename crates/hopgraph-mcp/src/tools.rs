@@ -225,12 +225,9 @@ impl Call<'_> {
         self.stores.snapshot(self.ctx(), location)
     }
 
-    /// The database a write goes to, noted for maintenance (even when the write then
-    /// fails: cheap and harmless).
+    /// The database a write goes to (see [`Stores::for_write`]).
     fn written(&self, location: Option<Location>) -> Result<DbHandle, ToolError> {
-        let h = self.stores.database(self.ctx(), location, self.access)?;
-        h.note_write();
-        Ok(h)
+        self.stores.for_write(self.ctx(), location, self.access)
     }
 }
 

@@ -634,13 +634,9 @@ fn put_node(
             key: key.to_string(),
         });
     }
-    let old = match existing {
-        Some(id) => state.node(id)?,
-        None => None,
-    };
-    let id = match existing {
-        Some(id) => id,
-        None => new_node_id(state)?,
+    let (id, old) = match existing {
+        Some(id) => (id, state.node(id)?),
+        None => (new_node_id(state)?, None),
     };
     let (created_at, valid_from, valid_to) = old.map_or((now_ms, now_ms, None), |n| {
         (n.created_at, n.valid_from, n.valid_to)

@@ -27,8 +27,15 @@ thread per session, plain `std::net`, a few microseconds per call):
     cargo build --release -p hopgraph-mcp --bin hopgraph-mcp --example agents_load
     agents.py target/release/hopgraph-mcp --load target/release/examples/agents_load
 
+`--protocol 2026-07-28` (with `--load` only) makes the clients stateless, as that revision
+of MCP is: no session, every request carrying its protocol version and capabilities. The
+default, 2025-06-18, opens one session per client. `--rounds R` runs the client counts R
+times over (N = 1, 2, ..., 1, 2, ...), so that the host's noise falls on every N alike,
+and ends with each N's calls summed over the rounds against N = 1's.
+
 Usage: agents.py HOPGRAPH_MCP [--clients 1,2,4,8,32] [--seconds 10] [--memories 2000]
-       [--mixes read,mixed,write] [--load AGENTS_LOAD] [--json OUT]
+       [--mixes read,mixed,write] [--load AGENTS_LOAD] [--protocol VERSION]
+       [--rounds R] [--json OUT]
 """
 import argparse, http.client, json, multiprocessing as mp, os, random, re, shutil
 import signal, statistics, subprocess, sys, tempfile, time
@@ -159,12 +166,13 @@ def fsync_total(perf):
     return total
 
 
-def run(host, port, pid, ids, mix, n, seconds, load=None, ids_file=None):
+def run(host, port, pid, ids, mix, n, seconds, load=None, ids_file=None, protocol=None):
     start_at = time.time() + 1.0 + 0.05 * n  # every session initialized before the start
     if load:
         proc = subprocess.Popen(
             [load, f"{host}:{port}", "--clients", str(n), "--mix", mix, "--seconds",
-             str(seconds), "--ids", ids_file, "--seed", str(n), "--start-at", f"{start_at:.6f}"],
+             str(seconds), "--ids", ids_file, "--seed", str(n), "--start-at", f"{start_at:.6f}"]
+            + (["--protocol", protocol] if protocol else []),
             stdout=subprocess.PIPE, text=True)
     else:
         q = mp.Queue()
@@ -206,8 +214,16 @@ def main():
     ap.add_argument("--memories", type=int, default=2000)
     ap.add_argument("--mixes", default="read,mixed,write")
     ap.add_argument("--load", help="the agents_load client binary (default: Python clients)")
+    ap.add_argument("--protocol", choices=["2025-06-18", "2026-07-28"],
+                    help="the clients' MCP revision (with --load; default 2025-06-18: sessions)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the client counts this many times over (default 1)")
     ap.add_argument("--json")
     a = ap.parse_args()
+    if a.protocol and not a.load:
+        ap.error("--protocol needs --load (the Python clients open sessions)")
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
     data = tempfile.mkdtemp(prefix="agents-bench-")
     ids_file = None
     env = dict(os.environ)
@@ -231,10 +247,15 @@ def main():
             f.write("\n".join(ids) + "\n")
             ids_file = f.name
         rows = []
-        for mix in a.mixes.split(","):
+        counts = [int(x) for x in a.clients.split(",")]
+        sums = {}  # (mix, N): calls over the rounds
+        rounds = [mix for mix in a.mixes.split(",") for _ in range(a.rounds)]
+        for i, mix in enumerate(rounds):
             base = None
-            for n in (int(x) for x in a.clients.split(",")):
-                r = run(host, port, srv.pid, ids, mix, n, a.seconds, a.load, ids_file)
+            for n in counts:
+                r = run(host, port, srv.pid, ids, mix, n, a.seconds, a.load, ids_file,
+                        a.protocol)
+                sums[mix, n] = sums.get((mix, n), 0) + r["calls"]
                 base = base or r
                 r["calls_ratio"] = r["calls_per_s"] / base["calls_per_s"]
                 r["writes_ratio"] = (r["writes_per_s"] / base["writes_per_s"]) if base["writes"] else None
@@ -246,6 +267,9 @@ def main():
                              f"  fsyncs/write {'n/a' if f is None else f'{f:.2f}'}")
                 print(f"{mix:5} N={n:2}: {r['calls_per_s']:7.1f} calls/s ({r['calls_ratio']:.2f}x)"
                       f"  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:7.2f} ms{extra}", flush=True)
+            if a.rounds > 1 and (i + 1) % a.rounds == 0:
+                print(f"{mix:5} over {a.rounds} rounds, calls against N={counts[0]}: " + ", ".join(
+                    f"N={n} {sums[mix, n] / sums[mix, counts[0]]:.2f}x" for n in counts), flush=True)
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(rows, f, indent=1)

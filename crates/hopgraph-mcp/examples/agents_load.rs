@@ -11,8 +11,13 @@
 //!
 //! ```text
 //! agents_load HOST:PORT --clients N --mix read|mixed|write --seconds S --ids FILE
-//!             [--seed K] [--start-at UNIX_SECONDS]
+//!             [--seed K] [--start-at UNIX_SECONDS] [--protocol 2025-06-18|2026-07-28]
 //! ```
+//!
+//! `--protocol` (default `2025-06-18`): with `2025-06-18` each client opens a session
+//! (`initialize`, then every request carries its `Mcp-Session-Id`); with `2026-07-28` it
+//! has none: every request is stateless and carries the protocol's `_meta` keys and
+//! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers, as that revision asks.
 //!
 //! `--ids` names a file with one memory id per line (the driver's fill). The calls are the
 //! Python driver's: `memory_search` / `get_memory` / `memory_path` in equal parts for
@@ -60,16 +65,25 @@ const WORDS: &[&str] = &[
 
 type Fallible<T> = Result<T, String>;
 
-/// One MCP session on one keep-alive connection.
+/// The protocol revision a client speaks: sessions (`2025-06-18`) or stateless requests
+/// (`2026-07-28`).
+#[derive(Clone, Copy, PartialEq)]
+enum Protocol {
+    Sessions,
+    Stateless,
+}
+
+/// One MCP client on one keep-alive connection: a session, or stateless requests.
 struct Session {
     host: String,
     reader: BufReader<TcpStream>,
     session: Option<String>,
     next_id: u64,
+    protocol: Protocol,
 }
 
 impl Session {
-    fn open(host: &str) -> Fallible<Session> {
+    fn open(host: &str, protocol: Protocol) -> Fallible<Session> {
         let stream = TcpStream::connect(host).map_err(|e| format!("connect {host}: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
         stream
@@ -80,21 +94,29 @@ impl Session {
             reader: BufReader::with_capacity(64 * 1024, stream),
             session: None,
             next_id: 0,
+            protocol,
         };
+        if protocol == Protocol::Stateless {
+            return Ok(s);
+        }
         s.rpc(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "agents-load", "version": "1"}}),
         )?;
-        s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())?;
+        s.post(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            "",
+        )?;
         Ok(s)
     }
 
-    /// Sends one POST and returns (content type, body).
-    fn post(&mut self, body: &str) -> Fallible<(String, Vec<u8>)> {
+    /// Sends one POST (`extra`: more header lines, each ending in CRLF) and returns
+    /// (content type, body).
+    fn post(&mut self, body: &str, extra: &str) -> Fallible<(String, Vec<u8>)> {
         let mut head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n{extra}",
             self.host,
             body.len()
         );
@@ -179,11 +201,23 @@ impl Session {
         }
     }
 
-    fn rpc(&mut self, method: &str, params: Value) -> Fallible<Value> {
+    fn rpc(&mut self, method: &str, mut params: Value) -> Fallible<Value> {
         self.next_id += 1;
         let id = self.next_id;
+        let mut extra = String::new();
+        if self.protocol == Protocol::Stateless {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "agents-load", "version": "1"}
+            });
+            extra = format!("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n");
+            if let Some(name) = params.get("name").and_then(Value::as_str) {
+                extra.push_str(&format!("Mcp-Name: {name}\r\n"));
+            }
+        }
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let (ctype, body) = self.post(&request.to_string())?;
+        let (ctype, body) = self.post(&request.to_string(), &extra)?;
         let text = std::str::from_utf8(&body).map_err(|e| e.to_string())?;
         let mut msg: Option<Value> = None;
         if ctype.starts_with("text/event-stream") {
@@ -246,11 +280,12 @@ fn worker(
     host: &str,
     ids: &[String],
     mix: Mix,
+    protocol: Protocol,
     seed: u64,
     start: SystemTime,
     seconds: f64,
 ) -> Fallible<(Vec<f64>, u64)> {
-    let mut s = Session::open(host)?;
+    let mut s = Session::open(host, protocol)?;
     let mut rng = Lcg::new(seed);
     if let Ok(wait) = start.duration_since(SystemTime::now()) {
         std::thread::sleep(wait);
@@ -303,6 +338,7 @@ fn run() -> Fallible<()> {
         .ok_or("usage: agents_load HOST:PORT --clients N --mix M --seconds S --ids FILE")?;
     let (mut clients, mut mix, mut seconds, mut ids_file, mut seed, mut start_at) =
         (1usize, Mix::Read, 10.0f64, None, 1u64, None);
+    let mut protocol = Protocol::Sessions;
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let bad = |_| format!("bad value for {flag}: {value:?}");
@@ -332,6 +368,17 @@ fn run() -> Fallible<()> {
                     _ => return Err(format!("--mix is read, mixed or write, not {value:?}")),
                 }
             }
+            "--protocol" => {
+                protocol = match value.as_str() {
+                    "2025-06-18" => Protocol::Sessions,
+                    "2026-07-28" => Protocol::Stateless,
+                    _ => {
+                        return Err(format!(
+                            "--protocol is 2025-06-18 or 2026-07-28, not {value:?}"
+                        ));
+                    }
+                }
+            }
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -356,7 +403,17 @@ fn run() -> Fallible<()> {
         let handles: Vec<_> = (0..clients)
             .map(|i| {
                 let (host, ids) = (&host, &ids);
-                scope.spawn(move || worker(host, ids, mix, seed * 1000 + i as u64, start, seconds))
+                scope.spawn(move || {
+                    worker(
+                        host,
+                        ids,
+                        mix,
+                        protocol,
+                        seed * 1000 + i as u64,
+                        start,
+                        seconds,
+                    )
+                })
             })
             .collect();
         handles

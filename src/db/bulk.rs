@@ -599,7 +599,8 @@ impl Database {
         }
         content.progress = Some(super::build::ProgressHook(progress));
         content.summary = super::maintenance::summary_of(&next);
-        report.bytes = write_segment(io, dir, seg_id, self.shared.db_id, st.lsn, content)?;
+        report.bytes = write_segment(io, dir, seg_id, self.shared.db_id, st.lsn, content)
+            .inspect_err(|_| discard_unpublished(io, dir, seg_id))?;
         drop(spill);
         self.publish_loaded(w, &st, seg_id, now)?;
         report.segment = Some(seg_id);
@@ -618,10 +619,12 @@ impl Database {
         now: u64,
     ) -> Result<()> {
         let dir = &self.shared.dir;
-        let seg = Segment::open(&self.shared.options.io, dir, seg_id, self.shared.db_id)?;
+        let io = &self.shared.options.io;
         // Verified without keeping the new file's pages mapped: the process's resident
         // memory does not grow with the segment (see `verify_releasing`).
-        seg.file.verify_releasing()?;
+        let seg = Segment::open(io, dir, seg_id, self.shared.db_id)
+            .and_then(|seg| seg.file.verify_releasing().map(|()| seg))
+            .inspect_err(|_| discard_unpublished(&**io, dir, seg_id))?;
         let mut segments = st.segs.segments.clone();
         segments.push(seg);
         let m = Manifest {
@@ -638,6 +641,16 @@ impl Database {
             None,
         )
     }
+}
+
+/// Removes what a failed load wrote of segment `seg_id` before any manifest named it (the
+/// staging file or the segment), so a large load that fails does not hold its size on
+/// disk until the next open collects it. Best effort: what cannot be removed now, that
+/// open removes.
+fn discard_unpublished(io: &dyn crate::storage::io::Io, dir: &std::path::Path, seg_id: u64) {
+    let name = crate::storage::segment_file_name(seg_id);
+    let _ = io.remove_file(&dir.join(format!("{name}.tmp")));
+    let _ = io.remove_file(&dir.join(name));
 }
 
 /// Keys to ids: existing nodes keep theirs (returned as `existing`, one per key), new

@@ -91,6 +91,17 @@ fn scratch_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The segment files in `dir`, staging files included, sorted.
+fn segment_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("seg-"))
+        .collect();
+    names.sort();
+    names
+}
+
 /// Loads `before` and then `edges` and `nodes` under `limit` into a new database in `dir`;
 /// the report of the second load.
 fn load_into(
@@ -198,11 +209,19 @@ fn the_limit_decides_the_build_and_a_too_small_one_says_what_it_needs() {
 }
 
 /// After a load of 550 edges onto 50 failed or succeeded with fault `injected`: no scratch
-/// file is left (now, and after reopening), and the database holds the 50 edges, or all of
+/// file is left (now, and after reopening), a failed load left no segment file before the
+/// manifest switch (`segments_before`: the segment files before the load), and the
+/// database holds the 50 edges, or all of
 /// them when only the removal of a scratch file failed (best effort: the load committed,
 /// and the next open removes what is left). A fault outside the scratch files (the
 /// segment, the manifest switch) may leave the load there after the switch's rename.
-fn check_after_fault(dir: &Path, db: Database, result: Result<BulkReport>, injected: &Injected) {
+fn check_after_fault(
+    dir: &Path,
+    db: Database,
+    result: Result<BulkReport>,
+    injected: &Injected,
+    segments_before: &[String],
+) {
     let want_edges = match result {
         Ok(report) => {
             assert!(injected.what.starts_with("unlink"), "{injected:?}");
@@ -211,6 +230,12 @@ fn check_after_fault(dir: &Path, db: Database, result: Result<BulkReport>, injec
         }
         Err(_) => {
             assert!(scratch_files(dir).is_empty(), "after {injected:?}");
+            // Nor is the load's segment, unless the manifest switch failed (after its
+            // rename, the manifest may name it).
+            if !injected.what.contains("MANIFEST") && !injected.what.starts_with("fsync directory")
+            {
+                assert_eq!(segment_files(dir), segments_before, "after {injected:?}");
+            }
             50
         }
     };
@@ -250,6 +275,7 @@ fn an_io_error_mid_way_leaves_no_scratch_files_and_the_database_unchanged() {
         db.bulk_load(build_load(&edges[..50], &[], UNBOUNDED))
             .unwrap();
         let start = fault.ops();
+        let segments_before = segment_files(dir.path());
         fault.plan(Plan {
             at: Trigger::Op(start + n),
             kind: FaultKind::Eio,
@@ -260,7 +286,7 @@ fn an_io_error_mid_way_leaves_no_scratch_files_and_the_database_unchanged() {
             break;
         };
         spill_faults += u32::from(injected.what.contains("bulk-"));
-        check_after_fault(dir.path(), db, result, &injected);
+        check_after_fault(dir.path(), db, result, &injected, &segments_before);
     }
     assert!(
         spill_faults > 10,
@@ -501,6 +527,7 @@ fn an_io_error_while_spilling_added_edges_leaves_no_scratch_files() {
         db.bulk_load(build_load(&edges[..50], &[], UNBOUNDED))
             .unwrap();
         let start = fault.ops();
+        let segments_before = segment_files(dir.path());
         fault.plan(Plan {
             at: Trigger::Op(start + n),
             kind: FaultKind::Eio,
@@ -535,7 +562,7 @@ fn an_io_error_while_spilling_added_edges_leaves_no_scratch_files() {
             break;
         };
         input_faults += u32::from(injected.what.contains("bulk-input-"));
-        check_after_fault(dir.path(), db, result, &injected);
+        check_after_fault(dir.path(), db, result, &injected, &segments_before);
     }
     assert!(add_faults >= 2, "only {add_faults} faults while adding");
     assert!(

@@ -133,16 +133,22 @@ fn main() -> Res<()> {
             }
         }
         "answers" => {
-            // Byte-comparable answers of two builds: node ids and the scores' bits.
+            // Byte-comparable answers of two builds: node ids and the scores' bits, and
+            // for the top 10 each hit's field and snippet.
             let snap = db.snapshot();
             for q in &lines(file)? {
                 for limit in [10, 100] {
                     let hits = snap.search_text(&TextQuery::new(field(q, "q")).limit(limit))?;
-                    let hits: Vec<String> = hits
+                    let ranked: Vec<String> = hits
                         .iter()
                         .map(|h| format!("{}:{:016x}", h.node.0, h.score.to_bits()))
                         .collect();
-                    writeln!(out, "{limit} {}", hits.join(" "))?;
+                    writeln!(out, "{limit} {}", ranked.join(" "))?;
+                    if limit == 10 {
+                        for h in &hits {
+                            writeln!(out, "  {} {:?}", h.field.name(), h.snippet)?;
+                        }
+                    }
                 }
             }
         }

@@ -312,6 +312,14 @@ fn phrase_in_node<S: TextSource + ?Sized>(
     ))
 }
 
+/// The text of `node`'s field `field`.
+fn one_field(node: &Node, field: TextField) -> Cow<'_, str> {
+    field_texts(node)
+        .into_iter()
+        .nth(field.index())
+        .unwrap_or_default()
+}
+
 /// The hits of `top` past the query's offset, each with its best field and a snippet of
 /// it.
 ///
@@ -333,21 +341,40 @@ pub(crate) fn hits<S: TextSource + ?Sized>(
         ..
     } in top.into_iter().skip(q.offset)
     {
-        let node = match record {
-            Some(n) => n,
-            // Every candidate is a live node's newest version, so its record exists.
-            None => match source.node(id)? {
-                Some(n) => n,
+        let field = acc.best_field();
+        // The snippet's text: from the record the ranking read, else the title or
+        // content borrowed from the segment (properties not decoded), else the whole
+        // node. Every candidate is a live node's newest version, so its record exists.
+        let whole: Arc<Node>;
+        let text: Cow<'_, str> = match record {
+            Some(n) => {
+                whole = n;
+                one_field(&whole, field)
+            }
+            None => match source.node_texts(id)? {
                 None => continue,
+                Some(NodeTexts::Record(t)) if field == TextField::Title => Cow::Borrowed(t.title),
+                Some(NodeTexts::Record(t)) if field == TextField::Content => {
+                    Cow::Borrowed(t.content)
+                }
+                Some(NodeTexts::Node(n)) => {
+                    whole = n;
+                    one_field(&whole, field)
+                }
+                Some(NodeTexts::Record(_)) => match source.node(id)? {
+                    Some(n) => {
+                        whole = n;
+                        one_field(&whole, field)
+                    }
+                    None => continue,
+                },
             },
         };
-        let field = acc.best_field();
-        let texts = field_texts(&node);
         hits.push(TextHit {
             node: NodeId(id),
             score,
             field,
-            snippet: snippet(analyzer, &texts[field.index()], parsed),
+            snippet: snippet(analyzer, &text, parsed),
         });
     }
     Ok(hits)

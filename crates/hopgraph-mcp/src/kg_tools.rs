@@ -315,6 +315,21 @@ impl KgCall<'_> {
     fn written(&self, access: Access) -> Result<DbHandle, ToolError> {
         self.stores.for_write(self.ctx(), self.location, access)
     }
+
+    /// The database of a write that only changes what exists: `None` when the context has
+    /// none yet, which the memory layer answers as an empty graph (nothing is created).
+    fn existing(&self) -> Result<Option<DbHandle>, ToolError> {
+        if self.exists {
+            self.written(Access::Existing).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// The database of an [`KgCall::existing`] handle.
+fn database(handle: &Option<DbHandle>) -> Option<&Database> {
+    handle.as_deref().map(|open| &**open)
 }
 
 // One function per tool (the three reads share one), named after it.
@@ -336,17 +351,8 @@ fn create_entities(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
 
 fn create_relations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
     let relations = relations(&c.args)?;
-    if !c.exists {
-        return match relations.first() {
-            Some(r) => Err(kg::entity_not_found(&r.from)),
-            None => output(
-                &Vec::<Relation>::new(),
-                &serde_json::json!({"relations": []}),
-            ),
-        };
-    }
-    let db = c.written(Access::Existing)?;
-    let created = kg::create_relations(&db, &relations)?;
+    let db = c.existing()?;
+    let created = kg::create_relations(database(&db), &relations)?;
     let mut m = Map::new();
     m.insert(
         "relations".into(),
@@ -363,25 +369,20 @@ fn add_observations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
             contents,
         })
         .collect();
-    if !c.exists {
-        return match items.first() {
-            Some(i) => Err(kg::entity_not_found(&i.entity_name)),
-            None => output(&Vec::<Value>::new(), &serde_json::json!({"results": []})),
-        };
-    }
-    let db = c.written(Access::Existing)?;
-    let results = match c.embedder {
-        None => kg::add_observations(&db, &items)?,
-        Some(e) => {
-            embed::check_model(&db, e, true)?;
+    let db = c.existing()?;
+    let results = match (c.embedder, &db) {
+        (Some(e), Some(db)) => {
+            embed::check_model(db, e, true)?;
             let f = |texts: &[String]| -> Result<Vec<Vec<f32>>, ToolError> {
                 embed::embed_all(e, texts)?
                     .iter()
                     .map(|v| hopgraph_memory::nodes::check_embedding("embedding", v))
                     .collect()
             };
-            kg::add_observations_embedded(&db, &items, Some(&f))?
+            kg::add_observations_embedded(Some(db), &items, Some(&f))?
         }
+        // No model, or no database (nothing to embed: no entity exists).
+        _ => kg::add_observations(database(&db), &items)?,
     };
     let mut m = Map::new();
     m.insert(
@@ -393,25 +394,7 @@ fn add_observations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
 
 fn delete_entities(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
     let names = string_list(&c.args, "entityNames")?;
-    let o = if c.exists {
-        let db = c.written(Access::Existing)?;
-        kg::delete_entities(&db, &names)?
-    } else {
-        // As on an empty graph: every name, as given, is missing.
-        let missing: Vec<&str> = names.iter().map(String::as_str).collect();
-        Outcome {
-            success: true,
-            message: if names.is_empty() {
-                "Entities deleted successfully".into()
-            } else {
-                format!(
-                    "Deleted 0 of {} entities. Not found: {}",
-                    missing.len(),
-                    missing.join(", ")
-                )
-            },
-        }
-    };
+    let o = kg::delete_entities(database(&c.existing()?), &names)?;
     if c.aim {
         aim_outcome(&o, "Entities deleted successfully")
     } else {
@@ -427,25 +410,7 @@ fn delete_observations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
             observations,
         })
         .collect();
-    let o = if c.exists {
-        let db = c.written(Access::Existing)?;
-        kg::delete_observations(&db, &items)?
-    } else {
-        let requested: usize = items.iter().map(|i| i.observations.len()).sum();
-        // One name per item, as on an empty graph.
-        let missing: Vec<&str> = items.iter().map(|i| i.entity_name.as_str()).collect();
-        Outcome {
-            success: true,
-            message: if items.is_empty() {
-                "Observations deleted successfully".into()
-            } else {
-                format!(
-                    "Deleted 0 of {requested} observations. Entities not found: {}",
-                    missing.join(", ")
-                )
-            },
-        }
-    };
+    let o = kg::delete_observations(database(&c.existing()?), &items)?;
     if c.aim {
         aim_outcome(&o, "Observations deleted successfully")
     } else {
@@ -455,22 +420,7 @@ fn delete_observations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
 
 fn delete_relations(c: &KgCall<'_>) -> Result<ToolOutput, ToolError> {
     let relations = relations(&c.args)?;
-    let o = if c.exists {
-        let db = c.written(Access::Existing)?;
-        kg::delete_relations(&db, &relations)?
-    } else {
-        Outcome {
-            success: true,
-            message: if relations.is_empty() {
-                "Relations deleted successfully".into()
-            } else {
-                format!(
-                    "Deleted 0 of {} relations. The rest matched nothing.",
-                    relations.len()
-                )
-            },
-        }
-    };
+    let o = kg::delete_relations(database(&c.existing()?), &relations)?;
     if c.aim {
         aim_outcome(&o, "Relations deleted successfully")
     } else {

@@ -1929,6 +1929,37 @@ fn e2e_server_memory_profile_replays_the_original_session() {
         ),
         "Entity with name x not found"
     );
+    // The deletes answer as on an empty graph (the memory layer's messages; an item with
+    // no observations asks for nothing), and create nothing either.
+    for (tool, args, message) in [
+        (
+            "delete_entities",
+            json!({"entityNames": ["a", "a"]}),
+            "Deleted 0 of 2 entities. Not found: a, a",
+        ),
+        (
+            "delete_observations",
+            json!({"deletions": [{"entityName": "a", "observations": []}]}),
+            "Observations deleted successfully",
+        ),
+        (
+            "delete_observations",
+            json!({"deletions": [{"entityName": "a", "observations": ["x"]}]}),
+            "Deleted 0 of 1 observations. Entities not found: a",
+        ),
+        (
+            "delete_relations",
+            json!({"relations": [{"from": "a", "to": "b", "relationType": "c"}]}),
+            "Deleted 0 of 1 relations. The rest matched nothing.",
+        ),
+    ] {
+        let r = s.call_ok(tool, args);
+        assert_eq!(r["structuredContent"]["message"], json!(message), "{tool}");
+    }
+    assert!(
+        !dir.path().join("default").exists(),
+        "deletes create no context"
+    );
 
     // The text block is the bare list pretty-printed with two spaces, keys in the
     // original's order (name, entityType, observations).

@@ -208,7 +208,7 @@ pub fn supersede_memory(
     // An optimistic transaction (`crate::planned`): two concurrent supersessions of one
     // memory cannot both succeed.
     let (info, (new_key, stale, cut)) = commit_planned(
-        db,
+        Some(db),
         |snap| {
             let (batch, new_key, stale, cut) = plan(
                 snap,

@@ -127,12 +127,16 @@ pub fn create_entities(db: &Database, entities: &[Entity]) -> Result<Vec<Entity>
 
 /// `create_relations`: creates the relations not stored yet (repeats skipped) and returns
 /// them; if an endpoint is missing (checked `from`, then `to`, relation by relation) the
-/// call fails with `Entity with name <name> not found` and writes nothing.
+/// call fails with `Entity with name <name> not found` and writes nothing. `db` `None`:
+/// the context has no database, answered as an empty graph (nothing is created).
 ///
 /// # Errors
 /// A missing entity, invalid arguments, storage errors.
-pub fn create_relations(db: &Database, relations: &[Relation]) -> Result<Vec<Relation>, ToolError> {
-    let snap = db.snapshot();
+pub fn create_relations(
+    db: Option<&Database>,
+    relations: &[Relation],
+) -> Result<Vec<Relation>, ToolError> {
+    let snap = db.map_or_else(Snapshot::empty, Database::snapshot);
     for r in relations {
         for name in [&r.from, &r.to] {
             if snap.node_id(name).is_none() {
@@ -140,16 +144,21 @@ pub fn create_relations(db: &Database, relations: &[Relation]) -> Result<Vec<Rel
             }
         }
     }
-    aim::link_relations(db, relations)
+    match db {
+        Some(db) => aim::link_relations(db, relations),
+        // Every endpoint was found, so there were no relations.
+        None => Ok(Vec::new()),
+    }
 }
 
 /// `add_observations`: appends to each entity the contents it does not hold yet (checked
 /// against its observations before this item, as the original does), all in one commit.
+/// `db` `None`: the context has no database, answered as an empty graph.
 ///
 /// # Errors
 /// `Entity with name <name> not found` (nothing written), storage errors.
 pub fn add_observations(
-    db: &Database,
+    db: Option<&Database>,
     items: &[ObservationAdd],
 ) -> Result<Vec<AddedObservations>, ToolError> {
     add_observations_embedded(db, items, None)
@@ -165,7 +174,7 @@ pub type EmbedFn<'a> = &'a dyn Fn(&[String]) -> Result<Vec<Vec<f32>>, ToolError>
 /// # Errors
 /// As [`add_observations`]; the embedder's error.
 pub fn add_observations_embedded(
-    db: &Database,
+    db: Option<&Database>,
     items: &[ObservationAdd],
     embed: Option<EmbedFn<'_>>,
 ) -> Result<Vec<AddedObservations>, ToolError> {
@@ -268,12 +277,13 @@ fn observations_patch(node: &Node, obs: Vec<String>) -> Result<NodePatch, ToolEr
 
 /// `delete_entities`: deletes the named entities and every relation touching them. The
 /// message counts as the original does, over the names as given (a name given twice
-/// counts twice).
+/// counts twice). `db` `None`: the context has no database, answered as an empty graph
+/// (every name missing; nothing is created).
 ///
 /// # Errors
 /// Storage errors.
-pub fn delete_entities(db: &Database, names: &[String]) -> Result<Outcome, ToolError> {
-    let snap = db.snapshot();
+pub fn delete_entities(db: Option<&Database>, names: &[String]) -> Result<Outcome, ToolError> {
+    let snap = db.map_or_else(Snapshot::empty, Database::snapshot);
     let mut seen = HashSet::new();
     let mut missing = Vec::new();
     let mut batch = WriteBatch::new();
@@ -288,7 +298,10 @@ pub fn delete_entities(db: &Database, names: &[String]) -> Result<Outcome, ToolE
             missing.push(name.as_str());
         }
     }
-    if !batch.is_empty() {
+    // Without a database nothing was found, so the batch is empty.
+    if let Some(db) = db
+        && !batch.is_empty()
+    {
         db.commit(batch).map_err(|e| engine_error(&e))?;
     }
     let message = if missing.is_empty() {
@@ -308,12 +321,13 @@ pub fn delete_entities(db: &Database, names: &[String]) -> Result<Outcome, ToolE
 
 /// `delete_observations`: removes the given observations from each entity (every copy).
 /// The message counts as the original does: the copies removed against the
-/// observations asked for, and each item naming a missing entity.
+/// observations asked for, and each item naming a missing entity. `db` `None`: the
+/// context has no database, answered as an empty graph.
 ///
 /// # Errors
 /// Storage errors.
 pub fn delete_observations(
-    db: &Database,
+    db: Option<&Database>,
     items: &[ObservationDelete],
 ) -> Result<Outcome, ToolError> {
     // Planned on a snapshot and committed only if the entities it rewrites are unchanged
@@ -381,11 +395,15 @@ fn plan_deletions<'a>(
     Ok((batch, (missing, requested, removed)))
 }
 
-/// `delete_relations`: deletes the given relations.
+/// `delete_relations`: deletes the given relations. `db` `None`: the context has no
+/// database, answered as an empty graph (none matches).
 ///
 /// # Errors
 /// Storage errors.
-pub fn delete_relations(db: &Database, relations: &[Relation]) -> Result<Outcome, ToolError> {
+pub fn delete_relations(
+    db: Option<&Database>,
+    relations: &[Relation],
+) -> Result<Outcome, ToolError> {
     let mut batch = WriteBatch::new();
     let mut seen = HashSet::new();
     for r in relations {
@@ -393,14 +411,16 @@ pub fn delete_relations(db: &Database, relations: &[Relation]) -> Result<Outcome
             batch.unlink_triple(r.from.clone(), r.relation_type.clone(), r.to.clone());
         }
     }
-    let deleted = if batch.is_empty() {
-        0
-    } else {
-        let info = db.commit(batch).map_err(|e| engine_error(&e))?;
-        info.results
-            .iter()
-            .filter(|r| matches!(r, OpResult::Unlinked { edge: Some(_) }))
-            .count()
+    let deleted = match db {
+        None => 0,
+        Some(_) if batch.is_empty() => 0,
+        Some(db) => {
+            let info = db.commit(batch).map_err(|e| engine_error(&e))?;
+            info.results
+                .iter()
+                .filter(|r| matches!(r, OpResult::Unlinked { edge: Some(_) }))
+                .count()
+        }
     };
     let message = if deleted == relations.len() {
         "Relations deleted successfully".to_owned()

@@ -18,15 +18,27 @@ pub const PLAN_ATTEMPTS_MAX: u32 = 32;
 /// most [`PLAN_ATTEMPTS_MAX`] times, with a short randomized pause from the second
 /// conflict on so that writers colliding on one node do not collide again in lockstep.
 /// An empty batch is not committed (`None`). A failed commit's error goes through
-/// `commit_error`.
+/// `commit_error`. Without a database (`db` `None`: a context that has none yet) the plan
+/// runs once on an empty store, where a tool that only changes what exists finds nothing
+/// to write.
 ///
 /// # Errors
 /// The plan's error, `commit_error`'s, or a storage error when every attempt conflicted.
 pub(crate) fn commit_planned<T>(
-    db: &Database,
+    db: Option<&Database>,
     mut plan: impl FnMut(&Snapshot) -> Result<(WriteBatch, T), ToolError>,
     commit_error: impl Fn(Error) -> ToolError,
 ) -> Result<(Option<CommitInfo>, T), ToolError> {
+    let Some(db) = db else {
+        let (batch, planned) = plan(&Snapshot::empty())?;
+        if !batch.is_empty() {
+            return Err(ToolError::new(
+                ToolErrorKind::Internal,
+                "Internal error: a write was planned for a context that has no database",
+            ));
+        }
+        return Ok((None, planned));
+    };
     let mut attempts = 0;
     loop {
         let snap = db.snapshot();

@@ -271,7 +271,8 @@ fn kg_delete_messages_count_as_the_original() {
         entity_name: name.into(),
         observations: obs.iter().map(|o| o.to_string()).collect(),
     };
-    let msg = |items: &[ObservationDelete]| kg::delete_observations(&db, items).unwrap().message;
+    let msg =
+        |items: &[ObservationDelete]| kg::delete_observations(Some(&db), items).unwrap().message;
     assert_eq!(msg(&[del("a", &["x"])]), "Deleted 2 of 1 observations.");
     let snap = db.snapshot();
     let g = kg::open_nodes(&snap, &["a".to_owned()]).unwrap();
@@ -286,10 +287,83 @@ fn kg_delete_messages_count_as_the_original() {
     );
     let names: Vec<String> = ["b", "b", "zz", "zz"].map(String::from).to_vec();
     assert_eq!(
-        kg::delete_entities(&db, &names).unwrap().message,
+        kg::delete_entities(Some(&db), &names).unwrap().message,
         "Deleted 2 of 4 entities. Not found: zz, zz"
     );
     assert!(db.snapshot().node_id("b").is_none());
+}
+
+/// A context without a database (`None`) answers every write tool as an empty database
+/// does, and nothing is created: the same messages, results and errors.
+#[test]
+fn kg_writes_without_a_database_answer_as_an_empty_one() {
+    use hopgraph_memory::aim::Relation;
+    use hopgraph_memory::kg::{self, ObservationAdd, ObservationDelete};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = Database::open(dir.path()).unwrap();
+    let strings = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let rel = |from: &str, to: &str| Relation {
+        from: from.into(),
+        to: to.into(),
+        relation_type: "knows".into(),
+    };
+    let dels = [
+        vec![],
+        vec![ObservationDelete {
+            entity_name: "ghost".into(),
+            observations: vec![],
+        }],
+        vec![
+            ObservationDelete {
+                entity_name: "ghost".into(),
+                observations: strings(&["q"]),
+            },
+            ObservationDelete {
+                entity_name: "other".into(),
+                observations: strings(&["r", "s"]),
+            },
+        ],
+    ];
+    for items in &dels {
+        let (a, b) = (
+            kg::delete_observations(None, items).unwrap(),
+            kg::delete_observations(Some(&empty), items).unwrap(),
+        );
+        assert_eq!((a.success, &a.message), (b.success, &b.message));
+    }
+    for names in [vec![], strings(&["a", "a", "b"])] {
+        let (a, b) = (
+            kg::delete_entities(None, &names).unwrap(),
+            kg::delete_entities(Some(&empty), &names).unwrap(),
+        );
+        assert_eq!((a.success, &a.message), (b.success, &b.message));
+    }
+    for rels in [vec![], vec![rel("a", "b"), rel("c", "d")]] {
+        let (a, b) = (
+            kg::delete_relations(None, &rels).unwrap(),
+            kg::delete_relations(Some(&empty), &rels).unwrap(),
+        );
+        assert_eq!((a.success, &a.message), (b.success, &b.message));
+        let (a, b) = (
+            kg::create_relations(None, &rels).map_err(|e| e.message().to_owned()),
+            kg::create_relations(Some(&empty), &rels).map_err(|e| e.message().to_owned()),
+        );
+        assert_eq!(a.map(|r| r.len()), b.map(|r| r.len()));
+    }
+    for adds in [
+        vec![],
+        vec![ObservationAdd {
+            entity_name: "ghost".into(),
+            contents: strings(&["x"]),
+        }],
+    ] {
+        let (a, b) = (
+            kg::add_observations(None, &adds).map_err(|e| e.message().to_owned()),
+            kg::add_observations(Some(&empty), &adds).map_err(|e| e.message().to_owned()),
+        );
+        assert_eq!(a.map(|r| r.len()), b.map(|r| r.len()));
+    }
+    assert_eq!(empty.snapshot().node_count(), 0);
 }
 
 /// `near` + `max_hops`: only memories within the hops of a near id (both directions, any
@@ -493,7 +567,7 @@ fn search_nodes_equals_the_full_scan() {
     aim::store_entities(&db, &first).unwrap();
     db.checkpoint().unwrap();
     let gone: Vec<String> = (0..20).map(|_| first[next(300)].name.clone()).collect();
-    kg::delete_entities(&db, &gone).unwrap();
+    kg::delete_entities(Some(&db), &gone).unwrap();
     let second: Vec<Entity> = (300..450).map(|i| entity(&mut next, i)).collect();
     aim::store_entities(&db, &second).unwrap();
     db.checkpoint().unwrap();
@@ -754,7 +828,7 @@ fn concurrent_observation_changes_are_not_lost() {
                     barrier.wait();
                     for i in 0..5 {
                         kg::add_observations(
-                            db,
+                            Some(db),
                             &[ObservationAdd {
                                 entity_name: "alice".into(),
                                 contents: vec![format!("w{w} note {i}")],
@@ -763,7 +837,7 @@ fn concurrent_observation_changes_are_not_lost() {
                         .unwrap();
                     }
                     kg::delete_observations(
-                        db,
+                        Some(db),
                         &[ObservationDelete {
                             entity_name: "alice".into(),
                             observations: vec![format!("old {w}")],

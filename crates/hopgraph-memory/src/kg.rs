@@ -7,7 +7,10 @@
 //! `docs/reference/server-memory.tools.md`. An entity is the same node an AIM entity is
 //! (key = name, kind = entityType, `metadata.observations`), so the AIM tools and these
 //! share one graph; a relation is an edge (type = relationType). Every call is one atomic
-//! commit, where the original rewrites its whole JSONL file.
+//! commit, where the original rewrites its whole JSONL file. The write tools that only
+//! change what exists take `Option<&Database>`: `None` is a context that has no database
+//! yet, answered as an empty graph (as the original answers on an empty file) without
+//! creating one; the reads take a snapshot (`Snapshot::empty()` there).
 //!
 //! Differences, documented: `read_graph` pages its answer (`limit` entities per page, with
 //! a `nextCursor`) so that a large graph never arrives as megabytes of text, a graph of at

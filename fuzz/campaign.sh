@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A long fuzz campaign: `fuzz/campaign.sh [CPU_SECONDS_PER_TARGET] [ROUND_SECONDS]`
 # (defaults 3600 and 600). Runs one target at a time at low priority (nice 19), always the
-# one with the least CPU time so far, in rounds of ROUND_SECONDS of wall time, until every
-# target has CPU_SECONDS_PER_TARGET of CPU time (user + system, measured by /usr/bin/time,
+# one with the least CPU time so far, in rounds of ROUND_SECONDS of wall time (shorter
+# when the target needs less to reach its goal), until every target has
+# CPU_SECONDS_PER_TARGET of CPU time (user + system, measured by /usr/bin/time,
 # so time the machine spent on other work does not count). Safe to stop and start again:
 # the totals are kept in a ledger (fuzz/target/campaign-ledger.tsv: target, CPU seconds,
 # executions, rounds, crashes) and the corpora in fuzz/corpus/<target>/.
@@ -11,8 +12,9 @@
 # ledger counts it, and the target is left out of later rounds until the input is looked
 # at (fix the bug, move the input to fuzz/regressions/<target>/, delete the artifact).
 # FUZZ_TARGETS="a b" restricts a campaign to those targets, so two campaigns on disjoint
-# subsets can share one ledger (its updates take a lock). Needs what smoke.sh needs
-# (nightly + cargo-fuzz).
+# subsets can share one ledger (its updates take a lock). FUZZ_BUILD=0 skips the build
+# and fuzzes the binaries of the last one (to resume a campaign without rebuilding after
+# a change elsewhere). Needs what smoke.sh needs (nightly + cargo-fuzz).
 set -euo pipefail
 goal="${1:-3600}"
 round="${2:-600}"
@@ -36,10 +38,12 @@ fi
 ledger="$here/target/campaign-ledger.tsv"
 mkdir -p "$here/target"
 touch "$ledger"
-nice -n 19 cargo +nightly fuzz build >"$here/target/campaign-build.log" 2>&1 || {
-    tail -n 30 "$here/target/campaign-build.log"
-    exit 1
-}
+if [ "${FUZZ_BUILD:-1}" != 0 ]; then
+    nice -n 19 cargo +nightly fuzz build >"$here/target/campaign-build.log" 2>&1 || {
+        tail -n 30 "$here/target/campaign-build.log"
+        exit 1
+    }
+fi
 bin_dir="$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release"
 field() { # field TARGET COLUMN: the ledger's value (0 when absent)
     awk -F'\t' -v t="$1" -v c="$2" '$1 == t { v = $c } END { print v + 0 }' "$ledger"
@@ -71,10 +75,14 @@ while true; do
         fi
     done
     log="$here/target/campaign-$pick.log"
+    # A round need not outlast the target's goal: its remaining CPU time, plus a margin
+    # (a fuzzer gets a little less CPU than wall time), and at least a minute.
+    wall=$(awk -v g="$goal" -v c="$least" -v r="$round" \
+        'BEGIN { w = int((g - c) * 1.1) + 10; if (w < 60) w = 60; if (w > r) w = r; print w }')
     status=0
     timing="$here/target/campaign-$pick.time"
     /usr/bin/time -f '%U %S' -o "$timing" \
-        nice -n 19 "$bin_dir/$pick" "corpus/$pick" -max_total_time="$round" -max_len=65536 \
+        nice -n 19 "$bin_dir/$pick" "corpus/$pick" -max_total_time="$wall" -max_len=65536 \
         -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
         -artifact_prefix="artifacts/$pick/" >"$log" 2>&1 || status=$?
     used=$(awk '{ print $1 + $2 }' "$timing" | tail -n 1)

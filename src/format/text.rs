@@ -60,6 +60,8 @@ pub const POSTINGS_BLOCK: usize = 128;
 /// [`POSTINGS_BLOCK`] as a posting count.
 const BLOCK_U32: u32 = 128;
 const _: () = assert!(BLOCK_U32 as usize == POSTINGS_BLOCK);
+/// Longest list (bytes of postings) [`PostingList::same_as`] compares.
+pub const SAME_LIST_BYTES_MAX: usize = 64 << 10;
 /// Encoded length of a [`BlockMeta`].
 pub const BLOCK_META_LEN: usize = 17;
 /// The most a `TextFieldLens` entry holds: longer fields are stored as this.
@@ -521,6 +523,54 @@ impl<'a> PostingList<'a> {
     /// A cursor before the first posting.
     pub fn cursor(self) -> PostingCursor<'a> {
         PostingCursor::new(self)
+    }
+
+    /// Whether `other`, a list of the same postings section, holds the same postings:
+    /// their encodings are equal byte for byte. A word whose only form in a segment is
+    /// the one the query wrote has equal exact and stem lists, and a search then walks
+    /// one of them for both terms. Lists longer than [`SAME_LIST_BYTES_MAX`] are not
+    /// compared (`false`): comparing costs a read of both, and a search seeks through
+    /// long lists without reading most of them.
+    ///
+    /// # Errors
+    /// Postings of a list of one block that do not decode.
+    pub fn same_as(&self, other: &PostingList<'_>) -> Result<bool, DecodeError> {
+        if self.df != other.df {
+            return Ok(false);
+        }
+        match (self.bound, other.bound) {
+            // `data` ends at the list's end (`bound.end`), so equal bounds mean equal
+            // lengths.
+            (Some(a), Some(b)) => Ok(a == b
+                && self.data.len() <= SAME_LIST_BYTES_MAX
+                && self.metas == other.metas
+                && self.data == other.data),
+            (None, None) => {
+                let len = self.single_block_len()?;
+                Ok(other.data.get(..len) == self.data.get(..len))
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Bytes of the postings of a list of one block (its `data` runs to the end of the
+    /// section), found by skipping them.
+    fn single_block_len(&self) -> Result<usize, DecodeError> {
+        let data = self.data;
+        let mut pos = 0;
+        let mut skip = || -> Result<(), DecodeError> {
+            if get_varint(data, &mut pos)? & 7 == 0 {
+                let mask = get_varint(data, &mut pos)?;
+                for _ in 0..(mask & 7).count_ones() {
+                    get_varint(data, &mut pos)?;
+                }
+            }
+            Ok(())
+        };
+        for _ in 0..self.df {
+            skip().map_err(|e| DecodeError::new(self.data_at + e.offset, e.what))?;
+        }
+        Ok(pos)
     }
 }
 
@@ -1887,6 +1937,49 @@ mod tests {
     /// A list of many blocks: every posting comes back in order, `seek` lands on the
     /// first record at or after its target from any position, and the block bounds are
     /// what the postings hold.
+    #[test]
+    fn same_lists_are_found_equal_and_others_not() {
+        // Over two sizes (one block, several): `=a` and `=b` hold the same postings,
+        // `=c` the same documents with one tf changed, `=d` one document fewer, `=e` one
+        // document's occurrences in another field.
+        for docs in [50u32, 1000] {
+            let records: Vec<u32> = (0..docs).collect();
+            let mut w = TextIndexWriter::new();
+            for rec in 0..docs {
+                let lens = [3, 40, 0];
+                let tf = [rec % 2, 1 + rec % 3, 0];
+                let mut terms = vec![(b"=a".to_vec(), tf), (b"=b".to_vec(), tf)];
+                let changed = rec == docs / 2;
+                terms.push((b"=c".to_vec(), if changed { [tf[0], tf[1] + 1, 0] } else { tf }));
+                if rec != docs - 1 {
+                    terms.push((b"=d".to_vec(), tf));
+                }
+                let moved = if changed { [tf[0] + tf[1], 0, 0] } else { tf };
+                terms.push((b"=e".to_vec(), moved));
+                w.add_doc(rec, lens, terms);
+            }
+            let s = w.finish(&records).expect("docs match records");
+            let v = TextIndexView::parse(
+                &s.stats,
+                &s.terms,
+                &s.postings,
+                FieldLens::Narrow(&s.doc_lens),
+                u64::from(docs),
+            )
+            .expect("fresh sections parse");
+            let list = |t: &[u8]| v.list(t).expect("ok").expect("indexed");
+            let a = list(b"=a");
+            assert_eq!(a.blocks() > 0, docs > POSTINGS_BLOCK as u32);
+            assert_eq!(a.same_as(&list(b"=b")), Ok(true), "{docs} documents");
+            assert_eq!(list(b"=b").same_as(&a), Ok(true));
+            for other in [&b"=c"[..], b"=d", b"=e"] {
+                let o = list(other);
+                assert_eq!(a.same_as(&o), Ok(false), "{other:?}, {docs} documents");
+                assert_eq!(o.same_as(&a), Ok(false), "{other:?}, {docs} documents");
+            }
+        }
+    }
+
     #[test]
     fn blocked_lists_round_trip_and_seek() {
         let records: Vec<u32> = (0..2000).map(|i| i * 3 + 1).collect();

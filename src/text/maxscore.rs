@@ -8,16 +8,16 @@
 //! query-term order (the same sums an exhaustive pass makes) and become candidates.
 
 use super::context::ScoreContext;
-use super::cursor::TermCursor;
+use super::cursor::{TermCursor, mask_terms};
 use super::prime::{PRIME_TERMS, prime_threshold};
 use super::rank::passes_filter;
 use super::source::{SegmentIndex, TextSource};
 use super::threshold::Threshold;
 use super::topk::Candidate;
-use super::{Accumulator, TextQuery, tf_scale};
+use super::{Accumulator, TextQuery, term_fields_scaled, tf_scale};
 use crate::error::Error;
 use crate::format::codec::DecodeError;
-use crate::format::text::{PostingList, TEXT_FIELDS, TextIndexView};
+use crate::format::text::{PostingList, TextIndexView};
 
 /// How many postings ahead of an essential cursor the walk starts loading a document's
 /// lengths.
@@ -61,10 +61,26 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
     q: &TextQuery,
 ) -> Result<(), WalkError> {
     let mut terms = Vec::new();
+    // Query terms already given a cursor (a query has at most 64 terms).
+    let mut served = 0u64;
     for (t, list) in seg.lists.iter().enumerate() {
-        if let Some(list) = *list
-            && let Some(cursor) = TermCursor::start(t, list, ctx)?
-        {
+        let Some(list) = *list else {
+            continue;
+        };
+        if served & (1u64 << t) != 0 {
+            continue;
+        }
+        // One cursor for every later term with the same list.
+        let mut mask = 1u64 << t;
+        for (u, other) in seg.lists.iter().enumerate().skip(t + 1) {
+            if let Some(other) = other
+                && list.same_as(other)?
+            {
+                mask |= 1u64 << u;
+            }
+        }
+        served |= mask;
+        if let Some(cursor) = TermCursor::start(mask, list, ctx)? {
             terms.push(cursor);
         }
     }
@@ -128,10 +144,11 @@ struct Bounds {
     /// `prefix_words[j]`: their words (a document holds at most the words of its terms,
     /// and without all of them it gets no boost: `ScoreContext::factor`).
     prefix_words: Vec<u64>,
-    /// Per slot, the slot of the term it requires (an exact word's stem): where that one
-    /// is absent, so is this one, and neither its bound nor its word can count. Only for
-    /// segments whose analysis makes that true (`ANALYSIS_SINCE_FORMAT`).
-    req_slot: Vec<Option<usize>>,
+    /// Per slot, a mask of the slots of the terms its terms require (an exact word's
+    /// stem; not the slot itself, which serves both when their lists are equal): where
+    /// one of those is absent, so is this one, and neither its bound nor its words can
+    /// count. Only for segments whose analysis makes that true (`ANALYSIS_SINCE_FORMAT`).
+    req_slots: Vec<u64>,
     /// `prefix_req[j]`: the slots `terms[..j]` require (n ≤ QUERY_TERMS_MAX = 64 slots).
     prefix_req: Vec<u64>,
     bounds: Vec<f64>,
@@ -155,28 +172,30 @@ impl Bounds {
         let mut prefix_words = vec![0u64; n + 1];
         for j in 0..n {
             prefix[j + 1] = prefix[j] + terms[j].bound;
-            prefix_words[j + 1] = prefix_words[j] | ctx.word_bit(terms[j].term);
+            prefix_words[j + 1] = prefix_words[j] | terms[j].words;
         }
-        let req_slot: Vec<Option<usize>> = terms
+        let req_slots: Vec<u64> = terms
             .iter()
-            .map(|t| {
-                ctx.terms[t.term]
-                    .requires
-                    .filter(|_| analysis_current)
-                    .and_then(|r| slot_of.get(r).copied().flatten())
+            .enumerate()
+            .map(|(j, t)| {
+                mask_terms(t.terms)
+                    .filter_map(|u| ctx.terms[u].requires.filter(|_| analysis_current))
+                    .filter_map(|r| slot_of.get(r).copied().flatten())
+                    .filter(|&r| r != j)
+                    .fold(0u64, |m, r| m | 1u64 << r)
             })
             .collect();
         let mut prefix_req = vec![0u64; n + 1];
         for j in 0..n {
-            prefix_req[j + 1] = prefix_req[j] | req_slot[j].map_or(0, |r| 1u64 << r);
+            prefix_req[j + 1] = prefix_req[j] | req_slots[j];
         }
         let mut b = Bounds {
             prefix,
             prefix_words,
-            req_slot,
+            req_slots,
             prefix_req,
             bounds: terms.iter().map(|t| t.bound).collect(),
-            bits: terms.iter().map(|t| ctx.word_bit(t.term)).collect(),
+            bits: terms.iter().map(|t| t.words).collect(),
             outside: Vec::new(),
         };
         b.outside = (0..=n)
@@ -191,10 +210,10 @@ impl Bounds {
         b
     }
 
-    /// Whether slot `j`'s required term is among the slots of `absent`.
+    /// Whether a term slot `j`'s terms require is among the slots of `absent`.
     #[inline]
     fn requirement_absent(&self, j: usize, absent: u64) -> bool {
-        self.req_slot[j].is_some_and(|r| absent & (1u64 << r) != 0)
+        self.req_slots[j] & absent != 0
     }
 
     /// The bounds and words of `terms[..j]` together, leaving out the terms whose
@@ -227,15 +246,13 @@ struct Scored {
 struct Walk<'a> {
     terms: Vec<TermCursor<'a>>,
     bounds: Bounds,
-    /// Per query term, its slot in `terms` (`None`: not indexed in this segment).
+    /// Per query term, its cursor's slot in `terms` (`None`: not indexed in this
+    /// segment).
     slot_of: Vec<Option<usize>>,
     /// `terms[..essential]` are non-essential.
     essential: usize,
-    /// Per slot: the term is at the document under consideration.
+    /// Per slot: its list is at the document under consideration.
     at_doc: Vec<bool>,
-    /// Per slot: its parts of the score of the document under consideration (valid where
-    /// `at_doc`).
-    parts: Vec<[f64; TEXT_FIELDS]>,
     /// The last `rest(essential, absent)` of the bound check: (essential, absent, answer).
     rest_memo: Option<(usize, u64, (f64, u64))>,
     /// The non-essential terms' block bounds summed: (`essential` when summed, the last
@@ -259,7 +276,9 @@ impl<'a> Walk<'a> {
         let n = terms.len();
         let mut slot_of = vec![None; ctx.terms.len()];
         for (j, t) in terms.iter().enumerate() {
-            slot_of[t.term] = Some(j);
+            for u in mask_terms(t.terms) {
+                slot_of[u] = Some(j);
+            }
         }
         let bounds = Bounds::new(&terms, &slot_of, ctx, analysis_current);
         Walk {
@@ -268,7 +287,6 @@ impl<'a> Walk<'a> {
             slot_of,
             essential: 0,
             at_doc: vec![false; n],
-            parts: vec![[0.0; TEXT_FIELDS]; n],
             rest_memo: None,
             ne_bounds: None,
         }
@@ -309,7 +327,7 @@ impl<'a> Walk<'a> {
         view: &TextIndexView<'_>,
         ctx: &ScoreContext<'_>,
     ) -> Result<Option<Scored>, DecodeError> {
-        let mut v = self.mark_essential(doc, ctx);
+        let mut v = self.mark_essential(doc);
         let alive = self.bound_without_lengths(&mut v, theta, ctx)
             && self.seek_non_essential(&mut v, theta, ctx)?;
         Ok(alive.then(|| self.score_exact(doc, view, ctx)))
@@ -317,7 +335,7 @@ impl<'a> Walk<'a> {
 
     /// Marks the essential terms at `doc`.
     #[inline]
-    fn mark_essential(&mut self, doc: u32, ctx: &ScoreContext<'_>) -> Visit {
+    fn mark_essential(&mut self, doc: u32) -> Visit {
         let mut v = Visit {
             doc,
             found_words: 0,
@@ -327,7 +345,7 @@ impl<'a> Walk<'a> {
         for (j, t) in self.terms.iter().enumerate().skip(self.essential) {
             self.at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
             if self.at_doc[j] {
-                v.found_words |= ctx.word_bit(t.term);
+                v.found_words |= t.words;
             } else {
                 v.absent |= 1u64 << j;
             }
@@ -406,7 +424,7 @@ impl<'a> Walk<'a> {
                 && t.cursor.rec == v.doc;
             if self.at_doc[j] {
                 v.tf_sum += t.tf_bound(ctx);
-                v.found_words |= ctx.word_bit(t.term);
+                v.found_words |= t.words;
             } else {
                 v.absent |= 1u64 << j;
             }
@@ -430,17 +448,14 @@ impl<'a> Walk<'a> {
     ) -> Scored {
         let lens = view.doc_len(doc as usize);
         let scale = tf_scale(ctx.weights, &lens, &ctx.avg);
-        for (j, t) in self.terms.iter().enumerate() {
-            if self.at_doc[j] {
-                self.parts[j] = t.parts(&scale);
-            }
-        }
         let mut acc = Accumulator::default();
         for (t, slot) in self.slot_of.iter().enumerate() {
             if let Some(j) = *slot
                 && self.at_doc[j]
             {
-                acc.add_parts(&ctx.terms[t], self.parts[j], &self.terms[j].cursor.tf);
+                let tf = &self.terms[j].cursor.tf;
+                let parts = term_fields_scaled(ctx.weight_idf(t), tf, &scale);
+                acc.add_parts(&ctx.terms[t], parts, tf);
             }
         }
         Scored {

@@ -2,7 +2,7 @@
 //! high are scored first, so the walk starts with a higher θ and fewer essential terms.
 
 use super::context::ScoreContext;
-use super::cursor::TermCursor;
+use super::cursor::{TermCursor, mask_terms};
 use super::maxscore::{SegmentLists, WalkError};
 use super::rank::passes_filter;
 use super::source::TextSource;
@@ -106,15 +106,16 @@ fn rescore_candidates(
                 break;
             }
             if cursor.rec == rec {
-                let term = t.term;
-                accs[j].add(
-                    &ctx.terms[term],
-                    ctx.idfs[term],
-                    ctx.weights,
-                    &cursor.tf,
-                    &lens[j],
-                    &ctx.avg,
-                );
+                for term in mask_terms(t.terms) {
+                    accs[j].add(
+                        &ctx.terms[term],
+                        ctx.idfs[term],
+                        ctx.weights,
+                        &cursor.tf,
+                        &lens[j],
+                        &ctx.avg,
+                    );
+                }
             }
         }
     }

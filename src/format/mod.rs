@@ -57,7 +57,12 @@ pub mod wal;
 ///   only those. WAL ops 6–8 carry intervals (ops 2 and 4 still decode, as never-ending
 ///   from creation). Version 1–8 segments stay readable: their elements are valid from
 ///   creation and never end.
-pub const FORMAT_VERSION: u32 = 9;
+/// * 10: the text index's postings blocks are bit-packed (text layout 3, see
+///   `format::text`): per block of 128 postings, the bit widths of its gaps and of each
+///   field's tfs, then those values packed at their widths, so a block decodes without a
+///   branch per posting. WAL and manifest are unchanged; version 5–9 segments keep
+///   layout 2 (varint postings) and stay readable until a compaction rewrites them.
+pub const FORMAT_VERSION: u32 = 10;
 /// The first version whose node records and edge rows carry validity intervals.
 pub const VALIDITY_VERSION: u32 = 9;
 /// The first version whose segments store each embedding once, as a `VectorData` row with

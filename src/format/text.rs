@@ -1,18 +1,26 @@
 //! The full-text index sections of a segment (codes 30–33): pure bytes ↔ values.
 //!
 //! ```text
-//! TextStats (30)     layout u32 (2; 1 in format 4), fields u32 (3), docs u64,
-//!                    field_len_total [u64; 3], terms u64, postings_len u64
+//! TextStats (30)     layout u32 (3; 2 in formats 5–9, 1 in format 4), fields u32 (3),
+//!                    docs u64, field_len_total [u64; 3], terms u64, postings_len u64
 //! TextTerms (31)     an `fst` map: term bytes → byte offset of its postings list in 32
-//! TextPostings (32)  per term, in term order, back to back, one list (layout 2):
+//! TextPostings (32)  per term, in term order, back to back, one list (layouts 2 and 3):
 //!                      df varint (≥ 1)
 //!                      if df > 128: the list's BlockMeta, then one BlockMeta per block of
 //!                        128 postings (the last block may be shorter)
-//!                      df postings, each: v varint = gap << 3 | code, gap = record index −
-//!                        (previous record index + 1) (the first: the record index);
-//!                        code 1–7: the field mask, tf 1 in each of its fields;
-//!                        code 0: then mask varint (1–7), tf varint (≥ 1) per set bit,
-//!                        lowest field first
+//!                      the blocks' postings, back to back; gap = record index −
+//!                        (previous record index + 1) (the list's first: the record index)
+//!                    a block of n postings, layout 3 (bit-packed):
+//!                      widths [u8; 4]    bits per value (0–32) of the gaps, then of the
+//!                                        tfs of fields 0, 1, 2
+//!                      four arrays: the n gaps, then the n tfs of each field (0 where
+//!                        the field does not hold the term; every posting has some tf
+//!                        > 0), each n values of its width packed least significant bit
+//!                        first, padded to a whole byte
+//!                    a block, layout 2 (formats 5–9): n postings, each: v varint =
+//!                      gap << 3 | code; code 1–7: the field mask, tf 1 in each of its
+//!                      fields; code 0: then mask varint (1–7), tf varint (≥ 1) per set
+//!                      bit, lowest field first
 //!                    BlockMeta (17 bytes, little-endian):
 //!                      last u32          record index of the block's last posting
 //!                      end u32           byte offset just past the block, from the first posting
@@ -33,11 +41,12 @@
 //! together or not at all. A field longer than 65,535 terms scores as one of 65,535 (BM25
 //! barely changes there; the block bounds cap lengths the same way); `TextStats` keeps the
 //! exact totals.
-//! Layout 2 names postings by record index (the position of the node's record in the
-//! segment) and carries, per block of 128 postings, where the block ends and bounds from
+//! Layouts 2 and 3 name postings by record index (the position of the node's record in the
+//! segment) and carry, per block of 128 postings, where the block ends and bounds from
 //! which a query computes the most any document of the block can score for the term —
-//! what lets a search skip blocks (see `text::maxscore`). This build writes layout 2 and reads
-//! both.
+//! what lets a search skip blocks (see `text::maxscore`). Layout 3 packs a block's values
+//! at fixed widths, so a block decodes without a branch per posting (a varint's length is
+//! one). This build writes layout 3 and reads all three.
 //!
 //! Decoding is checked: every read is bounds-checked and every count is limited by the
 //! bytes left, so no input makes a decoder panic or allocate unboundedly. The one exception
@@ -52,10 +61,14 @@ use super::codec::{ByteReader, ByteWriter, DecodeError};
 /// Number of indexed fields (title, content, props).
 pub const TEXT_FIELDS: usize = 3;
 /// Version of the text section layout this build writes (inside `TextStats`).
-pub const TEXT_LAYOUT_VERSION: u32 = 2;
+pub const TEXT_LAYOUT_VERSION: u32 = 3;
 /// The first layout with record-indexed, blocked postings and block bounds (format 5).
 pub const TEXT_LAYOUT_BLOCKED: u32 = 2;
-/// Postings per block (layout 2).
+/// The first layout whose blocks are bit-packed (format 10).
+pub const TEXT_LAYOUT_PACKED: u32 = 3;
+/// Most bits of a packed block's value (a gap or a tf is a `u32`).
+const PACKED_WIDTH_MAX: u8 = 32;
+/// Postings per block (layouts 2 and 3).
 pub const POSTINGS_BLOCK: usize = 128;
 /// [`POSTINGS_BLOCK`] as a posting count.
 const BLOCK_U32: u32 = 128;
@@ -316,7 +329,7 @@ impl<'a> PostingsReader<'a> {
     }
 }
 
-/// The bounds of one block of a layout-2 postings list (or of the whole list): where it
+/// The bounds of one block of a blocked postings list (or of the whole list): where it
 /// ends and what its postings can score at most (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockMeta {
@@ -381,9 +394,82 @@ impl BlockMeta {
     }
 }
 
-/// Appends one layout-2 postings list: `postings` (record index, tf per field), sorted by
-/// record, distinct, each with some tf > 0; `lens(record)` gives a record's field lengths
-/// for the block bounds.
+/// Appends `values`, each of at most `width` bits, packed least significant bit first and
+/// padded to a whole byte.
+fn put_packed(buf: &mut Vec<u8>, values: impl Iterator<Item = u32>, width: u8) {
+    let (mut acc, mut bits) = (0u64, 0u8);
+    for v in values {
+        acc |= u64::from(v) << bits;
+        bits += width;
+        while bits >= 8 {
+            buf.push(acc.to_le_bytes()[0]);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+    if bits > 0 {
+        buf.push(acc.to_le_bytes()[0]);
+    }
+}
+
+/// Bits needed for every value of `values` (0 when all are 0).
+fn packed_width(values: impl Iterator<Item = u32>) -> u8 {
+    let max = values.max().unwrap_or(0);
+    // 32 − leading zeros ≤ 32.
+    u8::try_from(u32::BITS - max.leading_zeros()).unwrap_or(PACKED_WIDTH_MAX)
+}
+
+/// Bytes of `n` values of `width` bits packed.
+fn packed_len(n: usize, width: u8) -> usize {
+    (n * usize::from(width)).div_ceil(8)
+}
+
+/// Unpacks `out.len()` (≤ 128) values of `width` (≤ 32) bits packed at `data[at..]`
+/// ([`put_packed`]'s layout; the caller checked that `data` holds them): a fixed shift and
+/// mask per value, no branch on the data. Each value is one unaligned eight-byte load,
+/// from `data` itself where seven bytes follow the values (the block's next array or
+/// the list's next block), else from a copy with that slack.
+#[inline]
+fn unpack(data: &[u8], at: usize, width: u8, out: &mut [u32]) {
+    if width == 0 {
+        out.fill(0);
+        return;
+    }
+    let len = packed_len(out.len(), width);
+    match data.get(at..at + len + 7) {
+        Some(src) => unpack_from(src, width, out),
+        None => {
+            let mut buf = [0u8; POSTINGS_BLOCK * 4 + 8];
+            let tail = data.get(at..).unwrap_or(&[]);
+            let n = tail.len().min(len).min(POSTINGS_BLOCK * 4);
+            buf[..n].copy_from_slice(&tail[..n]);
+            unpack_from(&buf, width, out);
+        }
+    }
+}
+
+/// [`unpack`] from `src`, which holds the values and seven bytes more.
+#[inline]
+// A value is masked to `width` ≤ 32 bits before it is cast.
+#[allow(clippy::cast_possible_truncation)]
+fn unpack_from(src: &[u8], width: u8, out: &mut [u32]) {
+    let mask = (1u64 << width) - 1;
+    let width = usize::from(width);
+    for (i, v) in out.iter_mut().enumerate() {
+        let bit = i * width;
+        let at = bit / 8;
+        let word = src
+            .get(at..at + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(0, u64::from_le_bytes);
+        // mask < 2^32.
+        *v = ((word >> (bit % 8)) & mask) as u32;
+    }
+}
+
+/// Appends one postings list in `layout` (2 or 3): `postings` (record index, tf per field),
+/// sorted by record, distinct, each with some tf > 0; `lens(record)` gives a record's
+/// field lengths for the block bounds.
 ///
 /// # Errors
 /// A list whose data exceeds `u32::MAX` bytes.
@@ -391,6 +477,7 @@ pub fn encode_postings_blocked(
     buf: &mut Vec<u8>,
     postings: &[(u32, [u32; TEXT_FIELDS])],
     lens: impl Fn(u32) -> [u32; TEXT_FIELDS],
+    layout: u32,
 ) -> Result<(), String> {
     put_varint(buf, postings.len() as u64);
     let mut data = Vec::with_capacity(postings.len() * 2);
@@ -399,9 +486,36 @@ pub fn encode_postings_blocked(
     let mut base = 0u64;
     for block in postings.chunks(POSTINGS_BLOCK) {
         let mut meta = BlockMeta::default();
+        if layout >= TEXT_LAYOUT_PACKED {
+            let first = base;
+            // rec ≥ base and rec − base ≤ u32::MAX: a record index is a u32.
+            let gaps = block.iter().scan(first, |b, &(rec, _)| {
+                let gap = u32::try_from(u64::from(rec) - *b).unwrap_or(u32::MAX);
+                *b = u64::from(rec) + 1;
+                Some(gap)
+            });
+            let widths = [
+                packed_width(gaps.clone()),
+                packed_width(block.iter().map(|p| p.1[0])),
+                packed_width(block.iter().map(|p| p.1[1])),
+                packed_width(block.iter().map(|p| p.1[2])),
+            ];
+            data.extend_from_slice(&widths);
+            put_packed(&mut data, gaps, widths[0]);
+            for f in 0..TEXT_FIELDS {
+                put_packed(&mut data, block.iter().map(|p| p.1[f]), widths[1 + f]);
+            }
+        }
         for &(rec, tf) in block {
             let gap = u64::from(rec) - base;
             base = u64::from(rec) + 1;
+            let l = lens(rec);
+            meta.cover(&tf, &l);
+            list.cover(&tf, &l);
+            meta.last = rec;
+            if layout >= TEXT_LAYOUT_PACKED {
+                continue;
+            }
             let mut mask = 0u64;
             for (f, &t) in tf.iter().enumerate() {
                 if t > 0 {
@@ -417,10 +531,6 @@ pub fn encode_postings_blocked(
                     put_varint(&mut data, u64::from(t));
                 }
             }
-            let l = lens(rec);
-            meta.cover(&tf, &l);
-            list.cover(&tf, &l);
-            meta.last = rec;
         }
         meta.end = u32::try_from(data.len()).map_err(|_| "a postings list over 4 GiB")?;
         metas.push(meta);
@@ -437,10 +547,13 @@ pub fn encode_postings_blocked(
     Ok(())
 }
 
-/// A layout-2 postings list: its document count, bounds and postings, not yet decoded.
+/// A layout-2 or layout-3 postings list: its document count, bounds and postings, not yet
+/// decoded.
 #[derive(Clone, Copy, Debug)]
 pub struct PostingList<'a> {
     df: u32,
+    /// Its blocks are bit-packed (layout 3), not varints (layout 2).
+    packed: bool,
     /// The whole list's bounds (lists over one block only).
     bound: Option<BlockMeta>,
     /// The block metas (lists over one block only).
@@ -452,11 +565,13 @@ pub struct PostingList<'a> {
 }
 
 impl<'a> PostingList<'a> {
-    /// The list starting at `offset` of the postings section `bytes`.
+    /// The list starting at `offset` of the postings section `bytes`, of text layout
+    /// `layout` (2 or 3; `TextStats::layout`).
     ///
     /// # Errors
     /// An offset out of bounds, a document count the bytes cannot hold, damaged bounds.
-    pub fn new(bytes: &'a [u8], offset: u64) -> Result<PostingList<'a>, DecodeError> {
+    pub fn new(bytes: &'a [u8], offset: u64, layout: u32) -> Result<PostingList<'a>, DecodeError> {
+        let packed = layout >= TEXT_LAYOUT_PACKED;
         let mut pos = usize::try_from(offset)
             .ok()
             .filter(|&p| p < bytes.len())
@@ -466,13 +581,21 @@ impl<'a> PostingList<'a> {
         let at = pos;
         let df = get_varint(bytes, &mut pos)?;
         let impossible = || DecodeError::new(at, format!("postings count {df} is impossible"));
-        if df == 0 || df > (bytes.len() - pos) as u64 {
+        // The least a list of df postings takes: a byte each (layout 2), four bytes of
+        // widths a block (layout 3).
+        let least = if packed {
+            df.div_ceil(BLOCK_U32.into()).saturating_mul(4)
+        } else {
+            df
+        };
+        if df == 0 || least > (bytes.len() - pos) as u64 {
             return Err(impossible());
         }
         let df = u32::try_from(df).map_err(|_| impossible())?;
         if df as usize <= POSTINGS_BLOCK {
             return Ok(PostingList {
                 df,
+                packed,
                 bound: None,
                 metas: &[],
                 data: &bytes[pos..],
@@ -493,6 +616,7 @@ impl<'a> PostingList<'a> {
             .ok_or_else(|| DecodeError::new(at, "postings list runs past its section"))?;
         Ok(PostingList {
             df,
+            packed,
             bound: Some(bound),
             metas,
             data,
@@ -535,7 +659,7 @@ impl<'a> PostingList<'a> {
     /// # Errors
     /// Postings of a list of one block that do not decode.
     pub fn same_as(&self, other: &PostingList<'_>) -> Result<bool, DecodeError> {
-        if self.df != other.df {
+        if self.df != other.df || self.packed != other.packed {
             return Ok(false);
         }
         match (self.bound, other.bound) {
@@ -557,6 +681,13 @@ impl<'a> PostingList<'a> {
     /// section), found by skipping them.
     fn single_block_len(&self) -> Result<usize, DecodeError> {
         let data = self.data;
+        if self.packed {
+            let n = self.df as usize;
+            return match data.get(..4) {
+                Some(w) => Ok(4 + w.iter().map(|&w| packed_len(n, w)).sum::<usize>()),
+                None => Err(DecodeError::new(self.data_at, "truncated block widths")),
+            };
+        }
         let mut pos = 0;
         let mut skip = || -> Result<(), DecodeError> {
             if get_varint(data, &mut pos)? & 7 == 0 {
@@ -574,7 +705,7 @@ impl<'a> PostingList<'a> {
     }
 }
 
-/// Walks a layout-2 postings list forward a block at a time: entering a block decodes its
+/// Walks a blocked postings list forward a block at a time: entering a block decodes its
 /// postings (at most [`POSTINGS_BLOCK`]) into the cursor's buffer, and
 /// [`PostingCursor::advance`] then steps through the buffer; [`PostingCursor::seek`] skips
 /// whole blocks by their metas without decoding them. Each block's end is checked against
@@ -642,10 +773,83 @@ impl<'a> PostingCursor<'a> {
     fn decode_block(&mut self) -> Result<(), DecodeError> {
         let start = self.block_start + self.block_len;
         let n = (self.list.df - start).min(BLOCK_U32);
+        if self.list.packed {
+            self.decode_packed(n as usize)?;
+        } else {
+            self.decode_varints(n as usize)?;
+        }
+        if self.list.bound.is_some() {
+            let b = start as usize / POSTINGS_BLOCK;
+            let last = self.recs[n as usize - 1];
+            match self.list.meta(b) {
+                Some(m) if m.last == last && m.end as usize == self.pos => {}
+                _ => return Err(self.err(format!("postings block {b} disagrees with its meta"))),
+            }
+        }
+        self.block_start = start;
+        self.block_len = n;
+        Ok(())
+    }
+
+    /// Decodes a layout-3 block of `n` (1–128) postings at `self.pos` into the buffer,
+    /// moving `pos` and `base` past it.
+    fn decode_packed(&mut self, n: usize) -> Result<(), DecodeError> {
+        let data = self.list.data;
+        let Some(&[wg, w0, w1, w2]) = data.get(self.pos..self.pos + 4) else {
+            return Err(self.err("truncated block widths"));
+        };
+        let widths = [wg, w0, w1, w2];
+        if widths.iter().any(|&w| w > PACKED_WIDTH_MAX) {
+            return Err(self.err(format!("block widths {widths:?} over 32 bits")));
+        }
+        let mut at = self.pos + 4;
+        let mut starts = [0usize; 4];
+        for (start, &w) in starts.iter_mut().zip(&widths) {
+            *start = at;
+            at += packed_len(n, w);
+        }
+        if at > data.len() {
+            return Err(self.err("truncated postings block"));
+        }
+        let mut values = [0u32; POSTINGS_BLOCK];
+        let mut any = [0u32; POSTINGS_BLOCK];
+        for f in 0..TEXT_FIELDS {
+            unpack(data, starts[1 + f], widths[1 + f], &mut values[..n]);
+            for ((tf, v), a) in self.tfs[..n].iter_mut().zip(&values[..n]).zip(&mut any) {
+                tf[f] = *v;
+                *a |= *v;
+            }
+        }
+        if any[..n].contains(&0) {
+            return Err(self.err("a posting without occurrences"));
+        }
+        unpack(data, starts[0], widths[0], &mut values[..n]);
+        let mut base = self.base;
+        for (rec, &gap) in self.recs[..n].iter_mut().zip(&values[..n]) {
+            let r = base + u64::from(gap);
+            // Truncated here, checked below once (records ascend): the block is an error
+            // if its last record is past u32::MAX.
+            #[allow(clippy::cast_possible_truncation)]
+            {
+                *rec = r as u32;
+            }
+            base = r + 1;
+        }
+        if base - 1 > u64::from(u32::MAX) {
+            return Err(self.err("postings record index beyond u32"));
+        }
+        self.pos = at;
+        self.base = base;
+        Ok(())
+    }
+
+    /// Decodes a layout-2 block of `n` (1–128) postings at `self.pos` into the buffer,
+    /// moving `pos` and `base` past it.
+    fn decode_varints(&mut self, n: usize) -> Result<(), DecodeError> {
         let data = self.list.data;
         let mut pos = self.pos;
         let mut base = self.base;
-        for i in 0..n as usize {
+        for i in 0..n {
             let v = get_varint(data, &mut pos).map_err(|e| self.shift(e))?;
             let gap = v >> 3;
             let code = v & 7;
@@ -677,18 +881,8 @@ impl<'a> PostingCursor<'a> {
             self.tfs[i] = tf;
             base = u64::from(rec) + 1;
         }
-        if self.list.bound.is_some() {
-            let b = start as usize / POSTINGS_BLOCK;
-            let last = self.recs[n as usize - 1];
-            match self.list.meta(b) {
-                Some(m) if m.last == last && m.end as usize == pos => {}
-                _ => return Err(self.err(format!("postings block {b} disagrees with its meta"))),
-            }
-        }
         self.pos = pos;
         self.base = base;
-        self.block_start = start;
-        self.block_len = n;
         Ok(())
     }
 
@@ -902,6 +1096,9 @@ pub struct TextIndexWriter {
     /// showed in bulk-load profiles.
     terms: HashMap<TermKey, GatheredPostings, foldhash::fast::RandomState>,
     docs: Vec<(u32, [u32; TEXT_FIELDS])>,
+    /// The layout to write, when not [`TEXT_LAYOUT_VERSION`] (tests of reading older
+    /// layouts).
+    layout: Option<u32>,
 }
 
 /// A term as a [`TextIndexWriter`] keys it: terms of up to [`TermKey::INLINE`] bytes (most)
@@ -986,6 +1183,14 @@ impl TextIndexWriter {
     #[cfg(any(test, feature = "internals"))]
     pub fn new() -> TextIndexWriter {
         TextIndexWriter::default()
+    }
+
+    /// This writer, writing text layout `layout` (2 or 3) instead of this build's: what
+    /// tests of reading older segments build.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn with_layout(mut self, layout: u32) -> TextIndexWriter {
+        self.layout = Some(layout);
+        self
     }
 
     /// Adds document `node` (each node at most once) with its field lengths and its terms
@@ -1093,8 +1298,9 @@ impl TextIndexWriter {
         {
             return Err("text documents do not match the segment's node records".into());
         }
+        let layout = self.layout.unwrap_or(TEXT_LAYOUT_VERSION);
         let mut stats = TextStats {
-            layout: TEXT_LAYOUT_VERSION,
+            layout,
             docs: self.docs.len() as u64,
             ..TextStats::default()
         };
@@ -1123,7 +1329,7 @@ impl TextIndexWriter {
         let mut postings = Vec::new();
         let mut builder = fst::MapBuilder::memory();
         let mut terms_count = 0u64;
-        encode_runs(runs, threads, records, &lens_of, |run| {
+        encode_runs(runs, threads, records, &lens_of, layout, |run| {
             let base = postings.len() as u64;
             for (term, at) in &run.terms {
                 builder
@@ -1289,11 +1495,12 @@ fn encode_runs<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
     threads: usize,
     records: &[u32],
     lens: &L,
+    layout: u32,
     mut take: impl FnMut(EncodedRun) -> Result<(), String>,
 ) -> Result<(), String> {
     if threads <= 1 || runs.len() <= 1 {
         for run in runs {
-            take(encode_run(run, records, lens)?)?;
+            take(encode_run(run, records, lens, layout)?)?;
         }
         return Ok(());
     }
@@ -1311,7 +1518,10 @@ fn encode_runs<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
                         let next = queue.lock().next();
                         let Some((i, run)) = next else { return };
                         // The receiver is gone only when the collection stopped on an error.
-                        if done_tx.send((i, encode_run(run, records, lens))).is_err() {
+                        if done_tx
+                            .send((i, encode_run(run, records, lens, layout)))
+                            .is_err()
+                        {
                             return;
                         }
                     }
@@ -1328,7 +1538,7 @@ fn encode_runs<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
                     let Some((_, run)) = queue.lock().next() else {
                         return Ok(());
                     };
-                    take(encode_run(run, records, lens)?)?;
+                    take(encode_run(run, records, lens, layout)?)?;
                 }
             }
             // Every run is sent once; the channel closes when the workers are done.
@@ -1359,6 +1569,7 @@ fn encode_run<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
     run: Vec<Vec<TermPostings>>,
     records: &[u32],
     lens: &L,
+    layout: u32,
 ) -> Result<EncodedRun, String> {
     let mut out = EncodedRun {
         terms: Vec::with_capacity(run.iter().map(Vec::len).sum()),
@@ -1402,7 +1613,7 @@ fn encode_run<L: Fn(u32) -> [u32; TEXT_FIELDS] + Sync>(
                 let rec = u32::try_from(rec).map_err(|_| "over u32::MAX records")?;
                 list.push((rec, p.tf));
             }
-            encode_postings_blocked(&mut out.postings, &list, lens)?;
+            encode_postings_blocked(&mut out.postings, &list, lens, layout)?;
         }
     }
     Ok(out)
@@ -1474,7 +1685,7 @@ impl<'a> TextIndexView<'a> {
         })
     }
 
-    /// The layout version of these sections (1: format 4, 2: format 5).
+    /// The layout version of these sections (1: format 4, 2: formats 5–9, 3: format 10).
     pub fn layout(&self) -> u32 {
         self.stats.layout
     }
@@ -1482,11 +1693,11 @@ impl<'a> TextIndexView<'a> {
     /// The layout-1 postings list of `term`, if indexed.
     ///
     /// # Errors
-    /// A damaged list head, or sections of layout 2 (read those with
+    /// A damaged list head, or sections of layout 2 or 3 (read those with
     /// [`TextIndexView::list`]).
     pub fn postings(&self, term: &[u8]) -> Result<Option<PostingsReader<'a>>, DecodeError> {
         if self.stats.layout >= TEXT_LAYOUT_BLOCKED {
-            return Err(DecodeError::new(0, "layout 2 postings read as layout 1"));
+            return Err(DecodeError::new(0, "blocked postings read as layout 1"));
         }
         match self.terms.get(term) {
             Some(offset) => PostingsReader::new(self.postings, offset).map(Some),
@@ -1494,17 +1705,20 @@ impl<'a> TextIndexView<'a> {
         }
     }
 
-    /// The layout-2 postings list of `term`, if indexed.
+    /// The blocked (layout 2 or 3) postings list of `term`, if indexed.
     ///
     /// # Errors
     /// A damaged list head or bounds, or sections of layout 1 (read those with
     /// [`TextIndexView::postings`]).
     pub fn list(&self, term: &[u8]) -> Result<Option<PostingList<'a>>, DecodeError> {
         if self.stats.layout < TEXT_LAYOUT_BLOCKED {
-            return Err(DecodeError::new(0, "layout 1 postings read as layout 2"));
+            return Err(DecodeError::new(
+                0,
+                "layout 1 postings read as blocked ones",
+            ));
         }
         match self.terms.get(term) {
-            Some(offset) => PostingList::new(self.postings, offset).map(Some),
+            Some(offset) => PostingList::new(self.postings, offset, self.stats.layout).map(Some),
             None => Ok(None),
         }
     }
@@ -1643,12 +1857,12 @@ impl<'a> TextIndexView<'a> {
         b.unwrap_or_else(|_| Err(DecodeError::new(0, "text postings check failed")))
     }
 
-    /// Decodes the layout-2 list at `offset` whole and checks it against its metas: record
+    /// Decodes the blocked list at `offset` whole and checks it against its metas: record
     /// indices below `records`, each block's last record, end and bounds exactly as the
     /// postings give them, and the list's bounds covering all blocks. Returns the byte
     /// offset just past the list.
     fn verify_list(&self, offset: u64, records: usize) -> Result<usize, DecodeError> {
-        let list = PostingList::new(self.postings, offset)?;
+        let list = PostingList::new(self.postings, offset, self.stats.layout)?;
         let mut c = list.cursor();
         let mut metas = Vec::new();
         let mut block = BlockMeta::default();
@@ -1914,7 +2128,7 @@ mod tests {
         assert_eq!(v.df(b"=a"), Ok(2));
         assert!(
             v.postings(b"=a").is_err(),
-            "layout 2 is not read as layout 1"
+            "blocked postings are not read as layout 1"
         );
         assert_eq!(v.doc_len(1), [1, 2, 0]);
         assert_eq!(v.stats.field_len_total, [1, 3, 1]);
@@ -1942,15 +2156,21 @@ mod tests {
         // Over two sizes (one block, several): `=a` and `=b` hold the same postings,
         // `=c` the same documents with one tf changed, `=d` one document fewer, `=e` one
         // document's occurrences in another field.
-        for docs in [50u32, 1000] {
+        for (docs, layout) in [50u32, 1000]
+            .into_iter()
+            .flat_map(|d| [(d, TEXT_LAYOUT_BLOCKED), (d, TEXT_LAYOUT_PACKED)])
+        {
             let records: Vec<u32> = (0..docs).collect();
-            let mut w = TextIndexWriter::new();
+            let mut w = TextIndexWriter::new().with_layout(layout);
             for rec in 0..docs {
                 let lens = [3, 40, 0];
                 let tf = [rec % 2, 1 + rec % 3, 0];
                 let mut terms = vec![(b"=a".to_vec(), tf), (b"=b".to_vec(), tf)];
                 let changed = rec == docs / 2;
-                terms.push((b"=c".to_vec(), if changed { [tf[0], tf[1] + 1, 0] } else { tf }));
+                terms.push((
+                    b"=c".to_vec(),
+                    if changed { [tf[0], tf[1] + 1, 0] } else { tf },
+                ));
                 if rec != docs - 1 {
                     terms.push((b"=d".to_vec(), tf));
                 }
@@ -1969,7 +2189,7 @@ mod tests {
             .expect("fresh sections parse");
             let list = |t: &[u8]| v.list(t).expect("ok").expect("indexed");
             let a = list(b"=a");
-            assert_eq!(a.blocks() > 0, docs > POSTINGS_BLOCK as u32);
+            assert_eq!(a.blocks() > 0, docs > BLOCK_U32);
             assert_eq!(a.same_as(&list(b"=b")), Ok(true), "{docs} documents");
             assert_eq!(list(b"=b").same_as(&a), Ok(true));
             for other in [&b"=c"[..], b"=d", b"=e"] {
@@ -1982,8 +2202,14 @@ mod tests {
 
     #[test]
     fn blocked_lists_round_trip_and_seek() {
+        for layout in [TEXT_LAYOUT_BLOCKED, TEXT_LAYOUT_PACKED] {
+            blocked_lists_round_trip_and_seek_in(layout);
+        }
+    }
+
+    fn blocked_lists_round_trip_and_seek_in(layout: u32) {
         let records: Vec<u32> = (0..2000).map(|i| i * 3 + 1).collect();
-        let mut w = TextIndexWriter::new();
+        let mut w = TextIndexWriter::new().with_layout(layout);
         let mut want = Vec::new();
         for (rec, &node) in (0u32..).zip(&records) {
             let lens = [1 + rec % 5, 10 + rec % 50, 0];
@@ -2004,6 +2230,7 @@ mod tests {
         )
         .expect("fresh sections parse");
         v.verify(&records).expect("fresh sections verify");
+        assert_eq!(v.layout(), layout);
         let list = v.list(b"=some").expect("ok").expect("indexed");
         assert_eq!(list.df() as usize, want.len());
         assert_eq!(list.blocks(), want.len().div_ceil(POSTINGS_BLOCK));
@@ -2065,6 +2292,81 @@ mod tests {
         assert!(failed);
     }
 
+    /// Packed values read back as written at every width, for every count up to a block.
+    #[test]
+    fn packed_values_round_trip_at_every_width() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+        for width in 0..=PACKED_WIDTH_MAX {
+            for n in [1usize, 2, 7, 8, 9, 63, 127, 128] {
+                let values: Vec<u32> = (0..n)
+                    .map(|i| {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        let max = if width == 0 {
+                            0
+                        } else {
+                            u32::MAX >> (32 - width)
+                        };
+                        // The largest value of the width first, then random ones.
+                        if i == 0 {
+                            max
+                        } else {
+                            u32::try_from(rng >> 32).unwrap_or(0) & max
+                        }
+                    })
+                    .collect();
+                assert_eq!(packed_width(values.iter().copied()), width, "{values:?}");
+                let mut buf = Vec::new();
+                put_packed(&mut buf, values.iter().copied(), width);
+                assert_eq!(buf.len(), packed_len(n, width));
+                let mut out = vec![u32::MAX; n];
+                unpack(&buf, 0, width, &mut out);
+                assert_eq!(out, values, "width {width}, {n} values");
+                // Followed by other bytes (read from in place, not copied).
+                buf.extend_from_slice(&[0xff; 9]);
+                let mut out = vec![u32::MAX; n];
+                unpack(&buf, 0, width, &mut out);
+                assert_eq!(out, values, "width {width}, {n} values, in place");
+            }
+        }
+    }
+
+    /// A layout-3 list whose records reach `u32::MAX` reads back; a block claiming a
+    /// record past it, a width over 32 or a posting without occurrences is an error.
+    #[test]
+    fn packed_blocks_at_the_limits() {
+        let postings = [(0, [1, 0, 0]), (7, [0, 70_000, 0]), (u32::MAX, [0, 0, 1])];
+        let mut buf = Vec::new();
+        encode_postings_blocked(&mut buf, &postings, |_| [1, 1, 1], TEXT_LAYOUT_PACKED).unwrap();
+        let read = |bytes: &[u8]| -> Result<Vec<(u32, [u32; 3])>, DecodeError> {
+            let mut c = PostingList::new(bytes, 0, TEXT_LAYOUT_PACKED)?.cursor();
+            let mut out = Vec::new();
+            while c.advance()? {
+                out.push((c.rec, c.tf));
+            }
+            Ok(out)
+        };
+        assert_eq!(read(&buf).unwrap(), postings);
+        // df, then the widths: gaps 32 bits, tfs 1, 17 and 1.
+        assert_eq!(buf[1..5], [32, 1, 17, 1]);
+        let mut wide = buf.clone();
+        wide[1] = 33;
+        assert!(read(&wide).is_err());
+        // The last gap one more: record 2^32.
+        let mut past = buf.clone();
+        let gaps_end = 5 + packed_len(3, 32);
+        past[gaps_end - 4..gaps_end].copy_from_slice(&(u32::MAX - 7).to_le_bytes());
+        assert!(read(&past).is_err(), "{:?}", read(&past));
+        // The third posting's props tf (its only one) cleared: no occurrences left.
+        let mut empty = buf.clone();
+        empty[gaps_end + 1 + packed_len(3, 17)] &= !0b100;
+        assert!(read(&empty).is_err());
+        for cut in 0..buf.len() {
+            assert!(read(&buf[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
     /// Sections of layout 1 (format 4) still parse, verify and read.
     #[test]
     fn layout_1_sections_still_read() {
@@ -2103,7 +2405,7 @@ mod tests {
         let mut r = v.postings(b"=a").expect("ok").expect("indexed");
         assert_eq!(r.next_posting().expect("ok").map(|p| p.node), Some(3));
         let mut bad = stats.clone();
-        bad[0] = 3;
+        bad[0] = 4;
         assert!(
             TextStats::decode(&bad).is_err(),
             "unknown layouts are refused"
@@ -2136,8 +2438,13 @@ mod tests {
             .and_then(|v| v.verify(&records))
         };
         view(&sections.postings).unwrap();
-        // A list naming a node with no record, early and late: each half reports it.
-        for at in [1, sections.postings.len() - 1] {
+        // A block of the first list and of the last claiming values of 127 bits: each
+        // half reports it.
+        let last = fst::Map::new(&sections.terms[..])
+            .unwrap()
+            .get(format!("t{:06}", terms - 1))
+            .unwrap();
+        for at in [1, usize::try_from(last).unwrap() + 1] {
             let mut bad = sections.postings.clone();
             bad[at] = 0x7f;
             assert!(view(&bad).is_err(), "damage at byte {at} went unseen");

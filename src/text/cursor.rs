@@ -1,4 +1,4 @@
-//! A query term's cursor over one segment's layout-2 postings, with the bounds the
+//! A query term's cursor over one segment's blocked postings (layout 2 or 3), with the bounds the
 //! pruned walk asks of it: the list's, a block's (from its meta, cached per block) and a
 //! posting's at its tf. One cursor serves every query term whose list in the segment is
 //! the same (`PostingList::same_as`: a word whose only form there is the one the query

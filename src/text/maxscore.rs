@@ -1,4 +1,4 @@
-//! One layout-2 segment scored document at a time with MaxScore and block bounds
+//! One blocked (layout 2 or 3) segment scored document at a time with MaxScore and block bounds
 //! (DESIGN.md §13, "Cost"): query terms are ordered by their bound; the longest prefix
 //! whose bounds together cannot lift a document above the threshold is *non-essential*:
 //! only documents of the other (essential) terms are visited, and a non-essential term's
@@ -50,7 +50,7 @@ impl From<Error> for WalkError {
     }
 }
 
-/// Scores segment `seg` (layout 2) document at a time, offering documents that may be
+/// Scores segment `seg` (layout 2 or 3) document at a time, offering documents that may be
 /// hits to `top` and pushing those that may reach it to `cands` (see the module doc).
 pub(crate) fn score_segment<S: TextSource + ?Sized>(
     source: &S,

@@ -19,7 +19,7 @@
 //! | `context` | what scoring a document needs besides its postings; boost factors |
 //! | `threshold` | θ, the `offset + limit`-th best base score offered so far |
 //! | `cursor` | a query term's cursor over a segment's postings, with its bounds |
-//! | `maxscore` | a layout-2 segment scored document at a time (MaxScore, block bounds) |
+//! | `maxscore` | a blocked (layout 2 or 3) segment scored document at a time (MaxScore, block bounds) |
 //! | `phrase` | whether a text holds the query's phrase, and a cheap pre-check |
 //! | `prime` | θ raised before a segment's walk |
 //! | `exhaustive` | a layout-1 segment scored posting by posting |

@@ -284,7 +284,10 @@ mod tests {
             .filter(|c| c.to_lowercase().any(|l| l.is_ascii()))
             .map(String::from)
             .collect();
-        let listed: Vec<String> = LOWERCASE_TO_ASCII.iter().map(|&c| String::from(c)).collect();
+        let listed: Vec<String> = LOWERCASE_TO_ASCII
+            .iter()
+            .map(|&c| String::from(c))
+            .collect();
         assert_eq!(found, listed);
         for c in &listed {
             assert!(lowercases_to_ascii(&format!("a {c} b")));

@@ -1,6 +1,6 @@
 //! Ranked text search over a [`TextSource`]: the query plan (each segment's postings list
 //! per query term, collection statistics, idfs), then the delta scored in full, each
-//! layout-2 segment by the pruned walk ([`maxscore`](super::maxscore)) and each layout-1
+//! blocked (layout 2 or 3) segment by the pruned walk ([`maxscore`](super::maxscore)) and each layout-1
 //! segment posting by posting ([`exhaustive`](super::exhaustive)), all feeding one
 //! threshold and one candidate list, and finally the phrase check and the top hits
 //! ([`topk`](super::topk)).
@@ -63,7 +63,7 @@ pub fn search_with<S: TextSource + ?Sized>(
     let mut top = Threshold::new(q.offset.saturating_add(q.limit));
     let mut cands: Vec<Candidate> = Vec::new();
     score_delta(source, q, &ctx, &mut top, &mut cands)?;
-    // Segments: layout 2 by pruned document-at-a-time evaluation; layout 1 (format 4
+    // Segments: layouts 2 and 3 by pruned document-at-a-time evaluation; layout 1 (format 4
     // segments until compaction rewrites them) by scoring every posting.
     for ((s, index), lists) in segments.iter().zip(&plan.lists) {
         if index.view.layout() >= TEXT_LAYOUT_BLOCKED {
@@ -86,12 +86,12 @@ pub fn search_with<S: TextSource + ?Sized>(
     topk::hits(source, q, &parsed, &analyzer, ranked)
 }
 
-/// What a query reads before scoring: each layout-2 segment's postings list per query
+/// What a query reads before scoring: each blocked segment's postings list per query
 /// term (looked up once, for its df here and its postings in the walk), the idf of each
 /// query term, and the average field lengths. Collection statistics count every version
 /// (superseded ones included, until compaction drops them).
 struct Plan<'a> {
-    /// Per segment of the search, per query term (layout 2 only; empty for layout 1).
+    /// Per segment of the search, per query term (layouts 2 and 3; empty for layout 1).
     lists: Vec<Vec<Option<PostingList<'a>>>>,
     idfs: Vec<f64>,
     avg: [f64; TEXT_FIELDS],

@@ -27,7 +27,8 @@ pub const ANALYSIS_SINCE_FORMAT: u32 = 8;
 pub struct SegmentIndex<'a> {
     /// The segment's text sections.
     pub view: TextIndexView<'a>,
-    /// The node id of each record index (increasing): what a layout-2 posting names.
+    /// The node id of each record index (increasing): what a blocked (layout 2 or 3) posting
+    /// names.
     pub node_ids: &'a [u32],
     /// Whether the current analysis wrote this index (format ≥ [`ANALYSIS_SINCE_FORMAT`]):
     /// only then may the walk drop an exact term whose stem term is absent.

@@ -238,11 +238,18 @@ fn key_lookups_read_every_fixture_version() {
     }
 }
 
-/// Text search reads both postings layouts: layout 1 in the version 4 fixture (scored
-/// without skipping), layout 2 in the version 5 one, with the same answers.
+/// Text search reads every postings layout: layout 1 in the version 4 fixture (scored
+/// without skipping), layout 2 (varint blocks) in the version 5 and 9 ones, layout 3
+/// (bit-packed blocks) in the version 10 one, with the same answers.
 #[test]
-fn text_search_reads_the_v4_and_v5_fixture_layouts() {
-    for version in [4, 5] {
+fn text_search_reads_every_fixture_layout() {
+    for version in [4, 5, 9, 10] {
+        let seg = std::fs::read(fixture_dir(version).join("seg-000001.hgs")).unwrap();
+        let layout = hopgraph::format::segment::SegmentLayout::parse(&seg).unwrap();
+        assert_eq!(
+            layout.version, version,
+            "the fixture's segment is of its version"
+        );
         let db =
             Database::open_with(fixture_dir(version), Options::default().read_only(true)).unwrap();
         let snap = db.snapshot();
@@ -276,6 +283,18 @@ fn format_v7_fixture_opens_with_the_same_content() {
 #[test]
 fn format_v8_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(8);
+}
+
+/// Written by d6c6eef, the last build of format 9: validity intervals,
+/// text layout 2.
+#[test]
+fn format_v9_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(9);
+}
+
+#[test]
+fn format_v10_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(10);
 }
 
 /// A segment whose text index an earlier analysis wrote: format 5, written by the build

@@ -8,9 +8,12 @@
 #   side_by_side.sh OLD_BINARY NEW_BINARY STORE QUERIES [ROUNDS]
 #
 # STORE is a store the binaries can read (e.g. the `hopgraph.db` that run.py leaves);
-# QUERIES a queries.jsonl of corpus.py. Needs 2 cores and `taskset` (util-linux).
+# QUERIES a queries.jsonl of corpus.py. Needs 2 cores and `taskset` (util-linux). When a
+# change of format means the new binary reads a store of its own (the same corpus loaded
+# by it), NEW_STORE=path gives that store to the new binary.
 set -euo pipefail
 a=$1 b=$2 store=$3 queries=$4 rounds=${5:-2}
+new_store=${NEW_STORE:-$store}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 stats() {
@@ -31,7 +34,7 @@ for _ in $(seq "$rounds"); do
     for cores in "0 1" "1 0"; do
         set -- $cores
         taskset -c "$1" "$a" query "$store" "$queries" > "$out/a" &
-        taskset -c "$2" "$b" query "$store" "$queries" > "$out/b" &
+        taskset -c "$2" "$b" query "$new_store" "$queries" > "$out/b" &
         wait
         echo "old (core $1): $(stats "$out/a")   new (core $2): $(stats "$out/b")"
     done

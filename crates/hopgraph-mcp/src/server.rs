@@ -122,17 +122,35 @@ impl ServerHandler for HopgraphServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         // A tool of a profile this server was not started with is unknown here.
-        if !self.tools.iter().any(|t| t.name == name.as_str()) {
+        let Some(tool) = self.tools.iter().find(|t| t.name == name.as_str()) else {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", hopgraph_memory::quote_short(&name)),
                 None,
             ));
-        }
+        };
+        let read_only = tool
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false);
         let stores = self.stores.clone();
         let arguments = request.arguments;
-        let outcome =
+        // A read-only tool answers from memory-mapped segments and the in-memory delta:
+        // CPU work, no wait on I/O. It runs on this worker, without the hand-off to a
+        // blocking thread and back (two wake-ups, which at two concurrent clients left
+        // the cores idle a fifth of the time: 1.6x one client's reads/s, against 2.3x
+        // inline). A write waits on its commit's fsync, so it goes to the blocking pool,
+        // where it holds no worker while it waits. Either way a panic becomes an error.
+        let outcome = if read_only {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tools::call(&stores, &name, arguments.as_ref())
+            }))
+            .map_err(drop)
+        } else {
             tokio::task::spawn_blocking(move || tools::call(&stores, &name, arguments.as_ref()))
-                .await;
+                .await
+                .map_err(drop)
+        };
         let result = match outcome {
             Ok(Ok(out)) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(out.text)]);
@@ -140,7 +158,7 @@ impl ServerHandler for HopgraphServer {
                 r
             }
             Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.into_message())]),
-            Err(_) => CallToolResult::error(vec![ContentBlock::text(
+            Err(()) => CallToolResult::error(vec![ContentBlock::text(
                 "Internal error: the tool failed unexpectedly",
             )]),
         };

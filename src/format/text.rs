@@ -671,7 +671,11 @@ impl<'a> PostingList<'a> {
                 && self.data == other.data),
             (None, None) => {
                 let len = self.single_block_len()?;
-                Ok(other.data.get(..len) == self.data.get(..len))
+                // Both lists hold `len` bytes, and the same ones.
+                Ok(self
+                    .data
+                    .get(..len)
+                    .is_some_and(|a| other.data.get(..len) == Some(a)))
             }
             _ => Ok(false),
         }

@@ -1907,6 +1907,18 @@ impl<'a> TextIndexView<'a> {
 mod tests {
     use super::*;
 
+    /// The view of sections a writer just made for `records` node records.
+    fn fresh_view(s: &TextSections, records: u64) -> TextIndexView<'_> {
+        TextIndexView::parse(
+            &s.stats,
+            &s.terms,
+            &s.postings,
+            FieldLens::Narrow(&s.doc_lens),
+            records,
+        )
+        .expect("fresh sections parse")
+    }
+
     /// Keys inline and on the heap look up by their bytes and keep their bytes; a key is
     /// no larger than the `Vec` it replaced.
     #[test]
@@ -2071,14 +2083,7 @@ mod tests {
         w.add_doc(2, [1, 5, 0], vec![(b"=a".to_vec(), [1, 0, 0])]);
         let s = w.finish(&[1, 2]).expect("docs match records");
         assert_eq!(s.doc_lens, vec![2, u16::MAX, 0, 1, 5, 0]);
-        let v = TextIndexView::parse(
-            &s.stats,
-            &s.terms,
-            &s.postings,
-            FieldLens::Narrow(&s.doc_lens),
-            2,
-        )
-        .expect("parse");
+        let v = fresh_view(&s, 2);
         assert_eq!(v.stats.field_len_total, [3, 70_005, 0]);
         assert_eq!(v.doc_len(0), [2, FIELD_LEN_MAX, 0]);
         v.verify(&[1, 2]).expect("capped lengths verify");
@@ -2100,14 +2105,7 @@ mod tests {
         );
         w.add_doc(3, [0, 1, 1], vec![(b"=a".to_vec(), [0, 1, 1])]);
         let s = w.finish(&[3, 7]).expect("docs match records");
-        let v = TextIndexView::parse(
-            &s.stats,
-            &s.terms,
-            &s.postings,
-            FieldLens::Narrow(&s.doc_lens),
-            2,
-        )
-        .expect("fresh sections parse");
+        let v = fresh_view(&s, 2);
         v.verify(&[3, 7]).expect("fresh sections verify");
         assert!(v.verify(&[3]).is_err());
         assert_eq!(v.layout(), TEXT_LAYOUT_VERSION);
@@ -2183,14 +2181,7 @@ mod tests {
                 w.add_doc(rec, lens, terms);
             }
             let s = w.finish(&records).expect("docs match records");
-            let v = TextIndexView::parse(
-                &s.stats,
-                &s.terms,
-                &s.postings,
-                FieldLens::Narrow(&s.doc_lens),
-                u64::from(docs),
-            )
-            .expect("fresh sections parse");
+            let v = fresh_view(&s, u64::from(docs));
             let list = |t: &[u8]| v.list(t).expect("ok").expect("indexed");
             let a = list(b"=a");
             assert_eq!(a.blocks() > 0, docs > BLOCK_U32);
@@ -2225,14 +2216,7 @@ mod tests {
             w.add_doc(node, lens, terms);
         }
         let s = w.finish(&records).expect("docs match records");
-        let v = TextIndexView::parse(
-            &s.stats,
-            &s.terms,
-            &s.postings,
-            FieldLens::Narrow(&s.doc_lens),
-            2000,
-        )
-        .expect("fresh sections parse");
+        let v = fresh_view(&s, 2000);
         v.verify(&records).expect("fresh sections verify");
         assert_eq!(v.layout(), layout);
         let list = v.list(b"=some").expect("ok").expect("indexed");

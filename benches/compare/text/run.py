@@ -51,35 +51,15 @@ def tantivy_run(data, qs):
     query parser's default). Skipped with a note when the package is missing."""
     try:
         import tantivy
+        # The index and the search, as tantivy_pass.py (beside this file) makes them.
+        from tantivy_pass import build_index, searcher_of
     except ImportError:
         print("tantivy: skipped (pip install tantivy)")
         return
     path = os.path.join(data, "tantivy.idx")
     subprocess.run(["rm", "-rf", path], check=True)
-    os.makedirs(path)
-    sb = tantivy.SchemaBuilder()
-    sb.add_text_field("key", stored=True, tokenizer_name="raw")
-    sb.add_text_field("title", tokenizer_name="en_stem")
-    sb.add_text_field("content", tokenizer_name="en_stem")
-    index = tantivy.Index(sb.build(), path=path)
-    t = time.perf_counter()
-    w = index.writer(heap_size=500_000_000, num_threads=2)
-    with open(os.path.join(data, "docs.jsonl")) as f:
-        for d in map(json.loads, f):
-            w.add_document(tantivy.Document(key=d["key"], title=d["title"], content=d["content"]))
-    w.commit()
-    w.wait_merging_threads()
-    build = time.perf_counter() - t
-    index.reload()
-    searcher = index.searcher()
-
-    def search(q):
-        words = re.findall(r"\w+", q)
-        if not words:
-            return []
-        query = index.parse_query(" ".join(f'"{x}"' for x in words), ["title", "content"],
-                                  field_boosts={"title": 2.0})
-        return [searcher.doc(a)["key"][0] for _, a in searcher.search(query, 10).hits]
+    index, build = build_index(data)
+    search = searcher_of(index)
 
     for q in qs:
         search(q["q"])

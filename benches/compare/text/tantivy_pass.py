@@ -24,7 +24,9 @@ def schema():
     return sb.build()
 
 
-def build(data):
+def build_index(data):
+    """DATA_DIR/tantivy.idx from DATA_DIR/docs.jsonl (the directory must not exist);
+    returns the index and the build's seconds."""
     path = os.path.join(data, "tantivy.idx")
     os.makedirs(path, exist_ok=False)
     index = tantivy.Index(schema(), path=path)
@@ -35,11 +37,12 @@ def build(data):
             w.add_document(tantivy.Document(key=d["key"], title=d["title"], content=d["content"]))
     w.commit()
     w.wait_merging_threads()
-    print(json.dumps({"build_s": time.perf_counter() - t}))
+    return index, time.perf_counter() - t
 
 
-def query(store, queries):
-    index = tantivy.Index(schema(), path=os.path.join(os.path.dirname(os.path.abspath(store)), "tantivy.idx"))
+def searcher_of(index):
+    """A function from a query to the keys of its top 10: the query's words quoted and
+    OR-ed (the query parser's default), title boosted 2."""
     index.reload()
     searcher = index.searcher()
 
@@ -51,6 +54,17 @@ def query(store, queries):
                                   field_boosts={"title": 2.0})
         return [searcher.doc(a)["key"][0] for _, a in searcher.search(query, 10).hits]
 
+    return search
+
+
+def build(data):
+    _, seconds = build_index(data)
+    print(json.dumps({"build_s": seconds}))
+
+
+def query(store, queries):
+    index = tantivy.Index(schema(), path=os.path.join(os.path.dirname(os.path.abspath(store)), "tantivy.idx"))
+    search = searcher_of(index)
     qs = [json.loads(l)["q"] for l in open(queries)]
     for q in qs:
         search(q)

@@ -19,8 +19,8 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(mut r) = PostingsReader::new(&data[1..], offset) {
             while let Ok(Some(_)) = r.next_posting() {}
         }
-        // Layouts 2 and 3: walk, and seek to targets from the input, over damaged metas too.
-        // Layouts 2 and 3 by the first byte.
+        // Layouts 2 and 3 (by the first byte): walk, and seek to targets from the input,
+        // over damaged metas too.
         let layout = 2 + u32::from(data[0] & 1);
         if let Ok(list) = PostingList::new(&data[1..], offset, layout) {
             let mut c = list.cursor();

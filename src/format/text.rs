@@ -487,9 +487,8 @@ pub fn encode_postings_blocked(
     for block in postings.chunks(POSTINGS_BLOCK) {
         let mut meta = BlockMeta::default();
         if layout >= TEXT_LAYOUT_PACKED {
-            let first = base;
             // rec ≥ base and rec − base ≤ u32::MAX: a record index is a u32.
-            let gaps = block.iter().scan(first, |b, &(rec, _)| {
+            let gaps = block.iter().scan(base, |b, &(rec, _)| {
                 let gap = u32::try_from(u64::from(rec) - *b).unwrap_or(u32::MAX);
                 *b = u64::from(rec) + 1;
                 Some(gap)
@@ -2150,9 +2149,7 @@ mod tests {
         assert!(w.finish(&[2]).is_err());
     }
 
-    /// A list of many blocks: every posting comes back in order, `seek` lands on the
-    /// first record at or after its target from any position, and the block bounds are
-    /// what the postings hold.
+    /// `same_as` finds lists equal exactly when their postings are, in both layouts.
     #[test]
     fn same_lists_are_found_equal_and_others_not() {
         // Over two sizes (one block, several): `=a` and `=b` hold the same postings,
@@ -2195,6 +2192,9 @@ mod tests {
         }
     }
 
+    /// A list of many blocks, in both layouts: every posting comes back in order, `seek`
+    /// lands on the first record at or after its target from any position, and the block
+    /// bounds are what the postings hold.
     #[test]
     fn blocked_lists_round_trip_and_seek() {
         for layout in [TEXT_LAYOUT_BLOCKED, TEXT_LAYOUT_PACKED] {

@@ -70,10 +70,12 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
         if served & (1u64 << t) != 0 {
             continue;
         }
-        // One cursor for every later term with the same list.
+        // One cursor for every later term with the same list (a term already served has
+        // another cursor's list, which is not this one's).
         let mut mask = 1u64 << t;
         for (u, other) in seg.lists.iter().enumerate().skip(t + 1) {
-            if let Some(other) = other
+            if served & (1u64 << u) == 0
+                && let Some(other) = other
                 && list.same_as(other)?
             {
                 mask |= 1u64 << u;

@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
             .collect::<std::collections::BTreeMap<_, _>>()
             .into_iter()
             .collect();
-        w.add_doc(d, [1, 2, 3], terms);
+        w.add_doc(d, [1, 2, 3], [u64::from(d); 4], terms);
     }
     let Ok(s) = w.finish(&docs) else { return };
     let records = docs.len() as u64;
@@ -75,7 +75,13 @@ fuzz_target!(|data: &[u8]| {
                     while let Ok(true) = cur.advance() {}
                 }
             }
-            let _ = v.doc_len(usize::from(data.first().copied().unwrap_or(0)));
+            let at = usize::from(data.first().copied().unwrap_or(0));
+            let _ = v.doc_len(at);
+            // Phrase-pair filters of the input's bytes, of any length.
+            let pairs: Vec<u64> = data.chunks(8).map(|c| c.iter().fold(0, |a, &b| a << 8 | u64::from(b))).collect();
+            if let Ok(v) = v.with_pairs(&pairs) {
+                let _ = v.pair_filter(at);
+            }
         }
     }
 });

@@ -19,7 +19,7 @@ use imbl::{HashMap as PMap, OrdMap};
 use super::state::State;
 use crate::error::{Error, Result};
 use crate::format::codec::DecodeError;
-use crate::format::text::TEXT_FIELDS;
+use crate::format::text::{PairFilter, TEXT_FIELDS};
 use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
@@ -31,6 +31,8 @@ use crate::text::{
 #[derive(Clone, Debug, PartialEq)]
 struct DeltaDoc {
     lens: [u32; TEXT_FIELDS],
+    /// Its phrase-pair filter, for the segment a checkpoint writes.
+    pairs: PairFilter,
     terms: Vec<Arc<[u8]>>,
 }
 
@@ -76,6 +78,7 @@ impl TextDelta {
             node.id.0,
             Arc::new(DeltaDoc {
                 lens: dt.lens,
+                pairs: dt.pairs,
                 terms,
             }),
         );
@@ -113,7 +116,7 @@ impl TextDelta {
     /// writes for the delta's nodes.
     pub fn write_into(&self, out: &mut crate::format::text::TextIndexWriter) {
         for (&node, doc) in &self.docs {
-            out.add_doc_lens(node, doc.lens);
+            out.add_doc_lens(node, doc.lens, doc.pairs);
         }
         for (term, list) in &self.postings {
             out.add_term(term, list.iter().map(|(&node, p)| (node, p.tf)));
@@ -133,6 +136,7 @@ impl TextDelta {
         Some(crate::text::DocTerms {
             lens: doc.lens,
             terms,
+            pairs: doc.pairs,
         })
     }
 }
@@ -309,7 +313,7 @@ mod tests {
         let mut analyzed = TextIndexWriter::default();
         for n in [&nodes[0], &updated] {
             let d = doc_terms(&a, n);
-            analyzed.add_doc(n.id.0, d.lens, d.terms);
+            analyzed.add_doc(n.id.0, d.lens, d.pairs, d.terms);
         }
         let (x, y) = (
             from_delta.finish(&[1, 2]).expect("sections"),
@@ -319,5 +323,6 @@ mod tests {
         assert_eq!(x.terms, y.terms);
         assert_eq!(x.postings, y.postings);
         assert_eq!(x.doc_lens, y.doc_lens);
+        assert_eq!(x.pairs, y.pairs);
     }
 }

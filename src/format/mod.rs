@@ -62,7 +62,14 @@ pub mod wal;
 ///   field's tfs, then those values packed at their widths, so a block decodes without a
 ///   branch per posting. WAL and manifest are unchanged; version 5–9 segments keep
 ///   layout 2 (varint postings) and stay readable until a compaction rewrites them.
-pub const FORMAT_VERSION: u32 = 10;
+/// * 11: a text index carries a phrase-pair filter per record (section 35 `TextPairs`,
+///   see `format::text::PairFilter`): 256 bits set by each two units that follow each
+///   other in a field, so a search rules out most documents that hold a phrase's words
+///   but not the phrase without reading their text. Version 10 segments have none and
+///   are searched as before.
+pub const FORMAT_VERSION: u32 = 11;
+/// The first version whose text index has the `TextPairs` section.
+pub const TEXT_PAIRS_VERSION: u32 = 11;
 /// The first version whose node records and edge rows carry validity intervals.
 pub const VALIDITY_VERSION: u32 = 9;
 /// The first version whose segments store each embedding once, as a `VectorData` row with

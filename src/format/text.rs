@@ -1,4 +1,4 @@
-//! The full-text index sections of a segment (codes 30–33): pure bytes ↔ values.
+//! The full-text index sections of a segment (codes 30–35): pure bytes ↔ values.
 //!
 //! ```text
 //! TextStats (30)     layout u32 (3; 2 in formats 5–9, 1 in format 4), fields u32 (3),
@@ -35,6 +35,12 @@
 //! TextFieldLens (34) u16[records × 3]: terms per field of each node record of the segment,
 //!                    in record (node id) order, capped at 65,535 (format 7 on)
 //! TextDocLens (33)   the same as u32, uncapped (formats 4–6)
+//! TextPairs (35)     u64[records × 4] (format 11 on): per record, in record order, its
+//!                    phrase-pair filter, 256 bits (bit i: word i / 64, bit i % 64); bit
+//!                    pair_bit(unit_hash(a), unit_hash(b)) set for every two units a, b
+//!                    (words and bigrams, not whole identifiers) that follow each other in
+//!                    one field; unit_hash = 64-bit FNV-1a of the unit's bytes (lowercased);
+//!                    pair_bit(a, b) = ((rotl(a, 23) ^ b) × 0x9e3779b97f4a7c15) >> 56
 //! ```
 //! Fields are 0 title, 1 content, 2 props (see `text::TextField`). Varints are unsigned
 //! LEB128 (at most 10 bytes). Stats, terms, postings and one lengths section are present
@@ -81,6 +87,54 @@ pub const BLOCK_META_LEN: usize = 17;
 pub const FIELD_LEN_MAX: u32 = u16::MAX as u32;
 /// Length of the `TextStats` section.
 pub const TEXT_STATS_LEN: usize = 4 + 4 + 8 + 8 * TEXT_FIELDS + 8 + 8;
+
+/// `u64` words of a document's phrase-pair filter (`TextPairs`, format 11): 256 bits.
+pub const PAIR_FILTER_WORDS: usize = 4;
+/// Bits of a phrase-pair filter.
+pub const PAIR_FILTER_BITS: usize = 64 * PAIR_FILTER_WORDS;
+// `pair_bit` answers the top 8 bits of a hash.
+const _: () = assert!(PAIR_FILTER_BITS == 1 << 8);
+
+/// A document's phrase-pair filter (format 11): bit [`pair_bit`]`(a, b)` is set for every
+/// two units `a`, `b` (words and bigrams, stop words included: what a phrase is made of)
+/// that follow each other in one of its fields. A phrase can only occur in a document
+/// whose filter holds the bits of each two consecutive units of the phrase; most
+/// documents that hold a phrase's words but not the phrase miss one of them.
+pub type PairFilter = [u64; PAIR_FILTER_WORDS];
+
+/// The hash of a phrase unit (its lowercased text) that [`pair_bit`] combines: 64-bit
+/// FNV-1a of its UTF-8 bytes. Part of the format.
+#[inline]
+pub fn unit_hash(unit: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in unit.as_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The filter bit (0–255) of unit `a` followed by unit `b`, from their [`unit_hash`]es:
+/// the top 8 bits of `(rotl(a, 23) ^ b) × 0x9e37_79b9_7f4a_7c15` (wrapping). Part of the
+/// format.
+#[inline]
+pub fn pair_bit(a: u64, b: u64) -> usize {
+    ((a.rotate_left(23) ^ b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
+}
+
+/// Sets bit `bit` (0–255) of `filter`.
+#[inline]
+pub fn set_pair_bit(filter: &mut PairFilter, bit: usize) {
+    if let Some(w) = filter.get_mut(bit / 64) {
+        *w |= 1u64 << (bit % 64);
+    }
+}
+
+/// Whether `filter` holds every bit of `wanted`.
+#[inline]
+pub fn filter_holds(filter: &PairFilter, wanted: &PairFilter) -> bool {
+    filter.iter().zip(wanted).all(|(f, w)| f & w == *w)
+}
 
 /// Collection statistics of one segment's text index.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -1030,6 +1084,8 @@ pub struct TextSections {
     pub postings: Vec<u8>,
     /// `TextFieldLens` (capped at [`FIELD_LEN_MAX`]).
     pub doc_lens: Vec<u16>,
+    /// `TextPairs`: each record's [`PairFilter`], in record order.
+    pub pairs: Vec<u64>,
 }
 
 /// A segment's per-record field lengths, in either encoding.
@@ -1098,7 +1154,7 @@ pub struct TextIndexWriter {
     /// Hashed with foldhash: a build's private map needs no DoS resistance, and SipHash
     /// showed in bulk-load profiles.
     terms: HashMap<TermKey, GatheredPostings, foldhash::fast::RandomState>,
-    docs: Vec<(u32, [u32; TEXT_FIELDS])>,
+    docs: Vec<(u32, [u32; TEXT_FIELDS], PairFilter)>,
     /// The layout to write, when not [`TEXT_LAYOUT_VERSION`] (tests of reading older
     /// layouts).
     layout: Option<u32>,
@@ -1196,15 +1252,16 @@ impl TextIndexWriter {
         self
     }
 
-    /// Adds document `node` (each node at most once) with its field lengths and its terms
-    /// with their per-field frequencies.
+    /// Adds document `node` (each node at most once) with its field lengths, its
+    /// phrase-pair filter and its terms with their per-field frequencies.
     pub fn add_doc(
         &mut self,
         node: u32,
         lens: [u32; TEXT_FIELDS],
+        pairs: PairFilter,
         terms: impl IntoIterator<Item = (Vec<u8>, [u32; TEXT_FIELDS])>,
     ) {
-        self.docs.push((node, lens));
+        self.docs.push((node, lens, pairs));
         for (term, tf) in terms {
             self.terms
                 .entry(TermKey::new(&term))
@@ -1219,9 +1276,10 @@ impl TextIndexWriter {
         &mut self,
         node: u32,
         lens: [u32; TEXT_FIELDS],
+        pairs: PairFilter,
         terms: impl IntoIterator<Item = (&'t [u8], [u32; TEXT_FIELDS])>,
     ) {
-        self.docs.push((node, lens));
+        self.docs.push((node, lens, pairs));
         for (term, tf) in terms {
             match self.terms.get_mut(term) {
                 Some(list) => list.push(node, tf),
@@ -1234,11 +1292,11 @@ impl TextIndexWriter {
         }
     }
 
-    /// Adds document `node` (each node at most once) by its field lengths only; its terms
-    /// come through [`TextIndexWriter::add_term`] (an index built term by term, such as
-    /// the in-memory delta's at a checkpoint).
-    pub fn add_doc_lens(&mut self, node: u32, lens: [u32; TEXT_FIELDS]) {
-        self.docs.push((node, lens));
+    /// Adds document `node` (each node at most once) by its field lengths and phrase-pair
+    /// filter only; its terms come through [`TextIndexWriter::add_term`] (an index built
+    /// term by term, such as the in-memory delta's at a checkpoint).
+    pub fn add_doc_lens(&mut self, node: u32, lens: [u32; TEXT_FIELDS], pairs: PairFilter) {
+        self.docs.push((node, lens, pairs));
     }
 
     /// Adds `term`'s postings: the documents holding it with their per-field frequencies,
@@ -1308,11 +1366,13 @@ impl TextIndexWriter {
             ..TextStats::default()
         };
         let mut doc_lens: Vec<u16> = Vec::with_capacity(self.docs.len() * TEXT_FIELDS);
-        for (_, lens) in &self.docs {
+        let mut pairs: Vec<u64> = Vec::with_capacity(self.docs.len() * PAIR_FILTER_WORDS);
+        for (_, lens, filter) in &self.docs {
             for (f, &l) in lens.iter().enumerate() {
                 stats.field_len_total[f] += u64::from(l);
                 doc_lens.push(u16::try_from(l).unwrap_or(u16::MAX));
             }
+            pairs.extend_from_slice(filter);
         }
         drop(self.docs);
         let postings_total: u64 = self.terms.values().map(|list| list.len).sum();
@@ -1354,6 +1414,7 @@ impl TextIndexWriter {
             terms,
             postings,
             doc_lens,
+            pairs,
         })
     }
 }
@@ -1632,6 +1693,8 @@ pub struct TextIndexView<'a> {
     terms: fst::Map<&'a [u8]>,
     postings: &'a [u8],
     doc_lens: FieldLens<'a>,
+    /// `TextPairs` (format 11 on): [`PAIR_FILTER_WORDS`] words per record.
+    pairs: Option<&'a [u64]>,
 }
 
 impl std::fmt::Debug for TextIndexView<'_> {
@@ -1685,7 +1748,38 @@ impl<'a> TextIndexView<'a> {
             terms,
             postings,
             doc_lens,
+            pairs: None,
         })
+    }
+
+    /// This view with the segment's `TextPairs` section (format 11 on): one
+    /// [`PairFilter`] per record.
+    ///
+    /// # Errors
+    /// A section whose length is not the records' filters.
+    pub fn with_pairs(mut self, pairs: &'a [u64]) -> Result<TextIndexView<'a>, DecodeError> {
+        let want = self.stats.docs.saturating_mul(PAIR_FILTER_WORDS as u64);
+        if pairs.len() as u64 != want {
+            return Err(DecodeError::new(
+                0,
+                format!(
+                    "text pair filters: {} words for {} records, expected {want}",
+                    pairs.len(),
+                    self.stats.docs
+                ),
+            ));
+        }
+        self.pairs = Some(pairs);
+        Ok(self)
+    }
+
+    /// Record `index`'s phrase-pair filter; `None` when the segment has none (before
+    /// format 11) or `index` is out of range.
+    #[inline]
+    pub fn pair_filter(&self, index: usize) -> Option<&'a PairFilter> {
+        let at = index.checked_mul(PAIR_FILTER_WORDS)?;
+        let words = self.pairs?.get(at..at.checked_add(PAIR_FILTER_WORDS)?)?;
+        words.try_into().ok()
     }
 
     /// The layout version of these sections (1: format 4, 2: formats 5–9, 3: format 10).
@@ -1906,6 +2000,10 @@ impl<'a> TextIndexView<'a> {
 mod tests {
     use super::*;
 
+    /// The phrase-pair filter of a document without units (what tests of the postings
+    /// give every document).
+    const NO_PAIRS: PairFilter = [0; PAIR_FILTER_WORDS];
+
     /// The view of sections a writer just made for `records` node records.
     fn fresh_view(s: &TextSections, records: u64) -> TextIndexView<'_> {
         TextIndexView::parse(
@@ -1981,7 +2079,7 @@ mod tests {
                 nodes.reverse();
             }
             for &n in &nodes {
-                w.add_doc_lens(n, [1, 2, 0]);
+                w.add_doc_lens(n, [1, 2, 0], NO_PAIRS);
             }
             for t in 0..20u32 {
                 let list: Vec<(u32, [u32; TEXT_FIELDS])> = nodes
@@ -2018,7 +2116,7 @@ mod tests {
                         terms.push((term, [k % 3, 1, (v % 300) / 100]));
                     }
                 }
-                w.add_doc(node * 2 + 1, [node % 5, 40, 3], terms);
+                w.add_doc(node * 2 + 1, [node % 5, 40, 3], NO_PAIRS, terms);
             }
             w
         };
@@ -2078,8 +2176,13 @@ mod tests {
     #[test]
     fn long_fields_are_capped_and_verify() {
         let mut w = TextIndexWriter::new();
-        w.add_doc(1, [2, 70_000, 0], vec![(b"=a".to_vec(), [1, 3, 0])]);
-        w.add_doc(2, [1, 5, 0], vec![(b"=a".to_vec(), [1, 0, 0])]);
+        w.add_doc(
+            1,
+            [2, 70_000, 0],
+            NO_PAIRS,
+            vec![(b"=a".to_vec(), [1, 3, 0])],
+        );
+        w.add_doc(2, [1, 5, 0], NO_PAIRS, vec![(b"=a".to_vec(), [1, 0, 0])]);
         let s = w.finish(&[1, 2]).expect("docs match records");
         assert_eq!(s.doc_lens, vec![2, u16::MAX, 0, 1, 5, 0]);
         let v = fresh_view(&s, 2);
@@ -2100,9 +2203,10 @@ mod tests {
         w.add_doc(
             7,
             [1, 2, 0],
+            NO_PAIRS,
             vec![(b"=a".to_vec(), [1, 0, 0]), (b"=b".to_vec(), [0, 2, 0])],
         );
-        w.add_doc(3, [0, 1, 1], vec![(b"=a".to_vec(), [0, 1, 1])]);
+        w.add_doc(3, [0, 1, 1], NO_PAIRS, vec![(b"=a".to_vec(), [0, 1, 1])]);
         let s = w.finish(&[3, 7]).expect("docs match records");
         let v = fresh_view(&s, 2);
         v.verify(&[3, 7]).expect("fresh sections verify");
@@ -2145,7 +2249,7 @@ mod tests {
             .is_err()
         );
         let mut w = TextIndexWriter::new();
-        w.add_doc(1, [0; 3], vec![]);
+        w.add_doc(1, [0; 3], NO_PAIRS, vec![]);
         assert!(w.finish(&[2]).is_err());
     }
 
@@ -2175,7 +2279,7 @@ mod tests {
                 }
                 let moved = if changed { [tf[0] + tf[1], 0, 0] } else { tf };
                 terms.push((b"=e".to_vec(), moved));
-                w.add_doc(rec, lens, terms);
+                w.add_doc(rec, lens, NO_PAIRS, terms);
             }
             let s = w.finish(&records).expect("docs match records");
             let v = fresh_view(&s, u64::from(docs));
@@ -2213,7 +2317,7 @@ mod tests {
                 terms.push((b"=some".to_vec(), [1, 300, 0]));
                 want.push((rec, [1, 300, 0], lens));
             }
-            w.add_doc(node, lens, terms);
+            w.add_doc(node, lens, NO_PAIRS, terms);
         }
         let s = w.finish(&records).expect("docs match records");
         let v = fresh_view(&s, 2000);
@@ -2407,7 +2511,7 @@ mod tests {
         let terms = VERIFY_SPLIT_TERMS_MIN + 100;
         let mut w = TextIndexWriter::new();
         for node in 0..4u32 {
-            w.add_doc_lens(node, [1, 1, 0]);
+            w.add_doc_lens(node, [1, 1, 0], NO_PAIRS);
         }
         for t in 0..terms {
             let n = u32::try_from(t % 4).unwrap();
@@ -2527,5 +2631,64 @@ mod tests {
         assert!(damaged(7, 0x80).contains("truncated varint"));
         let e = read_postings(&buf, buf.len() as u64).expect_err("offset past the end");
         assert!(e.what.contains("out of bounds"), "{e:?}");
+    }
+
+    /// The phrase-pair filter's hashes are part of the format: pinned here, so that a
+    /// change shows as a test failure rather than as phrases missed in old segments.
+    #[test]
+    fn pair_filter_hashes_are_pinned() {
+        // FNV-1a 64: the offset basis, and the published value for "a".
+        assert_eq!(unit_hash(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(unit_hash("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(pair_bit(unit_hash("new"), unit_hash("york")), 0x2a);
+        assert_ne!(
+            pair_bit(unit_hash("new"), unit_hash("york")),
+            pair_bit(unit_hash("york"), unit_hash("new")),
+            "a pair's order counts"
+        );
+        let mut f = NO_PAIRS;
+        for bit in [0, 63, 64, 200, 255] {
+            set_pair_bit(&mut f, bit);
+        }
+        assert_eq!(f, [1 | 1 << 63, 1, 0, 1 << 8 | 1 << 63]);
+        let mut want = NO_PAIRS;
+        set_pair_bit(&mut want, 200);
+        assert!(filter_holds(&f, &want) && filter_holds(&f, &NO_PAIRS));
+        set_pair_bit(&mut want, 201);
+        assert!(!filter_holds(&f, &want));
+    }
+
+    /// A writer stores each document's filter at its record, whatever order documents
+    /// came in; a view reads them back, and refuses a section of the wrong length.
+    #[test]
+    fn pair_filters_are_stored_per_record() {
+        let mut w = TextIndexWriter::new();
+        let filter = |n: u32| [u64::from(n), 0, u64::from(n) << 32, u64::MAX];
+        for node in [9u32, 4, 7] {
+            w.add_doc(
+                node,
+                [1, 0, 0],
+                filter(node),
+                vec![(b"=a".to_vec(), [1, 0, 0])],
+            );
+        }
+        let s = w.finish(&[4, 7, 9]).expect("sections");
+        assert_eq!(s.pairs.len(), 3 * PAIR_FILTER_WORDS);
+        let view = fresh_view(&s, 3);
+        assert_eq!(view.pair_filter(0), None, "no section given: no filter");
+        let view = view.with_pairs(&s.pairs).expect("the records' filters");
+        for (rec, node) in [4u32, 7, 9].into_iter().enumerate() {
+            assert_eq!(view.pair_filter(rec), Some(&filter(node)));
+        }
+        assert_eq!(view.pair_filter(3), None);
+        assert_eq!(view.pair_filter(usize::MAX), None);
+        for len in [0, s.pairs.len() - 1, s.pairs.len() + PAIR_FILTER_WORDS] {
+            let mut other = s.pairs.clone();
+            other.resize(len, 0);
+            let e = fresh_view(&s, 3)
+                .with_pairs(&other)
+                .expect_err("wrong length");
+            assert!(e.what.contains("text pair filters"), "{e:?}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! still raise a sum of term scores (the bounds of the pruned walk).
 
 use super::{ALL_WORDS_BOOST, PHRASE_BOOST, ParsedQuery, QueryTerm};
-use crate::format::text::TEXT_FIELDS;
+use crate::format::text::{PairFilter, TEXT_FIELDS, filter_holds};
 
 /// What scoring a document needs besides its postings.
 pub(crate) struct ScoreContext<'q> {
@@ -16,9 +16,15 @@ pub(crate) struct ScoreContext<'q> {
     all_words_mask: u64,
     /// Most the phrase boost multiplies a base score by (with room for rounding).
     phrase_factor: f64,
+    /// The phrase-pair filter bits a document holding the phrase has
+    /// ([`ParsedQuery::phrase_pairs`]).
+    phrase_pairs: PairFilter,
     /// Most both boosts together multiply a sum of term scores by (with room for
     /// rounding); both need every query word in the document.
     bound_factor: f64,
+    /// Most the all-words boost alone multiplies it by (with room for rounding): the
+    /// bound of a document whose phrase-pair filter rules the phrase out.
+    words_factor: f64,
 }
 
 impl<'q> ScoreContext<'q> {
@@ -31,6 +37,11 @@ impl<'q> ScoreContext<'q> {
         avg: [f64; TEXT_FIELDS],
     ) -> ScoreContext<'q> {
         let boost_max = phrase_boost_max(parsed);
+        let words_boost = if parsed.words >= 2 {
+            ALL_WORDS_BOOST
+        } else {
+            1.0
+        };
         ScoreContext {
             terms: &parsed.terms,
             idfs,
@@ -39,15 +50,11 @@ impl<'q> ScoreContext<'q> {
             words: parsed.words,
             all_words_mask: words_mask(parsed.words),
             phrase_factor: boost_max * (1.0 + 1e-9),
+            phrase_pairs: parsed.phrase_pairs(),
             // What a base score can still gain (all words, phrase), with room for rounding:
             // a bound times this below the threshold cannot reach the top hits.
-            bound_factor: boost_max
-                * if parsed.words >= 2 {
-                    ALL_WORDS_BOOST
-                } else {
-                    1.0
-                }
-                * (1.0 + 1e-9),
+            bound_factor: boost_max * words_boost * (1.0 + 1e-9),
+            words_factor: words_boost * (1.0 + 1e-9),
         }
     }
 
@@ -75,6 +82,16 @@ impl<'q> ScoreContext<'q> {
         }
     }
 
+    /// [`ScoreContext::factor`] for a document that cannot hold the phrase.
+    #[inline]
+    pub fn factor_without_phrase(&self, possible: u64) -> f64 {
+        if possible & self.all_words_mask == self.all_words_mask {
+            self.words_factor
+        } else {
+            1.0 + 1e-9
+        }
+    }
+
     /// Most the phrase boost multiplies a document's base score by (`words`: the query
     /// words its accumulator holds): only a document holding every word can hold the
     /// phrase.
@@ -85,6 +102,21 @@ impl<'q> ScoreContext<'q> {
         } else {
             1.0 + 1e-9
         }
+    }
+
+    /// Whether a document holding the query words `words` may get the phrase boost:
+    /// not when it lacks a word, nor when `allowed` (what its phrase-pair filter says,
+    /// asked only of a document holding every word) rules the phrase out.
+    #[inline]
+    pub fn phrase_possible(&self, words: u64, allowed: impl FnOnce() -> bool) -> bool {
+        self.final_factor(words) > 1.0 + 1e-9 && allowed()
+    }
+
+    /// Whether a document whose phrase-pair filter is `filter` may hold the phrase
+    /// (`None`, a segment without filters: it may).
+    #[inline]
+    pub fn phrase_allowed(&self, filter: Option<&PairFilter>) -> bool {
+        filter.is_none_or(|f| filter_holds(f, &self.phrase_pairs))
     }
 }
 

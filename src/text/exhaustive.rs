@@ -109,6 +109,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
             acc: *acc,
             seg: Some(segment),
             len: super::topk::doc_length(&v.doc_len(rec)),
+            phrase: ctx.phrase_possible(acc.words, || ctx.phrase_allowed(index.pair_filter(rec))),
         });
     }
     Ok(())

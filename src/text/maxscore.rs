@@ -111,7 +111,20 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
         };
         if let Some(scored) = walk.visit(doc, theta, view, ctx)? {
             let base = scored.acc.base(ctx.words);
-            if base * ctx.final_factor(scored.acc.words) >= theta {
+            // Only a document that may hold the phrase can gain its boost; its filter
+            // rules most of those out that only hold the words.
+            let phrase = ctx.phrase_possible(scored.acc.words, || {
+                // The visit's reading of the filter, when it read it.
+                scored
+                    .phrase
+                    .unwrap_or_else(|| ctx.phrase_allowed(seg.index.pair_filter(doc as usize)))
+            });
+            let factor = if phrase {
+                ctx.final_factor(scored.acc.words)
+            } else {
+                1.0 + 1e-9
+            };
+            if base * factor >= theta {
                 let node = *seg.index.node_ids.get(doc as usize).ok_or_else(|| {
                     DecodeError::new(
                         0,
@@ -130,6 +143,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
                     acc: scored.acc,
                     seg: Some(seg.segment),
                     len: scored.len,
+                    phrase,
                 });
             }
         }
@@ -240,6 +254,8 @@ impl Bounds {
 /// A document that survived the bounds, scored exactly.
 struct Scored {
     acc: Accumulator,
+    /// What its phrase-pair filter said of the phrase, when the bounds read it.
+    phrase: Option<bool>,
     /// Its length (its fields' token counts summed), for the tie-break.
     len: u64,
 }
@@ -261,6 +277,9 @@ struct Walk<'a> {
     /// record for which every one of them holds, the sum). Recomputed only when the walk
     /// passes a block of one of them or the split moves.
     ne_bounds: Option<(usize, u32, f64)>,
+    /// Whether the segment's phrase-pair filters may be read (the current analysis wrote
+    /// them; see `SegmentIndex::pair_filter`).
+    filters: bool,
 }
 
 /// What the bound checks of one document know: the words it can hold (those of the
@@ -271,6 +290,41 @@ struct Visit {
     found_words: u64,
     absent: u64,
     tf_sum: f64,
+    /// What the document's phrase-pair filter says of the phrase, once read.
+    phrase: Option<bool>,
+}
+
+impl Visit {
+    /// Whether a bound `sum` of this document's term scores, when it may hold the words
+    /// `possible`, reaches `theta` after the boosts. Its phrase-pair filter is read (once)
+    /// only when the phrase boost decides it.
+    #[inline]
+    fn reaches(
+        &mut self,
+        sum: f64,
+        possible: u64,
+        theta: f64,
+        ctx: &ScoreContext<'_>,
+        pairs: impl FnOnce(u32) -> Option<bool>,
+    ) -> bool {
+        if sum * ctx.factor(possible) < theta {
+            return false;
+        }
+        if sum * ctx.factor_without_phrase(possible) >= theta {
+            return true;
+        }
+        self.phrase_allowed(pairs)
+    }
+
+    /// Whether the document's phrase-pair filter allows the phrase (`pairs` reads it:
+    /// `None`, no filter, allows it).
+    #[inline]
+    fn phrase_allowed(&mut self, pairs: impl FnOnce(u32) -> Option<bool>) -> bool {
+        let doc = self.doc;
+        *self
+            .phrase
+            .get_or_insert_with(|| pairs(doc).unwrap_or(true))
+    }
 }
 
 impl<'a> Walk<'a> {
@@ -291,6 +345,7 @@ impl<'a> Walk<'a> {
             at_doc: vec![false; n],
             rest_memo: None,
             ne_bounds: None,
+            filters: analysis_current,
         }
     }
 
@@ -330,9 +385,13 @@ impl<'a> Walk<'a> {
         ctx: &ScoreContext<'_>,
     ) -> Result<Option<Scored>, DecodeError> {
         let mut v = self.mark_essential(doc);
-        let alive = self.bound_without_lengths(&mut v, theta, ctx)
-            && self.seek_non_essential(&mut v, theta, ctx)?;
-        Ok(alive.then(|| self.score_exact(doc, view, ctx)))
+        let alive = self.bound_without_lengths(&mut v, theta, view, ctx)
+            && self.seek_non_essential(&mut v, theta, view, ctx)?;
+        Ok(alive.then(|| {
+            let mut scored = self.score_exact(doc, view, ctx);
+            scored.phrase = v.phrase;
+            scored
+        }))
     }
 
     /// Marks the essential terms at `doc`.
@@ -343,6 +402,7 @@ impl<'a> Walk<'a> {
             found_words: 0,
             absent: 0,
             tf_sum: 0.0,
+            phrase: None,
         };
         for (j, t) in self.terms.iter().enumerate().skip(self.essential) {
             self.at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
@@ -357,9 +417,16 @@ impl<'a> Walk<'a> {
 
     /// The bounds read without the document's lengths: the essential terms' at their tf
     /// with their blocks' least lengths, and the blocks of the non-essential ones that
-    /// would hold the document. Whether they reach `theta`.
+    /// would hold the document. Whether they reach `theta` (with the phrase boost only
+    /// where the document's phrase-pair filter allows the phrase).
     #[inline]
-    fn bound_without_lengths(&mut self, v: &mut Visit, theta: f64, ctx: &ScoreContext<'_>) -> bool {
+    fn bound_without_lengths(
+        &mut self,
+        v: &mut Visit,
+        theta: f64,
+        view: &TextIndexView<'_>,
+        ctx: &ScoreContext<'_>,
+    ) -> bool {
         let (rest_sum, rest_words) = match self.rest_memo {
             Some((e, a, known)) if e == self.essential && a == v.absent => known,
             _ => {
@@ -368,7 +435,8 @@ impl<'a> Walk<'a> {
                 known
             }
         };
-        let factor = ctx.factor(v.found_words | rest_words);
+        let possible = v.found_words | rest_words;
+        let factor = ctx.factor(possible);
         if theta == f64::NEG_INFINITY {
             return true;
         }
@@ -378,13 +446,21 @@ impl<'a> Walk<'a> {
             }
         }
         let mut block_sum = v.tf_sum;
-        if block_sum * factor < theta {
+        let mut whole = false;
+        if block_sum * factor < theta || block_sum * ctx.factor_without_phrase(possible) < theta {
             // Both bound the non-essential terms: their blocks' bounds, or their lists'
             // without those of terms known absent.
             let sum = self.non_essential_block_bounds(v.doc, ctx);
             block_sum += sum.min(rest_sum);
+            whole = true;
         }
-        block_sum * factor >= theta
+        if !whole {
+            return true;
+        }
+        let filters = self.filters;
+        v.reaches(block_sum, possible, theta, ctx, |doc| {
+            filters.then(|| ctx.phrase_allowed(view.pair_filter(doc as usize)))
+        })
     }
 
     /// The non-essential terms' bounds at the blocks that would hold `doc`, summed (read
@@ -416,8 +492,10 @@ impl<'a> Walk<'a> {
         &mut self,
         v: &mut Visit,
         theta: f64,
+        view: &TextIndexView<'_>,
         ctx: &ScoreContext<'_>,
     ) -> Result<bool, DecodeError> {
+        let filters = self.filters;
         for j in (0..self.essential).rev() {
             let t = &mut self.terms[j];
             // A term whose required term is absent is too: no seek.
@@ -431,7 +509,13 @@ impl<'a> Walk<'a> {
                 v.absent |= 1u64 << j;
             }
             let (rest_sum, rest_words) = self.bounds.rest(j, v.absent);
-            let alive = (v.tf_sum + rest_sum) * ctx.factor(v.found_words | rest_words) >= theta;
+            let alive = v.reaches(
+                v.tf_sum + rest_sum,
+                v.found_words | rest_words,
+                theta,
+                ctx,
+                |doc| filters.then(|| ctx.phrase_allowed(view.pair_filter(doc as usize))),
+            );
             if !alive {
                 return Ok(false);
             }
@@ -462,6 +546,7 @@ impl<'a> Walk<'a> {
         }
         Scored {
             acc,
+            phrase: None,
             len: lens.iter().map(|&l| u64::from(l)).sum(),
         }
     }

@@ -55,7 +55,7 @@ pub use source::{ANALYSIS_SINCE_FORMAT, NodeTexts, SegmentIndex, TextSource};
 
 use crate::error::{Error, Result};
 use crate::filter::NodeFilter;
-use crate::format::text::TEXT_FIELDS;
+use crate::format::text::{PairFilter, TEXT_FIELDS, pair_bit, set_pair_bit, unit_hash};
 use crate::graph::NodeId;
 use crate::model::Node;
 
@@ -177,6 +177,8 @@ pub struct DocTerms {
     pub lens: [u32; TEXT_FIELDS],
     /// Terms (namespaced) with their frequencies per field, sorted by term.
     pub terms: Vec<(Vec<u8>, [u32; TEXT_FIELDS])>,
+    /// Its phrase-pair filter (see [`PairFilter`]).
+    pub pairs: PairFilter,
 }
 
 /// Analyzes a node's fields into its index entry.
@@ -191,6 +193,7 @@ pub fn doc_terms(analyzer: &Analyzer, node: &Node) -> DocTerms {
     DocTerms {
         lens: counts.lens,
         terms,
+        pairs: counts.pairs,
     }
 }
 
@@ -213,6 +216,9 @@ pub struct TermCounts {
     stems: Vec<Option<usize>>,
     /// Tokens per field (a token's exact form counts once).
     pub lens: [u32; TEXT_FIELDS],
+    /// The document's phrase-pair filter: a bit per two units that follow each other in
+    /// a field ([`PairFilter`]).
+    pub pairs: PairFilter,
 }
 
 impl std::fmt::Debug for TermCounts {
@@ -252,12 +258,23 @@ impl TermCounts {
         self.tfs.clear();
         self.stems.clear();
         self.lens = [0; TEXT_FIELDS];
+        self.pairs = PairFilter::default();
         let mut term = Vec::new();
         for (f, text) in field_texts(node).iter().enumerate() {
             let mut n = 0u32;
+            // The hash of the field's last unit (a phrase's units: tokens that are not
+            // whole identifiers, `phrase::units_hold`).
+            let mut prev: Option<u64> = None;
             analyzer.for_each_token(text, |kind, token| {
                 // The exact form of each token counts once toward the length.
                 n = n.saturating_add(1);
+                if kind != TermKind::Whole {
+                    let h = unit_hash(token);
+                    if let Some(p) = prev {
+                        set_pair_bit(&mut self.pairs, pair_bit(p, h));
+                    }
+                    prev = Some(h);
+                }
                 term.clear();
                 term.push(analyze::EXACT);
                 term.extend_from_slice(token.as_bytes());
@@ -437,6 +454,17 @@ pub struct ParsedQuery {
 }
 
 impl ParsedQuery {
+    /// The bits a document's [`PairFilter`] holds when one of its fields holds the
+    /// phrase: those of each two consecutive units of the phrase (none for a phrase of
+    /// fewer than two).
+    pub fn phrase_pairs(&self) -> PairFilter {
+        let mut pairs = PairFilter::default();
+        for w in self.phrase.windows(2) {
+            set_pair_bit(&mut pairs, pair_bit(unit_hash(&w[0]), unit_hash(&w[1])));
+        }
+        pairs
+    }
+
     /// Parses `text` (checked against the limits of [`TextQuery`]).
     ///
     /// # Errors

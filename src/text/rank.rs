@@ -200,6 +200,8 @@ fn score_delta<S: TextSource + ?Sized>(
             acc,
             seg: None,
             len: doc_length(&lens),
+            // The delta keeps no phrase-pair filters: the phrase is checked on the text.
+            phrase: ctx.phrase_possible(acc.words, || true),
         });
     }
     Ok(())

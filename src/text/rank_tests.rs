@@ -88,6 +88,8 @@ struct MemSegment {
     terms: Vec<u8>,
     postings: Vec<u8>,
     lens: Vec<u16>,
+    /// The records' phrase-pair filters (what the walk reads before a phrase check).
+    pairs: Vec<u64>,
     /// Node ids of the records, increasing.
     node_ids: Vec<u32>,
     /// The records.
@@ -100,7 +102,7 @@ impl MemSegment {
         let mut w = TextIndexWriter::default();
         for n in nodes.values() {
             let d = doc_terms(&analyzer, n);
-            w.add_doc(n.id.0, d.lens, d.terms);
+            w.add_doc(n.id.0, d.lens, d.pairs, d.terms);
         }
         let node_ids: Vec<u32> = nodes.keys().copied().collect();
         let s = w.finish(&node_ids).expect("sections");
@@ -109,6 +111,7 @@ impl MemSegment {
             terms: s.terms,
             postings: s.postings,
             lens: s.doc_lens,
+            pairs: s.pairs,
             node_ids,
             nodes,
         }
@@ -190,6 +193,7 @@ impl TextSource for MemSource {
             FieldLens::Narrow(&s.lens),
             s.node_ids.len() as u64,
         )
+        .and_then(|v| v.with_pairs(&s.pairs))
         .map_err(|e| self.corrupt(segment, e))?;
         Ok(Some(SegmentIndex {
             view,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::format::codec::DecodeError;
 use crate::format::record::RecordTexts;
-use crate::format::text::{TEXT_FIELDS, TextIndexView};
+use crate::format::text::{PairFilter, TEXT_FIELDS, TextIndexView};
 use crate::model::Node;
 
 /// The first segment format version whose text index the current analysis made (an
@@ -33,6 +33,19 @@ pub struct SegmentIndex<'a> {
     /// Whether the current analysis wrote this index (format ≥ [`ANALYSIS_SINCE_FORMAT`]):
     /// only then may the walk drop an exact term whose stem term is absent.
     pub analysis_current: bool,
+}
+
+impl SegmentIndex<'_> {
+    /// Record `rec`'s phrase-pair filter, when this segment has one the current
+    /// analysis wrote (units cut as the query's are).
+    #[inline]
+    pub(crate) fn pair_filter(&self, rec: usize) -> Option<&PairFilter> {
+        if self.analysis_current {
+            self.view.pair_filter(rec)
+        } else {
+            None
+        }
+    }
 }
 
 /// A node's indexed texts as [`TextSource::node_texts`] finds them.

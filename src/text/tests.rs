@@ -424,6 +424,60 @@ proptest::proptest! {
     ) {
         required_terms_hold(&title, &content)?;
     }
+
+    /// The invariant the phrase-pair filter stands for: a document holding a query's
+    /// phrase in a field has every bit of the phrase's pairs in its filter (a search
+    /// skips the phrase check of a document whose filter lacks one). Every run of
+    /// consecutive words of the content is queried, the whole content among them.
+    #[test]
+    fn a_document_holding_a_phrase_holds_its_pairs(
+        title in proptest::collection::vec(0..IMPLIED_VOCAB.len(), 0..6),
+        content in proptest::collection::vec(0..IMPLIED_VOCAB.len(), 2..12),
+    ) {
+        let join = |ws: &[usize]| ws.iter().map(|&w| IMPLIED_VOCAB[w]).collect::<Vec<_>>().join(" ");
+        let held = phrase_pairs_hold(&join(&title), &join(&content))?;
+        proptest::prop_assert!(held > 0, "the content holds itself as a phrase");
+    }
+
+    /// The same over arbitrary printable text (any script, symbols, connectors).
+    #[test]
+    fn a_document_holding_a_phrase_holds_its_pairs_in_any_text(
+        title in "\\PC{0,24}",
+        content in "(\\PC{0,12}[ _./:-]?){0,8}",
+    ) {
+        phrase_pairs_hold(&title, &content)?;
+    }
+}
+
+/// Checks the phrase-pair filter of a document of `title` and `content` against the
+/// phrase of every run of consecutive whitespace-separated chunks of `content`; answers
+/// how many of those phrases (of two units or more) the content holds.
+fn phrase_pairs_hold(
+    title: &str,
+    content: &str,
+) -> Result<usize, proptest::test_runner::TestCaseError> {
+    let analyzer = Analyzer::new();
+    let doc = doc_terms(&analyzer, &node(1, title, content));
+    let chunks: Vec<&str> = content.split_whitespace().collect();
+    let mut held = 0;
+    for i in 0..chunks.len() {
+        for j in i + 1..=chunks.len() {
+            let Ok(q) = ParsedQuery::parse(&analyzer, &chunks[i..j].join(" ")) else {
+                continue;
+            };
+            if !text_has_phrase(&analyzer, content, &q.phrase) {
+                continue;
+            }
+            held += 1;
+            proptest::prop_assert!(
+                crate::format::text::filter_holds(&doc.pairs, &q.phrase_pairs()),
+                "{:?} holds the phrase {:?}, its filter lacks a pair",
+                content,
+                q.phrase
+            );
+        }
+    }
+    Ok(held)
 }
 
 /// Checks `QueryTerm::requires` against a document of `title` and `content`, querying

@@ -32,6 +32,9 @@ pub(crate) struct Candidate {
     /// The document's length (its fields' token counts summed): among equal scores the
     /// shorter document ranks first.
     pub len: u64,
+    /// Whether it may hold the phrase as far as its segment's phrase-pair filter tells
+    /// (`true` where there is none); `false` spares the ranking its phrase check.
+    pub phrase: bool,
 }
 
 /// Where a candidate stands in the order the final ranking takes them: base score
@@ -172,6 +175,7 @@ pub(crate) fn rank_candidates<S: TextSource + ?Sized>(
     let phrase_fields = |c: &Candidate| {
         let fields = c.acc.phrase_fields(parsed.words);
         let possible = boost_max > 1.0
+            && c.phrase
             && c.acc.words.count_ones() as usize == parsed.words
             && fields.contains(&true);
         possible.then_some(fields)
@@ -207,14 +211,14 @@ pub(crate) fn rank_candidates<S: TextSource + ?Sized>(
     Ok(top)
 }
 
-/// The keys of the candidates whose base times `boost_max` (the most the phrase can add)
-/// reaches `theta`, a lower bound of the last hit's final score (the others cannot be
+/// The keys of the candidates whose base times `boost_max` (the most the phrase can add,
+/// to a candidate that may hold it) reaches `theta`, a lower bound of the last hit's final score (the others cannot be
 /// hits), best first.
 fn candidate_order(cands: &[Candidate], theta: f64, boost_max: f64) -> Vec<CandidateKey> {
     let mut order: Vec<CandidateKey> = cands
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.base * boost_max >= theta)
+        .filter(|(_, c)| c.base * if c.phrase { boost_max } else { 1.0 } >= theta)
         .map(|(at, c)| CandidateKey::of(at, c))
         .collect();
     order.sort_unstable_by(|a, b| b.cmp(a));

@@ -240,10 +240,11 @@ fn key_lookups_read_every_fixture_version() {
 
 /// Text search reads every postings layout: layout 1 in the version 4 fixture (scored
 /// without skipping), layout 2 (varint blocks) in the version 5 and 9 ones, layout 3
-/// (bit-packed blocks) in the version 10 one, with the same answers.
+/// (bit-packed blocks) in the version 10 one and, with phrase-pair filters, the version
+/// 11 one, with the same answers.
 #[test]
 fn text_search_reads_every_fixture_layout() {
-    for version in [4, 5, 9, 10] {
+    for version in [4, 5, 9, 10, 11] {
         let seg = std::fs::read(fixture_dir(version).join("seg-000001.hgs")).unwrap();
         let layout = hopgraph::format::segment::SegmentLayout::parse(&seg).unwrap();
         assert_eq!(
@@ -292,9 +293,17 @@ fn format_v9_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(9);
 }
 
+/// Written by 011ecbe (format 10): text layout 3 (bit-packed blocks), no
+/// phrase-pair filters.
 #[test]
 fn format_v10_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(10);
+}
+
+/// Format 11: the text index carries a phrase-pair filter per record (`TextPairs`).
+#[test]
+fn format_v11_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(11);
 }
 
 /// A segment whose text index an earlier analysis wrote: format 5, written by the build
@@ -344,4 +353,36 @@ fn segments_of_an_earlier_analysis_are_found_by_their_exact_words() {
     // After the compaction the current analysis wrote the index: the singular finds it too.
     assert_eq!(find(&db, "sdk"), [(old, hopgraph::TextField::Title)]);
     db.verify().unwrap();
+}
+
+/// The phrase-pair filters come with a version 11 text index and never before: the
+/// version 11 fixture's segment, its sections copied into a new one, parses; without
+/// `TextPairs`, or declaring version 10 with it, it does not.
+#[test]
+fn text_pairs_come_with_version_11_text_indexes_only() {
+    use hopgraph::format::segment::{SectionKind, SegmentEncoder, SegmentLayout};
+    let seg = std::fs::read(fixture_dir(11).join("seg-000001.hgs")).unwrap();
+    let layout = SegmentLayout::parse(&seg).unwrap();
+    let rewrite = |version: u32, skip: Option<SectionKind>| -> Vec<u8> {
+        let mut enc = SegmentEncoder::with_version(Vec::new(), layout.db_id, version).unwrap();
+        for &kind in SectionKind::ALL {
+            if layout.entry(kind).is_some() && Some(kind) != skip {
+                if kind == SectionKind::KeyHash {
+                    enc.align(16).unwrap();
+                }
+                enc.section(kind, layout.bytes(&seg, kind)).unwrap();
+            }
+        }
+        enc.finish(layout.segment_id, layout.lsn).unwrap().0
+    };
+    SegmentLayout::parse(&rewrite(11, None)).expect("the same sections");
+    let e = SegmentLayout::parse(&rewrite(11, Some(SectionKind::TextPairs))).unwrap_err();
+    assert!(e.what.contains("TextPairs has None elements"), "{e:?}");
+    let e = SegmentLayout::parse(&rewrite(10, None)).unwrap_err();
+    assert!(
+        e.what.contains("TextPairs present in a version 10 segment"),
+        "{e:?}"
+    );
+    SegmentLayout::parse(&rewrite(10, Some(SectionKind::TextPairs)))
+        .expect("a version 10 text index has no filters");
 }

@@ -374,6 +374,27 @@ impl SegmentLayout {
         for kind in lens {
             expect.push((kind, recs.saturating_mul(crate::format::text::TEXT_FIELDS)));
         }
+        // The phrase-pair filters come with the text index from version 11, never before.
+        let pairs_version = self.version >= crate::format::TEXT_PAIRS_VERSION;
+        if pairs_version && text != 0 {
+            expect.push((
+                K::TextPairs,
+                recs.saturating_mul(crate::format::text::PAIR_FILTER_WORDS),
+            ));
+        } else if self.entry(K::TextPairs).is_some() {
+            return Err(self.err_at(
+                K::TextPairs,
+                format!(
+                    "TextPairs present in a version {} segment{}",
+                    self.version,
+                    if text == 0 {
+                        " without a text index"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
         for (kind, n) in expect {
             let len = self.entry(kind).map(|e| e.range.len() / kind.elem_size());
             if len != Some(n) {

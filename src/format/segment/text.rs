@@ -5,8 +5,8 @@ use crate::format::codec::DecodeError;
 use crate::format::text::{FieldLens, TextIndexView};
 
 impl SegmentLayout {
-    /// Whether the segment has a text index (sections 30–32 and 33 or 34; `parse` checked
-    /// they come together).
+    /// Whether the segment has a text index (sections 30–32 and 33 or 34, and 35 from
+    /// version 11; `parse` checked they come together).
     pub fn has_text(&self) -> bool {
         self.entry(K::TextStats).is_some()
     }
@@ -17,7 +17,11 @@ impl SegmentLayout {
     /// # Errors
     /// The first section whose bytes do not match.
     pub fn verify_text_checksums(&self, bytes: &[u8]) -> Result<(), DecodeError> {
-        for kind in TEXT_SECTIONS.iter().chain(TEXT_LENS_SECTIONS) {
+        for kind in TEXT_SECTIONS
+            .iter()
+            .chain(TEXT_LENS_SECTIONS)
+            .chain(&[K::TextPairs])
+        {
             if self.entry(*kind).is_some() {
                 self.verify_section(bytes, *kind)?;
             }
@@ -34,7 +38,7 @@ impl SegmentLayout {
         if !self.has_text() {
             return Ok(None);
         }
-        TextIndexView::parse(
+        let view = TextIndexView::parse(
             self.bytes(bytes, K::TextStats),
             self.bytes(bytes, K::TextTerms),
             self.bytes(bytes, K::TextPostings),
@@ -45,8 +49,13 @@ impl SegmentLayout {
             },
             self.summary.node_records,
         )
-        .map(Some)
-        .map_err(|e| self.err_at(K::TextStats, format!("text index: {}", e.what)))
+        .map_err(|e| self.err_at(K::TextStats, format!("text index: {}", e.what)))?;
+        if self.entry(K::TextPairs).is_none() {
+            return Ok(Some(view));
+        }
+        view.with_pairs(self.u64s(bytes, K::TextPairs))
+            .map(Some)
+            .map_err(|e| self.err_at(K::TextPairs, format!("text index: {}", e.what)))
     }
 
     /// Full check of the text index (after every section's crc was checked): see

@@ -222,6 +222,10 @@ impl TextSource for State {
             .map_or(0, |l| l.len() as u64)
     }
 
+    fn delta_pair_filter(&self, node: u32) -> Option<PairFilter> {
+        self.delta.text.docs.get(&node).map(|d| d.pairs)
+    }
+
     fn for_each_delta_posting(
         &self,
         term: &[u8],

@@ -200,8 +200,9 @@ fn score_delta<S: TextSource + ?Sized>(
             acc,
             seg: None,
             len: doc_length(&lens),
-            // The delta keeps no phrase-pair filters: the phrase is checked on the text.
-            phrase: ctx.phrase_possible(acc.words, || true),
+            phrase: ctx.phrase_possible(acc.words, || {
+                ctx.phrase_allowed(source.delta_pair_filter(node).as_ref())
+            }),
         });
     }
     Ok(())

@@ -247,6 +247,10 @@ impl TextSource for MemSource {
         }
     }
 
+    fn delta_pair_filter(&self, node: u32) -> Option<crate::format::text::PairFilter> {
+        self.delta.get(&node).map(|(_, d)| d.pairs)
+    }
+
     fn node(&self, node: u32) -> Result<Option<Arc<Node>>> {
         if self.deleted.contains(&node) {
             return Ok(None);

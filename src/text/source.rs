@@ -97,6 +97,10 @@ pub trait TextSource {
         f: impl FnMut(u32, &[u32; TEXT_FIELDS], &[u32; TEXT_FIELDS]),
     );
 
+    /// The phrase-pair filter the delta indexed `node` with, `None` when the delta holds
+    /// no document of it.
+    fn delta_pair_filter(&self, node: u32) -> Option<PairFilter>;
+
     /// The newest record of `node`, `None` when the node is not live.
     ///
     /// # Errors

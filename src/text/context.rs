@@ -75,18 +75,21 @@ impl<'q> ScoreContext<'q> {
     /// one gets neither (factor 1, with room for rounding).
     #[inline]
     pub fn factor(&self, possible: u64) -> f64 {
-        if possible & self.all_words_mask == self.all_words_mask {
-            self.bound_factor
-        } else {
-            1.0 + 1e-9
-        }
+        self.with_all_words(possible, self.bound_factor)
     }
 
     /// [`ScoreContext::factor`] for a document that cannot hold the phrase.
     #[inline]
     pub fn factor_without_phrase(&self, possible: u64) -> f64 {
+        self.with_all_words(possible, self.words_factor)
+    }
+
+    /// `factor` for a document that may hold every query word (`possible`), else 1 (with
+    /// room for rounding): every boost needs every word.
+    #[inline]
+    fn with_all_words(&self, possible: u64, factor: f64) -> f64 {
         if possible & self.all_words_mask == self.all_words_mask {
-            self.words_factor
+            factor
         } else {
             1.0 + 1e-9
         }
@@ -97,11 +100,7 @@ impl<'q> ScoreContext<'q> {
     /// phrase.
     #[inline]
     pub fn final_factor(&self, words: u64) -> f64 {
-        if words & self.all_words_mask == self.all_words_mask {
-            self.phrase_factor
-        } else {
-            1.0 + 1e-9
-        }
+        self.with_all_words(words, self.phrase_factor)
     }
 
     /// Whether a document holding the query words `words` may get the phrase boost:

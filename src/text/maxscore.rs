@@ -294,6 +294,22 @@ struct Visit {
     phrase: Option<bool>,
 }
 
+/// What a document's phrase-pair filter says of the query's phrase (`None`: nothing, when
+/// the segment's filters may not be read: `filters` false, or there are none).
+#[inline]
+fn read_filter<'v>(
+    filters: bool,
+    view: &'v TextIndexView<'_>,
+    ctx: &'v ScoreContext<'_>,
+) -> impl FnOnce(u32) -> Option<bool> + 'v {
+    move |doc| {
+        filters
+            .then(|| view.pair_filter(doc as usize))
+            .flatten()
+            .map(|f| ctx.phrase_allowed(Some(f)))
+    }
+}
+
 impl Visit {
     /// Whether a bound `sum` of this document's term scores, when it may hold the words
     /// `possible`, reaches `theta` after the boosts. Its phrase-pair filter is read (once)
@@ -457,10 +473,13 @@ impl<'a> Walk<'a> {
         if !whole {
             return true;
         }
-        let filters = self.filters;
-        v.reaches(block_sum, possible, theta, ctx, |doc| {
-            filters.then(|| ctx.phrase_allowed(view.pair_filter(doc as usize)))
-        })
+        v.reaches(
+            block_sum,
+            possible,
+            theta,
+            ctx,
+            read_filter(self.filters, view, ctx),
+        )
     }
 
     /// The non-essential terms' bounds at the blocks that would hold `doc`, summed (read
@@ -514,7 +533,7 @@ impl<'a> Walk<'a> {
                 v.found_words | rest_words,
                 theta,
                 ctx,
-                |doc| filters.then(|| ctx.phrase_allowed(view.pair_filter(doc as usize))),
+                read_filter(filters, view, ctx),
             );
             if !alive {
                 return Ok(false);

@@ -109,7 +109,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
             acc: *acc,
             seg: Some(segment),
             len: super::topk::doc_length(&v.doc_len(rec)),
-            phrase: ctx.phrase_possible(acc.words, || ctx.phrase_allowed(index.pair_filter(rec))),
+            phrase: ctx.phrase_possible(acc.words, || index.allows_phrase(ctx, rec)),
         });
     }
     Ok(())

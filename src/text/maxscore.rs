@@ -109,7 +109,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
         let Some(doc) = walk.next_doc() else {
             break;
         };
-        if let Some(scored) = walk.visit(doc, theta, view, ctx)? {
+        if let Some(scored) = walk.visit(doc, theta, seg.index, ctx)? {
             let base = scored.acc.base(ctx.words);
             // Only a document that may hold the phrase can gain its boost; its filter
             // rules most of those out that only hold the words.
@@ -117,7 +117,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
                 // The visit's reading of the filter, when it read it.
                 scored
                     .phrase
-                    .unwrap_or_else(|| ctx.phrase_allowed(seg.index.pair_filter(doc as usize)))
+                    .unwrap_or_else(|| seg.index.allows_phrase(ctx, doc as usize))
             });
             let factor = if phrase {
                 ctx.final_factor(scored.acc.words)
@@ -277,9 +277,6 @@ struct Walk<'a> {
     /// record for which every one of them holds, the sum). Recomputed only when the walk
     /// passes a block of one of them or the split moves.
     ne_bounds: Option<(usize, u32, f64)>,
-    /// Whether the segment's phrase-pair filters may be read (the current analysis wrote
-    /// them; see `SegmentIndex::pair_filter`).
-    filters: bool,
 }
 
 /// What the bound checks of one document know: the words it can hold (those of the
@@ -294,22 +291,6 @@ struct Visit {
     phrase: Option<bool>,
 }
 
-/// What a document's phrase-pair filter says of the query's phrase (`None`: nothing, when
-/// the segment's filters may not be read: `filters` false, or there are none).
-#[inline]
-fn read_filter<'v>(
-    filters: bool,
-    view: &'v TextIndexView<'_>,
-    ctx: &'v ScoreContext<'_>,
-) -> impl FnOnce(u32) -> Option<bool> + 'v {
-    move |doc| {
-        filters
-            .then(|| view.pair_filter(doc as usize))
-            .flatten()
-            .map(|f| ctx.phrase_allowed(Some(f)))
-    }
-}
-
 impl Visit {
     /// Whether a bound `sum` of this document's term scores, when it may hold the words
     /// `possible`, reaches `theta` after the boosts. Its phrase-pair filter is read (once)
@@ -321,7 +302,7 @@ impl Visit {
         possible: u64,
         theta: f64,
         ctx: &ScoreContext<'_>,
-        pairs: impl FnOnce(u32) -> Option<bool>,
+        index: &SegmentIndex<'_>,
     ) -> bool {
         if sum * ctx.factor(possible) < theta {
             return false;
@@ -329,17 +310,10 @@ impl Visit {
         if sum * ctx.factor_without_phrase(possible) >= theta {
             return true;
         }
-        self.phrase_allowed(pairs)
-    }
-
-    /// Whether the document's phrase-pair filter allows the phrase (`pairs` reads it:
-    /// `None`, no filter, allows it).
-    #[inline]
-    fn phrase_allowed(&mut self, pairs: impl FnOnce(u32) -> Option<bool>) -> bool {
-        let doc = self.doc;
+        let doc = self.doc as usize;
         *self
             .phrase
-            .get_or_insert_with(|| pairs(doc).unwrap_or(true))
+            .get_or_insert_with(|| index.allows_phrase(ctx, doc))
     }
 }
 
@@ -361,7 +335,6 @@ impl<'a> Walk<'a> {
             at_doc: vec![false; n],
             rest_memo: None,
             ne_bounds: None,
-            filters: analysis_current,
         }
     }
 
@@ -397,14 +370,14 @@ impl<'a> Walk<'a> {
         &mut self,
         doc: u32,
         theta: f64,
-        view: &TextIndexView<'_>,
+        index: &SegmentIndex<'_>,
         ctx: &ScoreContext<'_>,
     ) -> Result<Option<Scored>, DecodeError> {
         let mut v = self.mark_essential(doc);
-        let alive = self.bound_without_lengths(&mut v, theta, view, ctx)
-            && self.seek_non_essential(&mut v, theta, view, ctx)?;
+        let alive = self.bound_without_lengths(&mut v, theta, index, ctx)
+            && self.seek_non_essential(&mut v, theta, index, ctx)?;
         Ok(alive.then(|| {
-            let mut scored = self.score_exact(doc, view, ctx);
+            let mut scored = self.score_exact(doc, &index.view, ctx);
             scored.phrase = v.phrase;
             scored
         }))
@@ -440,7 +413,7 @@ impl<'a> Walk<'a> {
         &mut self,
         v: &mut Visit,
         theta: f64,
-        view: &TextIndexView<'_>,
+        index: &SegmentIndex<'_>,
         ctx: &ScoreContext<'_>,
     ) -> bool {
         let (rest_sum, rest_words) = match self.rest_memo {
@@ -452,7 +425,6 @@ impl<'a> Walk<'a> {
             }
         };
         let possible = v.found_words | rest_words;
-        let factor = ctx.factor(possible);
         if theta == f64::NEG_INFINITY {
             return true;
         }
@@ -461,25 +433,14 @@ impl<'a> Walk<'a> {
                 v.tf_sum += t.tf_bound(ctx);
             }
         }
-        let mut block_sum = v.tf_sum;
-        let mut whole = false;
-        if block_sum * factor < theta || block_sum * ctx.factor_without_phrase(possible) < theta {
-            // Both bound the non-essential terms: their blocks' bounds, or their lists'
-            // without those of terms known absent.
-            let sum = self.non_essential_block_bounds(v.doc, ctx);
-            block_sum += sum.min(rest_sum);
-            whole = true;
-        }
-        if !whole {
+        // The essential terms alone reach θ even without the phrase boost.
+        if v.tf_sum * ctx.factor_without_phrase(possible) >= theta {
             return true;
         }
-        v.reaches(
-            block_sum,
-            possible,
-            theta,
-            ctx,
-            read_filter(self.filters, view, ctx),
-        )
+        // Both bound the non-essential terms: their blocks' bounds, or their lists'
+        // without those of terms known absent.
+        let ne = self.non_essential_block_bounds(v.doc, ctx);
+        v.reaches(v.tf_sum + ne.min(rest_sum), possible, theta, ctx, index)
     }
 
     /// The non-essential terms' bounds at the blocks that would hold `doc`, summed (read
@@ -511,10 +472,9 @@ impl<'a> Walk<'a> {
         &mut self,
         v: &mut Visit,
         theta: f64,
-        view: &TextIndexView<'_>,
+        index: &SegmentIndex<'_>,
         ctx: &ScoreContext<'_>,
     ) -> Result<bool, DecodeError> {
-        let filters = self.filters;
         for j in (0..self.essential).rev() {
             let t = &mut self.terms[j];
             // A term whose required term is absent is too: no seek.
@@ -533,7 +493,7 @@ impl<'a> Walk<'a> {
                 v.found_words | rest_words,
                 theta,
                 ctx,
-                read_filter(filters, view, ctx),
+                index,
             );
             if !alive {
                 return Ok(false);

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use super::context::ScoreContext;
 use crate::error::{Error, Result};
 use crate::format::codec::DecodeError;
 use crate::format::record::RecordTexts;
@@ -45,6 +46,13 @@ impl SegmentIndex<'_> {
         } else {
             None
         }
+    }
+
+    /// Whether record `rec` may hold the query's phrase as far as its phrase-pair filter
+    /// tells (`true` where there is none to read).
+    #[inline]
+    pub(crate) fn allows_phrase(&self, ctx: &ScoreContext<'_>, rec: usize) -> bool {
+        ctx.phrase_allowed(self.pair_filter(rec))
     }
 }
 

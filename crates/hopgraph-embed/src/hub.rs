@@ -30,8 +30,11 @@
 //! 2. The Hub: `$HF_ENDPOINT` (default `https://huggingface.co`, or a mirror), at
 //!    `{endpoint}/{repo}/resolve/{revision}/{file}`, unless `HF_HUB_OFFLINE` is set
 //!    (`1`, `true`, `yes`, `on`). `$HF_TOKEN`, when set, is sent as a bearer token (gated
-//!    or private models); it is not forwarded on redirects. HTTP(S) proxies come from
-//!    the usual `HTTPS_PROXY` / `ALL_PROXY` variables.
+//!    or private models); it is not forwarded on redirects. The request goes through the
+//!    hub's [`Transport`]: the built-in client (feature
+//!    `download`, on by default; HTTP(S) proxies from the usual `HTTPS_PROXY` /
+//!    `ALL_PROXY` variables) or one the host set (the Python package's uses Python's
+//!    `urllib`).
 //!
 //! The files fetched are the ones [`crate::Embedder`] reads: `config.json`,
 //! `tokenizer.json`, `model.safetensors`, the pooling config (`1_Pooling/config.json`, or
@@ -74,12 +77,14 @@ use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
 use crate::error::{EmbedError, Result};
+use crate::transport::{Transport, TransportError, default_transport};
 
 /// The Hub's address when `HF_ENDPOINT` is not set.
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
@@ -410,6 +415,7 @@ pub struct Hub {
     offline: bool,
     token: Option<String>,
     pins: Vec<Pin>,
+    transport: Option<Arc<dyn Transport>>,
 }
 
 /// Resolves `spec` (a directory or a model id) with [`Hub::from_env`], calling
@@ -428,7 +434,7 @@ pub fn resolve_model(
 impl Hub {
     /// A hub reading from and writing to the cache `cache`, downloading from `endpoint`
     /// (e.g. `https://huggingface.co`), online, without a token, with [`known_models`]'s
-    /// pins.
+    /// pins and the [`default_transport`].
     pub fn new(cache: impl Into<PathBuf>, endpoint: &str) -> Hub {
         Hub {
             cache: cache.into(),
@@ -436,6 +442,7 @@ impl Hub {
             offline: false,
             token: None,
             pins: known_models(),
+            transport: default_transport(),
         }
     }
 
@@ -473,6 +480,14 @@ impl Hub {
     #[must_use]
     pub fn with_pins(mut self, pins: Vec<Pin>) -> Hub {
         self.pins = pins;
+        self
+    }
+
+    /// Fetches with `transport` (`None`: cannot download; a model id must be in the
+    /// cache).
+    #[must_use]
+    pub fn with_transport(mut self, transport: Option<Arc<dyn Transport>>) -> Hub {
+        self.transport = transport;
         self
     }
 
@@ -523,7 +538,6 @@ impl Hub {
                     repo_dir: self
                         .cache
                         .join(format!("models--{}", repo.replace('/', "--"))),
-                    agent: None,
                     progress: &mut progress,
                 };
                 match pin {
@@ -545,7 +559,6 @@ struct Session<'a, P: FnMut(&Progress<'_>)> {
     hub: &'a Hub,
     repo: &'a str,
     repo_dir: PathBuf,
-    agent: Option<ureq::Agent>,
     progress: &'a mut P,
 }
 
@@ -719,21 +732,6 @@ impl<P: FnMut(&Progress<'_>)> Session<'_, P> {
         }
     }
 
-    fn agent(&mut self) -> ureq::Agent {
-        self.agent
-            .get_or_insert_with(|| {
-                ureq::Agent::config_builder()
-                    .http_status_as_error(false)
-                    .timeout_connect(Some(Duration::from_secs(15)))
-                    .timeout_recv_response(Some(Duration::from_secs(60)))
-                    .timeout_per_read(Some(Duration::from_secs(60)))
-                    .user_agent(concat!("hopgraph-embed/", env!("CARGO_PKG_VERSION")))
-                    .build()
-                    .new_agent()
-            })
-            .clone()
-    }
-
     /// Downloads `file` of `revision` into the cache (blob + snapshot link), checking it
     /// against `pin` when given.
     fn fetch(
@@ -753,16 +751,23 @@ impl<P: FnMut(&Progress<'_>)> Session<'_, P> {
             "{}/{}/resolve/{revision}/{file}",
             self.hub.endpoint, self.repo
         );
-        let mut request = self.agent().get(&url);
-        if let Some(token) = &self.hub.token {
-            request = request.header("Authorization", &format!("Bearer {token}"));
-        }
-        let response = match request.call() {
-            Ok(r) => r,
-            Err(e) if unreachable(&e) => return Err(self.unavailable(format!("{url}: {e}"))),
-            Err(e) => return Err(self.download_error(file, &format!("{url}: {e}"))),
+        let Some(transport) = self.hub.transport.as_deref() else {
+            return Err(self.unavailable(
+                "this build has no HTTP client (hopgraph-embed's `download` feature is off \
+                 and the host set no transport)"
+                    .to_owned(),
+            ));
         };
-        let status = response.status().as_u16();
+        let response = match transport.get(&url, self.hub.token.as_deref()) {
+            Ok(r) => r,
+            Err(TransportError::Unreachable(e)) => {
+                return Err(self.unavailable(format!("{url}: {e}")));
+            }
+            Err(TransportError::Failed(e)) => {
+                return Err(self.download_error(file, &format!("{url}: {e}")));
+            }
+        };
+        let status = response.status;
         match status {
             200 => {}
             404 => return Ok(Fetched::Absent),
@@ -778,14 +783,7 @@ impl<P: FnMut(&Progress<'_>)> Session<'_, P> {
             }
             _ => return Err(self.download_error(file, &format!("{url}: HTTP {status}"))),
         }
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::trim)
-                .map(str::to_owned)
-        };
+        let header = |name: &str| response.header(name).map(str::to_owned);
         let commit = header("x-repo-commit").filter(|c| is_commit(c));
         let total = header("content-length").and_then(|v| v.parse::<u64>().ok());
         if let (Some(pin), Some(total)) = (pin, total)
@@ -809,7 +807,7 @@ impl<P: FnMut(&Progress<'_>)> Session<'_, P> {
         let mut hasher = Sha256::new();
         let mut done = 0u64;
         let mut buf = vec![0u8; 256 * 1024];
-        let mut reader = response.into_body().into_reader();
+        let mut reader = response.body;
         let mut last_report = Instant::now();
         loop {
             let n = match reader.read(&mut buf) {
@@ -957,21 +955,6 @@ fn mismatch(pin: &PinnedFile, size: u64, sha: &str) -> String {
             pin.size
         )
     }
-}
-
-/// Whether a failed request means the endpoint could not be reached at all (as opposed to
-/// an answer that was wrong).
-fn unreachable(e: &ureq::Error) -> bool {
-    matches!(
-        e,
-        ureq::Error::Io(_)
-            | ureq::Error::Timeout(_)
-            | ureq::Error::HostNotFound
-            | ureq::Error::ConnectionFailed
-            | ureq::Error::Tls(_)
-            | ureq::Error::Rustls(_)
-            | ureq::Error::InvalidProxyUrl
-    )
 }
 
 fn is_commit(s: &str) -> bool {

@@ -10,6 +10,7 @@
 mod batch;
 mod convert;
 mod database;
+mod download;
 mod results;
 
 use pyo3::prelude::*;
@@ -36,6 +37,8 @@ fn run_mcp(py: Python<'_>, argv: Vec<String>) -> u8 {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // The commands' model downloads go through Python's urllib (no TLS stack compiled in).
+    download::install();
     m.add_function(wrap_pyfunction!(database::open, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(run_mcp, m)?)?;

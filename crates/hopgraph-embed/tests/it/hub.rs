@@ -3,7 +3,7 @@
 //! under a test-only pin table; the cache is a temporary directory.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Cursor, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 
 use hopgraph_embed::hub::{Hub, ModelRef, Origin, Pin, PinnedFile, Progress, known_models};
 use hopgraph_embed::tiny_model::TinyModel;
+use hopgraph_embed::transport::{Response, Transport, TransportError};
 use hopgraph_embed::{EmbedError, Embedder, Precision};
 use sha2::{Digest, Sha256};
 
@@ -617,4 +618,126 @@ fn the_real_all_minilm_downloads_and_verifies() {
     assert_eq!(embedder.dimension(), 384);
     assert!(embedder.model_id().starts_with("all-MiniLM-L6-v2:"));
     eprintln!("download + verify {downloaded:?}, cached + verify {cached:?}");
+}
+
+/// A host's transport (as the Python package supplies one): answers from the fixture's
+/// files without a network, or fails as told; records each request and its token.
+#[derive(Debug)]
+struct HostTransport {
+    root: PathBuf,
+    fail: Option<TransportError>,
+    seen: Mutex<Vec<(String, Option<String>)>>,
+}
+
+impl HostTransport {
+    fn new(root: &Path, fail: Option<TransportError>) -> Arc<HostTransport> {
+        Arc::new(HostTransport {
+            root: root.to_path_buf(),
+            fail,
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+impl Transport for HostTransport {
+    fn get(&self, url: &str, token: Option<&str>) -> Result<Response, TransportError> {
+        self.seen
+            .lock()
+            .expect("lock")
+            .push((url.to_owned(), token.map(str::to_owned)));
+        if let Some(fail) = &self.fail {
+            return Err(fail.clone());
+        }
+        let path = url
+            .strip_prefix("https://hub.example/")
+            .expect("the endpoint");
+        Ok(match std::fs::read(self.root.join(path)) {
+            Ok(body) => Response {
+                status: 200,
+                headers: vec![("content-length".to_owned(), body.len().to_string())],
+                body: Box::new(Cursor::new(body)),
+            },
+            Err(_) => Response {
+                status: 404,
+                headers: Vec::new(),
+                body: Box::new(std::io::empty()),
+            },
+        })
+    }
+}
+
+#[test]
+fn a_host_transport_carries_the_downloads() {
+    let fx = Fixture::new();
+    let transport = HostTransport::new(&fx.root, None);
+    let hub = fx
+        .hub("https://hub.example/")
+        .token(Some("secret".to_owned()))
+        .with_transport(Some(transport.clone()));
+    let model = hub.resolve(REPO, no_progress).expect("download");
+    assert_eq!(model.origin, Origin::Downloaded);
+    assert!(model.verified, "checked against the pins as any download");
+    let seen = transport.seen.lock().expect("lock").clone();
+    let mut urls: Vec<&str> = seen.iter().map(|(u, _)| u.as_str()).collect();
+    urls.sort_unstable();
+    let mut expected: Vec<String> = FILES
+        .iter()
+        .map(|f| format!("https://hub.example/{REPO}/resolve/{REVISION}/{f}"))
+        .collect();
+    expected.sort();
+    assert_eq!(urls, expected);
+    assert!(seen.iter().all(|(_, t)| t.as_deref() == Some("secret")));
+    Embedder::load_resolved(&model, Precision::F32).expect("load");
+}
+
+#[test]
+fn a_transport_failure_is_unavailable_or_a_download_error() {
+    let fx = Fixture::new();
+    let hub = |fail| {
+        fx.hub("https://hub.example")
+            .with_transport(Some(HostTransport::new(&fx.root, Some(fail))))
+    };
+    let err = hub(TransportError::Unreachable("no route to host".to_owned()))
+        .resolve(REPO, no_progress)
+        .expect_err("unreachable");
+    assert!(
+        matches!(err, EmbedError::ModelUnavailable { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("no route to host"), "{err}");
+    let err = hub(TransportError::Failed("bad gateway dance".to_owned()))
+        .resolve(REPO, no_progress)
+        .expect_err("failed");
+    assert!(matches!(err, EmbedError::Download { .. }), "{err:?}");
+    assert!(err.to_string().contains("bad gateway dance"), "{err}");
+    assert!(fx.leftovers().is_empty(), "{:?}", fx.leftovers());
+}
+
+#[test]
+fn without_a_transport_only_the_cache_serves() {
+    let fx = Fixture::new();
+    let err = fx
+        .hub("https://hub.example")
+        .with_transport(None)
+        .resolve(REPO, no_progress)
+        .expect_err("nothing cached, nothing to download with");
+    assert!(
+        matches!(err, EmbedError::ModelUnavailable { .. }),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    for part in ["no HTTP client", "three ways", "local model directory"] {
+        assert!(text.contains(part), "{part:?} missing from: {text}");
+    }
+    fx.hub("https://hub.example")
+        .with_transport(Some(HostTransport::new(&fx.root, None)))
+        .resolve(REPO, no_progress)
+        .expect("download");
+    let cached = fx
+        .hub("https://hub.example")
+        .with_transport(None)
+        .resolve(REPO, no_progress)
+        .expect("from the cache");
+    assert_eq!(cached.origin, Origin::Cache);
+    assert!(cached.verified);
 }

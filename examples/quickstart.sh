@@ -5,7 +5,7 @@
 # command line and from Python. Then it prints what to try next.
 #
 # Needs: the Rust toolchain and Python >= 3.9 with venv. A first build compiles the
-# workspace in release mode (several minutes on 2 cores; cargo shows its progress).
+# workspace in release mode (about 2 minutes on 2 cores; cargo shows its progress).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${HOPGRAPH_VENV:-.venv}

@@ -108,8 +108,8 @@ pub use db::{APP_FILE_BYTES_MAX, HNSW_MIN_VECTORS, VectorHit, VectorIndexReport,
 pub use db::{
     AsOf, BulkLoad, BulkPhase, BulkProgress, BulkReport, CheckpointReport, CommitInfo,
     CompactReport, Database, Durability, Neighbor, NodePatch, OpResult, Options, RecoveryReport,
-    Snapshot, Stats, ValidAt, VerifyPhase, VerifyProgress, VerifyReport, WriteBatch,
-    check_interval, default_memory_limit,
+    Snapshot, Stats, TextIndexReport, ValidAt, VerifyPhase, VerifyProgress, VerifyReport,
+    WriteBatch, check_interval, default_memory_limit,
 };
 pub use error::{Error, Result};
 pub use filter::NodeFilter;

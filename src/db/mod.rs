@@ -32,6 +32,7 @@ mod snapshot;
 mod state;
 mod substring;
 mod text;
+mod text_check;
 mod vector;
 mod vector_index;
 
@@ -41,7 +42,8 @@ pub use batch::{NodePatch, OpResult, WriteBatch, check_interval};
 pub use bulk::{BulkLoad, BulkPhase, BulkProgress, BulkReport, default_memory_limit};
 pub use handle::Database;
 pub use maintenance::{
-    CheckpointReport, CompactReport, Stats, VerifyPhase, VerifyProgress, VerifyReport,
+    CheckpointReport, CompactReport, Stats, TextIndexReport, VerifyPhase, VerifyProgress,
+    VerifyReport,
 };
 pub use open::RecoveryReport;
 pub use options::{CommitInfo, Durability, Options};

@@ -679,6 +679,9 @@ fn check_reports_a_damaged_segment_or_manifest() {
     rich_database(&a);
     ok(&["checkpoint", "--db", &db_arg(&a)]);
     assert!(ok(&["check", "--db", &db_arg(&a)]).starts_with("ok: 2 segments"));
+    let deep = ok(&["check", "--db", &db_arg(&a), "--deep"]);
+    assert!(deep.starts_with("ok: 2 segments"), "{deep}");
+    assert!(deep.contains("text indexes of 2 segments rebuilt from"), "{deep}");
     let pristine = tmp.path().join("pristine");
     std::fs::create_dir(&pristine).unwrap();
     copy_files(&a, &pristine);

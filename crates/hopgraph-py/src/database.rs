@@ -264,24 +264,52 @@ impl Database {
     }
 
     /// Reads and checksums every file; raises `CorruptError` naming the first damage.
-    /// Returns `{"segments", "wal_records", "bytes"}`.
-    fn check(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    /// Returns `{"segments", "wal_records", "bytes"}`. With `deep=True` it also rebuilds
+    /// each segment's text index from its records and compares it byte for byte (as
+    /// long as building the index took; catches an index written wrong), adding
+    /// `"text_segments"` and `"text_records"` (those compared) and
+    /// `"text_older_format"` (segment ids of an earlier format, not compared).
+    #[pyo3(signature = (deep = false))]
+    fn check(&self, py: Python<'_>, deep: bool) -> PyResult<Py<PyAny>> {
         let db = self.db()?;
-        let r = py.detach(|| db.verify()).map_err(error)?;
-        report(
-            py,
-            &[
-                (
-                    "segments",
-                    r.segments.into_pyobject(py)?.into_any().unbind(),
-                ),
-                (
-                    "wal_records",
-                    r.wal_records.into_pyobject(py)?.into_any().unbind(),
-                ),
-                ("bytes", r.bytes.into_pyobject(py)?.into_any().unbind()),
-            ],
-        )
+        let (r, text) = py
+            .detach(|| {
+                let r = db.verify()?;
+                let text = if deep {
+                    Some(db.verify_text_index(&|_, _, _| {})?)
+                } else {
+                    None
+                };
+                Ok((r, text))
+            })
+            .map_err(error)?;
+        let mut fields = vec![
+            (
+                "segments",
+                r.segments.into_pyobject(py)?.into_any().unbind(),
+            ),
+            (
+                "wal_records",
+                r.wal_records.into_pyobject(py)?.into_any().unbind(),
+            ),
+            ("bytes", r.bytes.into_pyobject(py)?.into_any().unbind()),
+        ];
+        if let Some(t) = text {
+            let older: Vec<u64> = t.older_format.iter().map(|(id, _)| *id).collect();
+            fields.push((
+                "text_segments",
+                t.segments.into_pyobject(py)?.into_any().unbind(),
+            ));
+            fields.push((
+                "text_records",
+                t.records.into_pyobject(py)?.into_any().unbind(),
+            ));
+            fields.push((
+                "text_older_format",
+                older.into_pyobject(py)?.into_any().unbind(),
+            ));
+        }
+        report(py, &fields)
     }
 
     /// Writes the WAL's changes into a new segment and truncates the log.

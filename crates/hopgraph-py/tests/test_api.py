@@ -214,6 +214,10 @@ def test_maintenance_and_corruption(incident, tmp_path):
     merged = incident.compact()
     assert merged["segments_merged"] == 2
     assert merged["edges"] == 5
+    deep = incident.check(deep=True)  # the text index rebuilt from the records: equal
+    assert (deep["text_segments"], deep["text_older_format"]) == (1, [])
+    assert deep["text_records"] == incident.stats()["nodes"]
+    assert "text_segments" not in incident.check()
     path = incident.path
     incident.close()
     segs = sorted(p for p in path.iterdir() if p.suffix == ".seg" or "seg" in p.name)

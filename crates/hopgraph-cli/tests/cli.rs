@@ -681,7 +681,10 @@ fn check_reports_a_damaged_segment_or_manifest() {
     assert!(ok(&["check", "--db", &db_arg(&a)]).starts_with("ok: 2 segments"));
     let deep = ok(&["check", "--db", &db_arg(&a), "--deep"]);
     assert!(deep.starts_with("ok: 2 segments"), "{deep}");
-    assert!(deep.contains("text indexes of 2 segments rebuilt from"), "{deep}");
+    assert!(
+        deep.contains("text indexes of 2 segments rebuilt from"),
+        "{deep}"
+    );
     let pristine = tmp.path().join("pristine");
     std::fs::create_dir(&pristine).unwrap();
     copy_files(&a, &pristine);

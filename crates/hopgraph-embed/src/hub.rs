@@ -30,11 +30,11 @@
 //! 2. The Hub: `$HF_ENDPOINT` (default `https://huggingface.co`, or a mirror), at
 //!    `{endpoint}/{repo}/resolve/{revision}/{file}`, unless `HF_HUB_OFFLINE` is set
 //!    (`1`, `true`, `yes`, `on`). `$HF_TOKEN`, when set, is sent as a bearer token (gated
-//!    or private models); it is not forwarded on redirects. The request goes through the
-//!    hub's [`Transport`]: the built-in client (feature
-//!    `download`, on by default; HTTP(S) proxies from the usual `HTTPS_PROXY` /
-//!    `ALL_PROXY` variables) or one the host set (the Python package's uses Python's
-//!    `urllib`).
+//!    or private models); it follows redirects to the same host, never to another (the
+//!    CDN that large files come from). The request goes through the hub's
+//!    [`Transport`]: the built-in client (feature `download`, on by default; HTTP(S)
+//!    proxies from the usual `HTTPS_PROXY` / `ALL_PROXY` variables) or one the host set
+//!    (the Python package's uses Python's `urllib`).
 //!
 //! The files fetched are the ones [`crate::Embedder`] reads: `config.json`,
 //! `tokenizer.json`, `model.safetensors`, the pooling config (`1_Pooling/config.json`, or

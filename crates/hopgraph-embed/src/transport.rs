@@ -21,8 +21,10 @@ use std::sync::{Arc, OnceLock};
 pub trait Transport: Send + Sync + fmt::Debug {
     /// Requests `url`, following redirects, and returns the final answer whatever its
     /// status (a 404 is an answer, not an error). `token`, when given, is sent as
-    /// `Authorization: Bearer {token}` to `url` itself and never on a redirect (the Hub
-    /// redirects large files to a CDN, which must not see it).
+    /// `Authorization: Bearer {token}` to `url` and on redirects to the same host (the
+    /// Hub redirects some files to its own `/api/resolve-cache/...`, which needs it for a
+    /// gated model), never on a redirect to another host (the Hub sends large files to a
+    /// CDN whose signed addresses must not see it), as `huggingface_hub` does.
     ///
     /// # Errors
     ///
@@ -133,6 +135,9 @@ mod builtin_client {
             self.agent.get_or_init(|| {
                 ureq::Agent::config_builder()
                     .http_status_as_error(false)
+                    // Authorization follows a redirect to the same host only (and scheme,
+                    // or from http to https).
+                    .redirect_auth_headers(ureq::config::RedirectAuthHeaders::SameHost)
                     .timeout_connect(Some(Duration::from_secs(15)))
                     .timeout_recv_response(Some(Duration::from_secs(60)))
                     .timeout_per_read(Some(Duration::from_secs(60)))
@@ -147,7 +152,6 @@ mod builtin_client {
         fn get(&self, url: &str, token: Option<&str>) -> Result<Response, TransportError> {
             let mut request = self.agent().get(url);
             if let Some(token) = token {
-                // ureq does not forward Authorization on redirects (its default).
                 request = request.header("Authorization", &format!("Bearer {token}"));
             }
             let response = request.call().map_err(|e| {

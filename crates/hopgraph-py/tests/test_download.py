@@ -23,8 +23,10 @@ FILES = {
 
 class Hub(http.server.BaseHTTPRequestHandler):
     """`/{repo}/resolve/{revision}/{file}` as the Hub answers it: X-Repo-Commit for `main`,
-    404 for files the model does not have, the weights redirected to another path (as the
-    Hub redirects large files to its CDN)."""
+    404 for files the model does not have, the tokenizer redirected to another path on the
+    same host (as the Hub redirects some files to its `/api/resolve-cache/`), the weights to
+    another host (`localhost` rather than 127.0.0.1: as the Hub sends large files to its
+    CDN)."""
 
     seen = []
 
@@ -33,18 +35,25 @@ class Hub(http.server.BaseHTTPRequestHandler):
         prefix = f"/{REPO}/resolve/"
         if self.path == "/cdn/weights":
             return self.answer(200, WEIGHTS)
+        if self.path == "/cache/tokenizer":
+            return self.answer(200, FILES["tokenizer.json"])
         if not self.path.startswith(prefix):
             return self.answer(404, b"")
         revision, _, file = self.path[len(prefix):].partition("/")
         if file == "model.safetensors" and revision == COMMIT:
-            self.send_response(302)
-            self.send_header("Location", "/cdn/weights")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return None
+            port = self.server.server_address[1]
+            return self.redirect(f"http://localhost:{port}/cdn/weights")
+        if file == "tokenizer.json" and revision == COMMIT:
+            return self.redirect("/cache/tokenizer")
         if file not in FILES or revision not in ("main", COMMIT):
             return self.answer(404, b"")
         return self.answer(200, FILES[file], commit=revision == "main")
+
+    def redirect(self, location):
+        self.send_response(302)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def answer(self, status, body, commit=False):
         self.send_response(status)
@@ -98,8 +107,10 @@ def test_a_model_id_is_downloaded_through_python(tmp_path, hub):
     paths = [p for p, _ in Hub.seen]
     assert paths[0] == f"/{REPO}/resolve/main/config.json"
     assert f"/{REPO}/resolve/{COMMIT}/modules.json" in paths  # absent: 404, then skipped
-    # The token goes to the Hub, never to where it redirects.
+    # The token goes to the Hub and where it redirects on its own host, never elsewhere.
     token = dict(Hub.seen)
+    assert token[f"/{REPO}/resolve/{COMMIT}/tokenizer.json"] == "Bearer secret-token"
+    assert token["/cache/tokenizer"] == "Bearer secret-token"
     assert token[f"/{REPO}/resolve/{COMMIT}/model.safetensors"] == "Bearer secret-token"
     assert token["/cdn/weights"] is None
     assert not list(repo.rglob("*.incomplete*")), "no temporary file left"

@@ -37,6 +37,11 @@ enum Fault {
     Short,
     /// Sends no `X-Repo-Commit`.
     NoCommit,
+    /// Redirects (302) to the same file under `/moved`, on the same host.
+    RedirectHere,
+    /// Redirects (302) to the same file under `/moved`, addressed as `localhost`: another
+    /// host as far as a client can tell.
+    RedirectElsewhere,
 }
 
 /// A minimal Hub: serves `root/{url path}` for `GET /{repo}/resolve/{revision}/{file}`,
@@ -45,6 +50,8 @@ struct HubServer {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
     requests: Arc<Mutex<Vec<String>>>,
+    /// The `Authorization` header of each request, in order.
+    auth: Arc<Mutex<Vec<Option<String>>>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -54,15 +61,16 @@ impl HubServer {
         let addr = listener.local_addr().expect("addr");
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let auth = Arc::new(Mutex::new(Vec::new()));
         let root = root.to_path_buf();
-        let (stop2, requests2) = (stop.clone(), requests.clone());
+        let (stop2, requests2, auth2) = (stop.clone(), requests.clone(), auth.clone());
         let thread = std::thread::spawn(move || {
             for stream in listener.incoming() {
                 if stop2.load(Ordering::SeqCst) {
                     break;
                 }
                 if let Ok(stream) = stream {
-                    serve_one(stream, &root, &faults, &requests2);
+                    serve_one(stream, &root, &faults, (&requests2, &auth2));
                 }
             }
         });
@@ -70,6 +78,7 @@ impl HubServer {
             addr,
             stop,
             requests,
+            auth,
             thread: Some(thread),
         }
     }
@@ -97,19 +106,26 @@ fn serve_one(
     stream: TcpStream,
     root: &Path,
     faults: &HashMap<String, Fault>,
-    requests: &Mutex<Vec<String>>,
+    (requests, auth): (&Mutex<Vec<String>>, &Mutex<Vec<Option<String>>>),
 ) {
     let mut reader = BufReader::new(stream.try_clone().expect("clone"));
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).is_err() {
         return;
     }
+    let mut authorization = None;
     loop {
         let mut line = String::new();
         match reader.read_line(&mut line) {
             Ok(0) | Err(_) => break,
             Ok(_) if line == "\r\n" => break,
-            Ok(_) => {}
+            Ok(_) => {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("authorization")
+                {
+                    authorization = Some(value.trim().to_owned());
+                }
+            }
         }
     }
     let path = request_line
@@ -118,7 +134,12 @@ fn serve_one(
         .unwrap_or("/")
         .to_owned();
     requests.lock().expect("lock").push(path.clone());
+    auth.lock().expect("lock").push(authorization);
     let mut out = stream;
+    let (moved, path) = match path.strip_prefix("/moved") {
+        Some(p) => (true, p.to_owned()),
+        None => (false, path),
+    };
     let file = root.join(path.trim_start_matches('/'));
     let Ok(body) = std::fs::read(&file) else {
         let _ = out
@@ -128,13 +149,29 @@ fn serve_one(
     let name = path.rsplit("/resolve/").next().unwrap_or("");
     let name = name.split_once('/').map_or("", |(_, f)| f);
     let fault = faults.get(name).copied();
+    if !moved && let Some(Fault::RedirectHere | Fault::RedirectElsewhere) = fault {
+        let host = match fault {
+            Some(Fault::RedirectElsewhere) => format!("http://localhost:{}", port_of(&out)),
+            _ => String::new(), // a relative redirect, as the Hub answers some files
+        };
+        let _ = out.write_all(
+            format!(
+                "HTTP/1.1 302 Found\r\nLocation: {host}/moved{path}\r\nContent-Length: 0\r\n\
+                 Connection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        return;
+    }
     let commit = if path.contains("/resolve/main/") && !matches!(fault, Some(Fault::NoCommit)) {
         format!("X-Repo-Commit: {MAIN_COMMIT}\r\n")
     } else {
         String::new()
     };
     let (announced, sent) = match fault {
-        None | Some(Fault::NoCommit) => (body.len(), body.len()),
+        None | Some(Fault::NoCommit | Fault::RedirectHere | Fault::RedirectElsewhere) => {
+            (body.len(), body.len())
+        }
         Some(Fault::CutShort) => (body.len(), body.len() / 2),
         Some(Fault::Short) => (body.len() / 2, body.len() / 2),
     };
@@ -144,6 +181,10 @@ fn serve_one(
     let _ = out.write_all(head.as_bytes());
     let _ = out.write_all(&body[..sent]);
     let _ = out.flush();
+}
+
+fn port_of(stream: &TcpStream) -> u16 {
+    stream.local_addr().map_or(0, |a| a.port())
 }
 
 /// A tiny model laid out as the Hub serves it at `REVISION` and at `main`, and its pins.
@@ -740,4 +781,35 @@ fn without_a_transport_only_the_cache_serves() {
         .expect("from the cache");
     assert_eq!(cached.origin, Origin::Cache);
     assert!(cached.verified);
+}
+
+/// `HF_TOKEN` goes to the endpoint and follows a redirect on the same host (the Hub
+/// redirects some files to its own `/api/resolve-cache/...`), never one to another host
+/// (the Hub's CDN, whose signed addresses must not see it).
+#[test]
+fn the_token_follows_redirects_on_the_same_host_only() {
+    let fx = Fixture::new();
+    let faults = HashMap::from([
+        ("config.json".to_owned(), Fault::RedirectHere),
+        ("model.safetensors".to_owned(), Fault::RedirectElsewhere),
+    ]);
+    let server = HubServer::start(&fx.root, faults);
+    let model = fx
+        .hub(&server.endpoint())
+        .token(Some("secret".to_owned()))
+        .resolve(REPO, no_progress)
+        .expect("download through redirects");
+    assert!(model.verified);
+    let requests = server.requests();
+    let auth = server.auth.lock().expect("lock").clone();
+    let sent = |path: &str| {
+        let i = requests.iter().position(|r| r == path).expect(path);
+        auth[i].clone()
+    };
+    let at = |file: &str| format!("/{REPO}/resolve/{REVISION}/{file}");
+    let bearer = Some("Bearer secret".to_owned());
+    assert_eq!(sent(&at("config.json")), bearer);
+    assert_eq!(sent(&format!("/moved{}", at("config.json"))), bearer);
+    assert_eq!(sent(&at("model.safetensors")), bearer);
+    assert_eq!(sent(&format!("/moved{}", at("model.safetensors"))), None);
 }

@@ -9,6 +9,7 @@ proxies (``https_proxy``, ``no_proxy``) rather than compiling a second HTTP clie
 """
 
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from . import _native
@@ -21,8 +22,30 @@ class Unreachable(Exception):
     """No answer came: name resolution, connection, TLS, proxy or timeout."""
 
 
+def _origin(url):
+    parts = urllib.parse.urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, parts.hostname, parts.port or default
+
+
+class _TokenToTheSameHost(urllib.request.HTTPRedirectHandler):
+    """Follows redirects as urllib does, keeping the token on a redirect to the same
+    scheme, host and port (the Hub's own ``/api/resolve-cache/...``) and dropping it on
+    any other (the CDN that large files come from), as ``huggingface_hub`` does."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        token = req.unredirected_hdrs.get("Authorization")
+        if new is not None and token and _origin(req.full_url) == _origin(new.full_url):
+            new.add_unredirected_header("Authorization", token)
+        return new
+
+
+_opener = urllib.request.build_opener(_TokenToTheSameHost)
+
+
 def get(url, token):
-    """GET ``url`` following redirects; ``token`` goes to ``url`` only, never on a redirect.
+    """GET ``url`` following redirects; ``token`` goes to ``url``'s host only.
 
     Returns ``(status, headers, body)`` for any answer, a 404 included: ``headers`` a list
     of ``(name, value)`` pairs, ``body`` an object with ``read(n)`` and ``close()``.
@@ -32,10 +55,11 @@ def get(url, token):
         url, headers={"User-Agent": "hopgraph/%s (Python urllib)" % _native.__version__}
     )
     if token:
-        # An unredirected header is dropped by urllib when it follows a redirect.
+        # urllib drops an unredirected header on a redirect; _TokenToTheSameHost puts it
+        # back when the redirect stays on the same host.
         request.add_unredirected_header("Authorization", "Bearer " + token)
     try:
-        response = urllib.request.urlopen(request, timeout=TIMEOUT)
+        response = _opener.open(request, timeout=TIMEOUT)
     except urllib.error.HTTPError as answer:  # an answer with an error status
         return answer.code, list(answer.headers.items()), answer
     except (urllib.error.URLError, OSError) as e:  # TLS and timeouts are OSErrors too

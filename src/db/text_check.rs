@@ -54,6 +54,15 @@ pub(crate) fn recheck_text_index(seg: &Segment, progress: &dyn Fn(u64)) -> Resul
     }
     let bytes = seg.file.bytes();
     let ids = layout.u32s(bytes, K::NodeIds);
+    // What the writer assumes (each node once); `verify` checks it too, but this check
+    // may run without it.
+    if !ids.windows(2).all(|w| w[0] < w[1]) {
+        return Err(Error::corrupt(
+            seg.file.path(),
+            layout.entry(K::NodeIds).map_or(0, |e| e.range.start as u64),
+            "node ids are not strictly increasing",
+        ));
+    }
     let analyzer = Analyzer::new();
     let mut writer = TextIndexWriter::default();
     for (i, &id) in ids.iter().enumerate() {

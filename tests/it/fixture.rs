@@ -466,4 +466,30 @@ fn the_deep_text_check_rebuilds_each_index_from_its_records() {
     assert!(matches!(e, hopgraph::Error::Corrupt { .. }), "{e:?}");
     assert!(text.contains("seg-000001.hgs"), "{text}");
     assert!(text.contains("TextPairs"), "{text}");
+
+    // Node ids out of order (the writer's precondition), checksums valid: an error, not
+    // a panic, without `verify` first.
+    for entry in std::fs::read_dir(fixture_dir(11)).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
+    }
+    let mut enc = SegmentEncoder::with_version(Vec::new(), layout.db_id, 11).unwrap();
+    for &kind in SectionKind::ALL {
+        if layout.entry(kind).is_none() {
+            continue;
+        }
+        if kind == SectionKind::KeyHash {
+            enc.align(16).unwrap();
+        }
+        let mut bytes = layout.bytes(&seg, kind).to_vec();
+        if kind == SectionKind::NodeIds {
+            bytes.swap(0, 4);
+        }
+        enc.section(kind, &bytes).unwrap();
+    }
+    std::fs::write(&path, enc.finish(layout.segment_id, layout.lsn).unwrap().0).unwrap();
+    let db = Database::open(tmp.path()).expect("opening parses nothing");
+    let e = db.verify_text_index(&|_, _, _| {}).unwrap_err();
+    assert!(matches!(e, hopgraph::Error::Corrupt { .. }), "{e:?}");
+    assert!(e.to_string().contains("not strictly increasing"), "{e}");
 }

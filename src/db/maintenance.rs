@@ -28,6 +28,7 @@ use super::handle::{Database, Writer};
 use super::open::{RecoveryReport, catch_up, stamp};
 use super::segment::Segment;
 use super::state::{SegmentSet, State};
+use super::text_check::{Rechecked, recheck_text_index};
 use crate::error::{Error, Result};
 use crate::format::manifest::Manifest;
 use crate::format::segment::Summary;
@@ -668,13 +669,13 @@ impl Database {
         let mut before = 0;
         for s in segments {
             let seen = |n: u64| progress(VerifyPhase::TextIndex, before + n, total);
-            match super::text_check::recheck_text_index(s, &seen)? {
-                super::text_check::Rechecked::Equal { records } => {
+            match recheck_text_index(s, &seen)? {
+                Rechecked::Equal { records } => {
                     report.segments += 1;
                     report.records += records;
                 }
-                super::text_check::Rechecked::NoIndex => {}
-                super::text_check::Rechecked::OlderFormat { version } => {
+                Rechecked::NoIndex => {}
+                Rechecked::OlderFormat { version } => {
                     report.older_format.push((s.file.id, version));
                 }
             }

@@ -14,6 +14,43 @@ fn fixture_dir(version: u32) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/db-v{version}"))
 }
 
+/// A temporary copy of the database directory `src` (fixtures are never opened in place:
+/// opening one may write to it).
+fn copy_of(src: &Path) -> tempfile::TempDir {
+    let tmp = crate::common::tempdir();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
+    }
+    tmp
+}
+
+/// The segment `seg` written again as format `version` with valid checksums, each of its
+/// sections passed through `edit` first (which returns false to leave the section out).
+fn rewritten_segment(
+    seg: &[u8],
+    version: u32,
+    mut edit: impl FnMut(hopgraph::format::segment::SectionKind, &mut Vec<u8>) -> bool,
+) -> Vec<u8> {
+    use hopgraph::format::segment::{SectionKind, SegmentEncoder, SegmentLayout};
+    let layout = SegmentLayout::parse(seg).unwrap();
+    let mut enc = SegmentEncoder::with_version(Vec::new(), layout.db_id, version).unwrap();
+    for &kind in SectionKind::ALL {
+        if layout.entry(kind).is_none() {
+            continue;
+        }
+        let mut bytes = layout.bytes(seg, kind).to_vec();
+        if !edit(kind, &mut bytes) {
+            continue;
+        }
+        if kind == SectionKind::KeyHash {
+            enc.align(16).unwrap();
+        }
+        enc.section(kind, &bytes).unwrap();
+    }
+    enc.finish(layout.segment_id, layout.lsn).unwrap().0
+}
+
 fn write_fixture(dir: &Path) {
     let db = Database::open(dir).unwrap();
     let mut b = WriteBatch::new();
@@ -126,11 +163,7 @@ fn opens_with_the_same_content(version: u32) {
     }
     db.verify().unwrap();
     drop(db);
-    let tmp = crate::common::tempdir();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
-    }
+    let tmp = copy_of(&src);
     let db = Database::open(tmp.path()).unwrap();
     check(&db);
     let mut b = WriteBatch::new();
@@ -318,11 +351,7 @@ fn format_v11_fixture_opens_with_the_same_content() {
 #[test]
 fn segments_of_an_earlier_analysis_are_found_by_their_exact_words() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/analysis-v5");
-    let tmp = crate::common::tempdir();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
-    }
+    let tmp = copy_of(&src);
     let db = Database::open(tmp.path()).unwrap();
     let old = db.snapshot().node_id("old").unwrap();
     let find = |db: &Database, q: &str| -> Vec<(hopgraph::NodeId, hopgraph::TextField)> {
@@ -360,20 +389,10 @@ fn segments_of_an_earlier_analysis_are_found_by_their_exact_words() {
 /// `TextPairs`, or declaring version 10 with it, it does not.
 #[test]
 fn text_pairs_come_with_version_11_text_indexes_only() {
-    use hopgraph::format::segment::{SectionKind, SegmentEncoder, SegmentLayout};
+    use hopgraph::format::segment::{SectionKind, SegmentLayout};
     let seg = std::fs::read(fixture_dir(11).join("seg-000001.hgs")).unwrap();
-    let layout = SegmentLayout::parse(&seg).unwrap();
     let rewrite = |version: u32, skip: Option<SectionKind>| -> Vec<u8> {
-        let mut enc = SegmentEncoder::with_version(Vec::new(), layout.db_id, version).unwrap();
-        for &kind in SectionKind::ALL {
-            if layout.entry(kind).is_some() && Some(kind) != skip {
-                if kind == SectionKind::KeyHash {
-                    enc.align(16).unwrap();
-                }
-                enc.section(kind, layout.bytes(&seg, kind)).unwrap();
-            }
-        }
-        enc.finish(layout.segment_id, layout.lsn).unwrap().0
+        rewritten_segment(&seg, version, |kind, _| Some(kind) != skip)
     };
     SegmentLayout::parse(&rewrite(11, None)).expect("the same sections");
     let e = SegmentLayout::parse(&rewrite(11, Some(SectionKind::TextPairs))).unwrap_err();
@@ -394,13 +413,9 @@ fn text_pairs_come_with_version_11_text_indexes_only() {
 /// is refused, naming the file and the section.
 #[test]
 fn the_deep_text_check_rebuilds_each_index_from_its_records() {
-    use hopgraph::format::segment::{SectionKind, SegmentEncoder, SegmentLayout};
+    use hopgraph::format::segment::SectionKind;
     for version in 1..=hopgraph::FORMAT_VERSION {
-        let tmp = crate::common::tempdir();
-        for entry in std::fs::read_dir(fixture_dir(version)).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
-        }
+        let tmp = copy_of(&fixture_dir(version));
         let db = Database::open(tmp.path()).unwrap();
         let phases = std::sync::Mutex::new(Vec::new());
         let r = db
@@ -434,62 +449,38 @@ fn the_deep_text_check_rebuilds_each_index_from_its_records() {
         assert!(r.older_format.is_empty(), "v{version} compacted");
     }
 
-    // The version 11 segment with one record's pair filter all ones: checksums and
-    // structure hold, the index is not what the records give.
-    let tmp = crate::common::tempdir();
-    for entry in std::fs::read_dir(fixture_dir(11)).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
-    }
-    let path = tmp.path().join("seg-000001.hgs");
-    let seg = std::fs::read(&path).unwrap();
-    let layout = SegmentLayout::parse(&seg).unwrap();
-    let mut enc = SegmentEncoder::with_version(Vec::new(), layout.db_id, 11).unwrap();
-    for &kind in SectionKind::ALL {
-        if layout.entry(kind).is_none() {
-            continue;
-        }
-        if kind == SectionKind::KeyHash {
-            enc.align(16).unwrap();
-        }
-        let mut bytes = layout.bytes(&seg, kind).to_vec();
+    // A copy of the version 11 fixture whose segment `edit` changed, written with valid
+    // checksums: opens (opening parses nothing), and the deep check alone finds it.
+    let deep_check_of = |edit: &dyn Fn(SectionKind, &mut Vec<u8>)| {
+        let tmp = copy_of(&fixture_dir(11));
+        let path = tmp.path().join("seg-000001.hgs");
+        let seg = std::fs::read(&path).unwrap();
+        let seg = rewritten_segment(&seg, 11, |kind, bytes| {
+            edit(kind, bytes);
+            true
+        });
+        std::fs::write(&path, seg).unwrap();
+        let db = Database::open(tmp.path()).unwrap();
+        let e = db.verify_text_index(&|_, _, _| {}).unwrap_err();
+        assert!(matches!(e, hopgraph::Error::Corrupt { .. }), "{e:?}");
+        (db.verify(), e.to_string())
+    };
+    // One record's pair filter all ones: checksums and structure hold, the index is not
+    // what the records give.
+    let (verified, text) = deep_check_of(&|kind, bytes| {
         if kind == SectionKind::TextPairs {
             bytes[..32].fill(0xff);
         }
-        enc.section(kind, &bytes).unwrap();
-    }
-    std::fs::write(&path, enc.finish(layout.segment_id, layout.lsn).unwrap().0).unwrap();
-    let db = Database::open(tmp.path()).unwrap();
-    db.verify().expect("the checksums hold");
-    let e = db.verify_text_index(&|_, _, _| {}).unwrap_err();
-    let text = e.to_string();
-    assert!(matches!(e, hopgraph::Error::Corrupt { .. }), "{e:?}");
+    });
+    verified.expect("the checksums hold");
     assert!(text.contains("seg-000001.hgs"), "{text}");
     assert!(text.contains("TextPairs"), "{text}");
-
-    // Node ids out of order (the writer's precondition), checksums valid: an error, not
-    // a panic, without `verify` first.
-    for entry in std::fs::read_dir(fixture_dir(11)).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
-    }
-    let mut enc = SegmentEncoder::with_version(Vec::new(), layout.db_id, 11).unwrap();
-    for &kind in SectionKind::ALL {
-        if layout.entry(kind).is_none() {
-            continue;
-        }
-        if kind == SectionKind::KeyHash {
-            enc.align(16).unwrap();
-        }
-        let mut bytes = layout.bytes(&seg, kind).to_vec();
+    // Node ids out of order (the writer's precondition): an error, not a panic, without
+    // `verify` first.
+    let (_, text) = deep_check_of(&|kind, bytes| {
         if kind == SectionKind::NodeIds {
             bytes.swap(0, 4);
         }
-        enc.section(kind, &bytes).unwrap();
-    }
-    std::fs::write(&path, enc.finish(layout.segment_id, layout.lsn).unwrap().0).unwrap();
-    let db = Database::open(tmp.path()).expect("opening parses nothing");
-    let e = db.verify_text_index(&|_, _, _| {}).unwrap_err();
-    assert!(matches!(e, hopgraph::Error::Corrupt { .. }), "{e:?}");
-    assert!(e.to_string().contains("not strictly increasing"), "{e}");
+    });
+    assert!(text.contains("not strictly increasing"), "{text}");
 }

@@ -307,19 +307,20 @@ pub(crate) fn check(args: CheckArgs) -> CliResult {
         args.quiet,
         std::time::Duration::from_secs(5),
     );
-    let r = db.verify_with_progress(&|phase, done, total| {
+    // CHECK_PHASES's slots.
+    let report = |phase, done, total| {
         let slot = match phase {
             hopgraph::VerifyPhase::Checksums => 0,
             hopgraph::VerifyPhase::Contents => 1,
+            hopgraph::VerifyPhase::TextIndex => 3,
             _ => 2,
         };
         progress.phase(slot, done, Some(total));
-    });
+    };
     // A failed check prints only its error (dropping the progress clears its line).
-    let r = r.map_err(failed)?;
+    let r = db.verify_with_progress(&report).map_err(failed)?;
     let text = if args.deep {
-        let text = db.verify_text_index(&|_, done, total| progress.phase(3, done, Some(total)));
-        Some(text.map_err(failed)?)
+        Some(db.verify_text_index(&report).map_err(failed)?)
     } else {
         None
     };

@@ -67,7 +67,14 @@ pub mod wal;
 ///   other in a field, so a search rules out most documents that hold a phrase's words
 ///   but not the phrase without reading their text. Version 10 segments have none and
 ///   are searched as before.
-pub const FORMAT_VERSION: u32 = 11;
+/// * 12: analysis indexes a name joined by `_` or `-` (`read_only`, `read-only`) by the
+///   stem of its joined form (`~readon`), as it always indexed a camelCase name, so
+///   every naming convention of one name shares a stem term. No section changes; the
+///   version says which analysis wrote a text index (`check --deep` compares only
+///   current-format segments, and lists older ones for `compact` to re-analyse).
+///   Version 11 segments are searched as before: their snake_case and kebab-case names
+///   match another convention by their parts only.
+pub const FORMAT_VERSION: u32 = 12;
 /// The first version whose text index has the `TextPairs` section.
 pub const TEXT_PAIRS_VERSION: u32 = 11;
 /// The first version whose node records and edge rows carry validity intervals.

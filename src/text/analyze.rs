@@ -13,9 +13,11 @@
 //!
 //! Every plain word yields two terms: its exact (lowercased) form and its Snowball English
 //! stem, in separate namespaces ([`TermKind`]), so an exact match can rank above a
-//! stem-only one. A whole identifier of letters and digits (`camelCase`) is stemmed too,
-//! since other texts write it as one word; other whole identifiers and bigrams are exact
-//! terms only. Stop words are
+//! stem-only one. A whole identifier of letters and digits (`camelCase`), or of such parts
+//! joined by `_` or `-` (`snake_case`, `kebab-case`), is also indexed by the stem of its
+//! joined form ([`stem_source`]: `readOnly`, `read_only` and `read-only` all by
+//! `~readon`), since other texts write the name in another convention or as one word;
+//! other whole identifiers (`src/db/open.rs`, `v2.3.1`) and bigrams are exact terms only. Stop words are
 //! indexed like any word; [`is_stop_word`] lets a query ignore them.
 //!
 //! Limits: a term longer than [`TERM_BYTES_MAX`] bytes is cut to that length at a character
@@ -54,12 +56,17 @@ pub struct Token {
     pub kind: TermKind,
     /// Byte offset of the token's start in the analyzed text.
     pub start: usize,
+    /// Byte offset of the token's end in the analyzed text (`start` plus the length of
+    /// the text it was made of, before lowercasing and truncation).
+    pub end: usize,
 }
 
 impl Token {
-    /// Whether the token is also indexed by its stem: a word with a letter, or a whole
-    /// identifier of letters and digits only (`camelCase`, `HTTPServer`, written as one
-    /// word elsewhere: `workerPoolSpecs` shares the stem of `workerpoolspec`).
+    /// Whether the token is also indexed by a stem: a word with a letter, or a whole
+    /// identifier of letters and digits, `_` and `-` with a letter (`camelCase`,
+    /// `HTTPServer`, `snake_case`, `kebab-case`), by the stem of its joined form
+    /// ([`stem_source`]: `workerPoolSpecs` and `worker_pool_specs` share the stem of
+    /// `workerpoolspec`).
     pub fn is_stemmed(&self) -> bool {
         is_stemmed(self.kind, &self.text)
     }
@@ -356,12 +363,17 @@ impl Analyzer {
     }
 
     fn chunk_tokens(&self, chunk: &str, chunk_at: usize, out: &mut Vec<Token>) {
-        chunk_pieces(chunk, chunk_at, &mut |kind, start, text| {
+        chunk_pieces(chunk, chunk_at, &mut |kind, start, piece| {
             let text = match kind {
-                TermKind::Bigram => text.to_owned(),
-                TermKind::Word | TermKind::Whole => lower(text),
+                TermKind::Bigram => piece.to_owned(),
+                TermKind::Word | TermKind::Whole => lower(piece),
             };
-            out.push(Token { text, kind, start });
+            out.push(Token {
+                kind,
+                start,
+                end: start + piece.len(),
+                text,
+            });
         });
     }
 
@@ -377,7 +389,7 @@ impl Analyzer {
         self.for_each_token(text, |kind, low| {
             if is_stemmed(kind, low) {
                 buf.clear();
-                self.push_stem_term(low, &mut buf);
+                self.push_stem_term(&stem_source(kind, low), &mut buf);
                 f(&buf);
             }
             buf.clear();
@@ -438,16 +450,37 @@ impl Analyzer {
     }
 }
 
-/// Whether a token of `kind` and (lowercased) `text` is also indexed by its stem: a word
-/// with a letter, or a whole identifier of letters and digits only (see
-/// [`Token::is_stemmed`]).
+/// Whether a token of `kind` and (lowercased) `text` is also indexed by a stem (that of
+/// [`stem_source`]): a word with a letter, or a whole identifier of letters, digits, `_`
+/// and `-` with a letter (see [`Token::is_stemmed`]).
 pub fn is_stemmed(kind: TermKind, text: &str) -> bool {
     match kind {
         TermKind::Word => text.chars().any(char::is_alphabetic),
         TermKind::Whole => {
-            text.chars().all(char::is_alphanumeric) && text.chars().any(char::is_alphabetic)
+            text.chars()
+                .all(|c| c.is_alphanumeric() || is_name_joiner(c))
+                && text.chars().any(char::is_alphabetic)
         }
         TermKind::Bigram => false,
+    }
+}
+
+/// The joiners of a name's parts that its joined form drops (`read_only`, `read-only`
+/// and `readOnly` are all `readonly` joined). Other connectors (`.`, `/`, `:`) make
+/// paths, versions and qualified names, which are not one name written another way.
+fn is_name_joiner(c: char) -> bool {
+    c == '_' || c == '-'
+}
+
+/// The text whose stem a token of `kind` and (lowercased) `text` is indexed by, when
+/// [`is_stemmed`]: a word itself, a whole identifier joined (its `_` and `-` dropped),
+/// so that every naming convention of one name shares a stem term. Since format 12
+/// (before, a name with `_` or `-` had no stem term).
+pub fn stem_source(kind: TermKind, text: &str) -> std::borrow::Cow<'_, str> {
+    if kind == TermKind::Whole && text.contains(is_name_joiner) {
+        std::borrow::Cow::Owned(text.chars().filter(|&c| !is_name_joiner(c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
@@ -619,7 +652,7 @@ mod tests {
             let mut want = Vec::new();
             for t in a.tokens(&text) {
                 if t.is_stemmed() {
-                    want.push(term(STEM, &a.stem(&t.text)));
+                    want.push(term(STEM, &a.stem(&stem_source(t.kind, &t.text))));
                 }
                 want.push(t.exact_term());
             }
@@ -718,6 +751,47 @@ mod tests {
         assert_eq!(words("tkMain.c"), ["tk", "main", "c"]);
         // Plain segments are the parts already: no extra whole.
         assert_eq!(wholes("max_hops"), ["max_hops"]);
+    }
+
+    /// Every naming convention of one name shares a stem term (the stem of the name
+    /// joined), which paths, versions and qualified names do not get.
+    #[test]
+    fn naming_conventions_share_the_joined_stem() {
+        let a = Analyzer::new();
+        let stems = |text: &str| -> Vec<String> {
+            let mut out = Vec::new();
+            a.for_each_term(text, |t| {
+                if t[0] == STEM {
+                    out.push(String::from_utf8_lossy(&t[1..]).into_owned());
+                }
+            });
+            out
+        };
+        let joined = a.stem("workerpoolspecs");
+        for name in [
+            "workerPoolSpecs",
+            "worker_pool_specs",
+            "worker-pool-specs",
+            "WORKER_POOL_SPECS",
+            "WorkerPool_specs",
+            "workerpoolspecs",
+        ] {
+            assert!(stems(name).contains(&joined), "{name}: {:?}", stems(name));
+        }
+        assert_eq!(stem_source(TermKind::Whole, "read_only"), "readonly");
+        assert_eq!(stem_source(TermKind::Whole, "read-only"), "readonly");
+        assert_eq!(stem_source(TermKind::Word, "readonly"), "readonly");
+        // Wholes with other connectors have no stem; their parts do.
+        for (text, whole) in [("src/db/open.rs", "src/db/open.rs"), ("v2.3.1", "v2.3.1")] {
+            assert!(!is_stemmed(TermKind::Whole, whole), "{text}");
+            assert!(
+                !stems(text).iter().any(|s| s.contains(['/', '.'])),
+                "{text}"
+            );
+        }
+        // A name of digits and joiners only is not a word to stem.
+        assert!(!is_stemmed(TermKind::Whole, "2024-01-02"));
+        assert!(is_stemmed(TermKind::Whole, "x86_64"));
     }
 
     #[test]

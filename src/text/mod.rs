@@ -86,13 +86,22 @@ pub const BM25_B: f64 = 0.75;
 /// 0.598 / 0.729 at 32 (FTS5: 0.644 / 0.617 / 0.489); at 100,000 documents 0.612 / 0.571 /
 /// 0.827 at 8, 0.608 / 0.581 / 0.854 at 32 (FTS5 0.590 / 0.576 / 0.504).
 pub const STEM_WEIGHT: f64 = 32.0;
-/// Weight of a whole identifier's stem (`workerPoolSpecs` → `~workerpoolspec`): like an
-/// exact term's, since the identifier's parts already score as words with the stem
-/// weight, and a heavier joined form pulls up the texts that write the identifier in the
-/// query's convention over the one that writes it in another (identifier queries of
-/// `benches/compare/text`, success@10 at 100,000 / 980,011 documents: 0.866 / 0.735 at
-/// 1, 0.864 / 0.734 at 8, 0.833 / 0.728 at 32).
-pub const WHOLE_STEM_WEIGHT: f64 = 1.0;
+/// Weight of a whole identifier's stem, the stem of its joined form (`workerPoolSpecs`,
+/// `worker_pool_specs` and `worker-pool-specs` → `~workerpoolspec`): a word's, since every
+/// naming convention of the name shares it. Its parts then weigh [`PART_WEIGHT`].
+/// Identifier queries of `benches/compare/text` (980,011 documents, success@10 strict /
+/// dup-aware, parts at 0.25): 0.747 / 0.849 at 1, 0.761 / 0.860 at 32, 0.743 / 0.845 at
+/// 64 (the other query families unchanged).
+pub const WHOLE_STEM_WEIGHT: f64 = STEM_WEIGHT;
+/// Weight of each term of a part of a query identifier indexed whole by its stem
+/// (`worker`, `pool` and `specs` of `workerPoolSpecs`), relative to a word's: the name
+/// itself is the evidence, its parts are weaker evidence (a text about "worker pools"
+/// still matches). Light parts also cost less: a query's rare words and the name lift the
+/// threshold above what the parts' common words can add sooner, so their long lists are
+/// sought, not walked. Identifier queries of `benches/compare/text` (980,011 documents,
+/// success@10 strict / dup-aware, whole stem at 32): 0.758 / 0.857 at 0.1, 0.761 / 0.860
+/// at 0.25, 0.760 / 0.860 at 0.5, 0.756 / 0.859 at 1.
+pub const PART_WEIGHT: f64 = 0.25;
 /// Score factor of a document that matches every (non-stop) query word.
 pub const ALL_WORDS_BOOST: f64 = 1.2;
 /// Further factor of a document holding the query's words consecutively in one field.
@@ -284,7 +293,7 @@ impl TermCounts {
                 let stem = analyze::is_stemmed(kind, token).then(|| {
                     self.stems.get(exact).copied().flatten().unwrap_or_else(|| {
                         term.clear();
-                        analyzer.push_stem_term(token, &mut term);
+                        analyzer.push_stem_term(&analyze::stem_source(kind, token), &mut term);
                         self.find_or_insert(&term)
                     })
                 });
@@ -482,8 +491,12 @@ impl ParsedQuery {
         }
         let tokens = analyzer.tokens(text);
         let mut q = ParsedQuery::default();
+        // Adds a term, once: a term met again keeps the greater weight (a part's stem,
+        // `name` of `userName`, that a later word, `names`, shares, weighs a word's).
         let push = |q: &mut ParsedQuery, term: Vec<u8>, weight: f64, word: Option<usize>| {
-            if q.terms.len() < QUERY_TERMS_MAX && !q.terms.iter().any(|t| t.term == term) {
+            if let Some(t) = q.terms.iter_mut().find(|t| t.term == term) {
+                t.weight = t.weight.max(weight);
+            } else if q.terms.len() < QUERY_TERMS_MAX {
                 q.terms.push(QueryTerm {
                     term,
                     weight,
@@ -492,27 +505,45 @@ impl ParsedQuery {
                 });
             }
         };
+        // Where the parts of the last identifier indexed whole by its stem end: a word
+        // token starting before it is one of those parts (a whole token comes right
+        // before its parts).
+        let mut parts_end = 0usize;
+        // The words (by index) added as parts, at PART_WEIGHT.
+        let mut part_words = 0u64;
         for t in &tokens {
+            let part = t.kind == TermKind::Word && t.start < parts_end;
+            let scale = if part { PART_WEIGHT } else { 1.0 };
             match t.kind {
                 TermKind::Word | TermKind::Bigram => {
                     q.phrase.push(t.text.clone());
-                    if analyze::is_stop_word(&t.text)
-                        || q.word_texts.contains(&t.text)
-                        || q.words >= 63
-                    {
+                    if analyze::is_stop_word(&t.text) || q.words >= 63 {
+                        continue;
+                    }
+                    if let Some(w) = q.word_texts.iter().position(|x| *x == t.text) {
+                        // A word met as a part first and now on its own weighs a word's.
+                        if !part && part_words & (1u64 << w) != 0 {
+                            part_words &= !(1u64 << w);
+                            for x in q.terms.iter_mut().filter(|x| x.word == Some(w)) {
+                                x.weight /= PART_WEIGHT;
+                            }
+                        }
                         continue;
                     }
                     let w = q.words;
                     q.words += 1;
                     q.word_texts.push(t.text.clone());
+                    if part {
+                        part_words |= 1u64 << w;
+                    }
                     let exact_at = q.terms.len();
-                    push(&mut q, t.exact_term(), 1.0, Some(w));
+                    push(&mut q, t.exact_term(), scale, Some(w));
                     // The exact term's index when this word added it.
                     let exact_at = (q.terms.len() > exact_at).then_some(exact_at);
                     if t.is_stemmed() {
                         let stem = analyzer.stem(&t.text);
                         let stem_term = analyze::term(analyze::STEM, &stem);
-                        push(&mut q, stem_term.clone(), STEM_WEIGHT, Some(w));
+                        push(&mut q, stem_term.clone(), STEM_WEIGHT * scale, Some(w));
                         if analyze::stem_implied(&t.text)
                             && let Some(r) = q.terms.iter().position(|x| x.term == stem_term)
                             && let Some(exact) = exact_at.and_then(|e| q.terms.get_mut(e))
@@ -527,7 +558,7 @@ impl ParsedQuery {
                                 push(
                                     &mut q,
                                     analyze::term(analyze::STEM, &other),
-                                    STEM_WEIGHT,
+                                    STEM_WEIGHT * scale,
                                     Some(w),
                                 );
                             }
@@ -537,8 +568,10 @@ impl ParsedQuery {
                 TermKind::Whole => {
                     push(&mut q, t.exact_term(), 1.0, None);
                     if t.is_stemmed() {
-                        let stem = analyze::term(analyze::STEM, &analyzer.stem(&t.text));
+                        let joined = analyze::stem_source(t.kind, &t.text);
+                        let stem = analyze::term(analyze::STEM, &analyzer.stem(&joined));
                         push(&mut q, stem, WHOLE_STEM_WEIGHT, None);
+                        parts_end = parts_end.max(t.end);
                     }
                 }
             }

@@ -16,11 +16,13 @@ use crate::format::record::RecordTexts;
 use crate::format::text::{PairFilter, TEXT_FIELDS, TextIndexView};
 use crate::model::Node;
 
-/// The first segment format version whose text index the current analysis made (an
-/// earlier analysis stemmed some words differently, or not at all), so that every
-/// document holding an exact term `requires` a stem term also holds that stem term
-/// ([`crate::text::analyze::stem_implied`]). A change to analysis must raise the format
-/// version and this with it.
+/// The first segment format version whose analysis agrees with the current one on
+/// what pruning relies on (an earlier analysis stemmed some words differently, or not
+/// at all): every document holding an exact term that `requires` a stem term also holds
+/// that stem term ([`crate::text::analyze::stem_implied`]), and its phrase units (and so
+/// its pair filters) are cut as a query's are. A change to analysis must raise the format
+/// version, and this with it when it changes either (format 12 did not: it added the
+/// stems of names joined by `_` and `-`, which no exact term requires).
 pub const ANALYSIS_SINCE_FORMAT: u32 = 8;
 
 /// One segment's text index as ranking reads it.

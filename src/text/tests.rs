@@ -344,6 +344,50 @@ fn term_counts_reused_equal_a_plain_count() {
     );
 }
 
+/// A query name indexed whole by its joined stem is one word's evidence; its parts weigh
+/// PART_WEIGHT of a word each, unless a part is also a word of the query on its own.
+/// Parts of a path or version (no joined stem) weigh a word's.
+#[test]
+fn a_query_names_parts_weigh_less_than_the_name() {
+    let weights = |text: &str| -> Vec<(String, f64)> {
+        ParsedQuery::parse(&Analyzer::new(), text)
+            .expect("parses")
+            .terms
+            .iter()
+            .map(|t| (String::from_utf8_lossy(&t.term).into_owned(), t.weight))
+            .collect()
+    };
+    let weight = |terms: &[(String, f64)], term: &str| {
+        terms
+            .iter()
+            .find(|t| t.0 == term)
+            .map(|t| t.1)
+            .unwrap_or_else(|| panic!("{term} not in {terms:?}"))
+    };
+    let joined = format!("~{}", Analyzer::new().stem("readonly"));
+    for query in ["readOnly mounts", "read_only mounts", "read-only mounts"] {
+        let t = weights(query);
+        assert_eq!(weight(&t, &joined), WHOLE_STEM_WEIGHT, "{query}");
+        assert_eq!(weight(&t, "=read"), PART_WEIGHT, "{query}");
+        assert_eq!(weight(&t, "~read"), STEM_WEIGHT * PART_WEIGHT, "{query}");
+        assert_eq!(weight(&t, "~onli"), STEM_WEIGHT * PART_WEIGHT, "{query}");
+        assert_eq!(weight(&t, "=mounts"), 1.0, "{query}");
+        assert_eq!(weight(&t, "~mount"), STEM_WEIGHT, "{query}");
+    }
+    // A part that is also a word of its own, after or before the name, weighs a word's;
+    // so does a part's stem that a word shares.
+    for query in ["readOnly read", "read readOnly", "readOnly reads"] {
+        let t = weights(query);
+        assert_eq!(weight(&t, "~read"), STEM_WEIGHT, "{query}");
+        assert_eq!(weight(&t, "~onli"), STEM_WEIGHT * PART_WEIGHT, "{query}");
+    }
+    assert_eq!(weight(&weights("readOnly read"), "=read"), 1.0);
+    // No joined stem, no lighter parts.
+    let t = weights("src/db/open.rs");
+    assert_eq!(weight(&t, "=open"), 1.0);
+    assert_eq!(weight(&t, "~open"), STEM_WEIGHT);
+}
+
 #[test]
 fn exact_word_terms_require_their_stem_only_where_analysis_guarantees_it() {
     let q =

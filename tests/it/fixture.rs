@@ -274,10 +274,10 @@ fn key_lookups_read_every_fixture_version() {
 /// Text search reads every postings layout: layout 1 in the version 4 fixture (scored
 /// without skipping), layout 2 (varint blocks) in the version 5 and 9 ones, layout 3
 /// (bit-packed blocks) in the version 10 one and, with phrase-pair filters, the version
-/// 11 one, with the same answers.
+/// 11 and 12 ones, with the same answers.
 #[test]
 fn text_search_reads_every_fixture_layout() {
-    for version in [4, 5, 9, 10, 11] {
+    for version in [4, 5, 9, 10, 11, 12] {
         let seg = std::fs::read(fixture_dir(version).join("seg-000001.hgs")).unwrap();
         let layout = hopgraph::format::segment::SegmentLayout::parse(&seg).unwrap();
         assert_eq!(
@@ -337,6 +337,13 @@ fn format_v10_fixture_opens_with_the_same_content() {
 #[test]
 fn format_v11_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(11);
+}
+
+/// Format 12: the text index of names joined by `_` or `-` carries their joined stem
+/// (no section changed).
+#[test]
+fn format_v12_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(12);
 }
 
 /// A segment whose text index an earlier analysis wrote: format 5, written by the build
@@ -408,8 +415,8 @@ fn text_pairs_come_with_version_11_text_indexes_only() {
 
 /// `verify_text_index` rebuilds each current-format segment's text index from its records
 /// and compares it byte for byte: every fixture's segment of an earlier format is listed,
-/// not compared; the version 11 fixture's and every compacted one's are equal. A version
-/// 11 segment whose pair filters were changed (with valid checksums, so `verify` passes)
+/// not compared; the current version's fixture's and every compacted one's are equal. A
+/// current segment whose pair filters were changed (with valid checksums, so `verify` passes)
 /// is refused, naming the file and the section.
 #[test]
 fn the_deep_text_check_rebuilds_each_index_from_its_records() {
@@ -449,13 +456,14 @@ fn the_deep_text_check_rebuilds_each_index_from_its_records() {
         assert!(r.older_format.is_empty(), "v{version} compacted");
     }
 
-    // A copy of the version 11 fixture whose segment `edit` changed, written with valid
-    // checksums: opens (opening parses nothing), and the deep check alone finds it.
+    // A copy of the current version's fixture whose segment `edit` changed, written with
+    // valid checksums: opens (opening parses nothing), and the deep check alone finds it.
     let deep_check_of = |edit: &dyn Fn(SectionKind, &mut Vec<u8>)| {
-        let tmp = copy_of(&fixture_dir(11));
+        let version = hopgraph::FORMAT_VERSION;
+        let tmp = copy_of(&fixture_dir(version));
         let path = tmp.path().join("seg-000001.hgs");
         let seg = std::fs::read(&path).unwrap();
-        let seg = rewritten_segment(&seg, 11, |kind, bytes| {
+        let seg = rewritten_segment(&seg, version, |kind, bytes| {
             edit(kind, bytes);
             true
         });

@@ -464,6 +464,64 @@ fn known_items_rank_high() {
     }
 }
 
+/// A name written in one convention finds the texts that write it in another first
+/// (snake_case, kebab-case, camelCase and one word share the joined name's stem), above
+/// texts that only hold its parts as words, even shorter ones holding them as a phrase;
+/// those still match. Delta and segment alike.
+#[test]
+fn a_name_finds_its_other_conventions_first() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    let texts = [
+        ("snake", "set the worker_pool flag before start"),
+        ("kebab", "set the worker-pool flag before start"),
+        ("camel", "set the workerPool flag before start"),
+        ("joined", "set the workerpool flag before start"),
+        ("prose", "worker pool"),
+        ("prose2", "a worker in the pool"),
+    ];
+    for (key, content) in texts {
+        b.upsert_node(key, memory("", content, "fact"));
+    }
+    // Filler, so the parts are common words and the name rare.
+    for i in 0..40 {
+        b.upsert_node(
+            format!("filler{i}"),
+            memory("", &format!("worker {i} pool {i} notes"), "fact"),
+        );
+    }
+    db.commit(b).unwrap();
+    for round in ["delta", "segment"] {
+        let snap = db.snapshot();
+        for query in [
+            "workerPool",
+            "worker_pool",
+            "worker-pool",
+            "WORKER_POOL",
+            "workerPools",
+        ] {
+            let hits = snap.search_text(&TextQuery::new(query).limit(10)).unwrap();
+            let keys: Vec<String> = hits
+                .iter()
+                .map(|h| snap.node(h.node).unwrap().unwrap().key.clone())
+                .collect();
+            let mut first: Vec<&str> = keys.iter().take(4).map(String::as_str).collect();
+            first.sort_unstable();
+            assert_eq!(
+                first,
+                ["camel", "joined", "kebab", "snake"],
+                "{round} {query}: {keys:?}"
+            );
+            assert!(
+                keys.iter().any(|k| k == "prose"),
+                "{round} {query}: {keys:?}"
+            );
+        }
+        db.checkpoint().unwrap();
+    }
+}
+
 /// Filters apply during the search: `limit` hits come back when that many match, paging
 /// with `offset` continues where the first page ended, and limits are clear errors.
 #[test]

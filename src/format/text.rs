@@ -780,9 +780,12 @@ pub struct PostingCursor<'a> {
     block_len: u32,
     /// Postings read so far: the current posting is `read - 1`.
     read: u32,
-    /// The buffered block's records and per-field frequencies.
+    /// The buffered block's records and, per field, its postings' frequencies (a field
+    /// array all zeros stays so from block to block while the field is absent: `zeroed`).
     recs: [u32; POSTINGS_BLOCK],
-    tfs: [[u32; TEXT_FIELDS]; POSTINGS_BLOCK],
+    tfs: [[u32; POSTINGS_BLOCK]; TEXT_FIELDS],
+    /// Per field, whether its `tfs` array holds only zeros.
+    zeroed: [bool; TEXT_FIELDS],
     /// Record of the current posting (valid after a successful `advance`/`seek`).
     pub rec: u32,
     /// Per-field tf of the current posting.
@@ -800,7 +803,8 @@ impl<'a> PostingCursor<'a> {
             block_len: 0,
             read: 0,
             recs: [0; POSTINGS_BLOCK],
-            tfs: [[0; TEXT_FIELDS]; POSTINGS_BLOCK],
+            tfs: [[0; POSTINGS_BLOCK]; TEXT_FIELDS],
+            zeroed: [true; TEXT_FIELDS],
             rec: 0,
             tf: [0; TEXT_FIELDS],
             done: false,
@@ -868,18 +872,28 @@ impl<'a> PostingCursor<'a> {
         if at > data.len() {
             return Err(self.err("truncated postings block"));
         }
-        let mut values = [0u32; POSTINGS_BLOCK];
+        // Each posting occurs in some field: the fields' tfs ORed are never 0. A field
+        // of width 0 is all zeros (its array stays so while the field stays absent).
         let mut any = [0u32; POSTINGS_BLOCK];
         for f in 0..TEXT_FIELDS {
-            unpack(data, starts[1 + f], widths[1 + f], &mut values[..n]);
-            for ((tf, v), a) in self.tfs[..n].iter_mut().zip(&values[..n]).zip(&mut any) {
-                tf[f] = *v;
+            if widths[1 + f] == 0 {
+                if !self.zeroed[f] {
+                    self.tfs[f].fill(0);
+                    self.zeroed[f] = true;
+                }
+                continue;
+            }
+            let tfs = &mut self.tfs[f][..n];
+            unpack(data, starts[1 + f], widths[1 + f], tfs);
+            self.zeroed[f] = false;
+            for (a, v) in any[..n].iter_mut().zip(tfs.iter()) {
                 *a |= *v;
             }
         }
         if any[..n].contains(&0) {
             return Err(self.err("a posting without occurrences"));
         }
+        let mut values = [0u32; POSTINGS_BLOCK];
         unpack(data, starts[0], widths[0], &mut values[..n]);
         let mut base = self.base;
         for (rec, &gap) in self.recs[..n].iter_mut().zip(&values[..n]) {
@@ -906,6 +920,8 @@ impl<'a> PostingCursor<'a> {
         let data = self.list.data;
         let mut pos = self.pos;
         let mut base = self.base;
+        // Every field's tf is written for each posting.
+        self.zeroed = [false; TEXT_FIELDS];
         for i in 0..n {
             let v = get_varint(data, &mut pos).map_err(|e| self.shift(e))?;
             let gap = v >> 3;
@@ -935,7 +951,9 @@ impl<'a> PostingCursor<'a> {
                 }
             }
             self.recs[i] = rec;
-            self.tfs[i] = tf;
+            for (f, &t) in tf.iter().enumerate() {
+                self.tfs[f][i] = t;
+            }
             base = u64::from(rec) + 1;
         }
         self.pos = pos;
@@ -958,7 +976,7 @@ impl<'a> PostingCursor<'a> {
         }
         let i = (self.read - self.block_start) as usize % POSTINGS_BLOCK;
         self.rec = self.recs[i];
-        self.tf = self.tfs[i];
+        self.tf = std::array::from_fn(|f| self.tfs[f][i]);
         self.read += 1;
         Ok(true)
     }
@@ -2303,6 +2321,44 @@ mod tests {
     fn blocked_lists_round_trip_and_seek() {
         for layout in [TEXT_LAYOUT_BLOCKED, TEXT_LAYOUT_PACKED] {
             blocked_lists_round_trip_and_seek_in(layout);
+        }
+    }
+
+    /// A field present in some blocks of a list and absent from others (a block packs
+    /// such a field at width 0) reads back as written, walking and seeking, in both
+    /// blocked layouts.
+    #[test]
+    fn fields_absent_from_some_blocks_read_back() {
+        for layout in [TEXT_LAYOUT_BLOCKED, TEXT_LAYOUT_PACKED] {
+            let records: Vec<u32> = (0..1000).collect();
+            let mut w = TextIndexWriter::new().with_layout(layout);
+            let mut want = Vec::new();
+            for rec in 0u32..1000 {
+                // Blocks 0, 3, 4 and 7 hold the term in the title too; block 5 only there.
+                let block = rec as usize / POSTINGS_BLOCK;
+                let title = u32::from(matches!(block, 0 | 3 | 4 | 5 | 7)) * (1 + rec % 4);
+                let content = u32::from(block != 5) * (1 + rec % 3);
+                let tf = [title, content, u32::from(rec % 97 == 0)];
+                w.add_doc(rec, [5, 20, 1], NO_PAIRS, vec![(b"=w".to_vec(), tf)]);
+                want.push((rec, tf));
+            }
+            let s = w.finish(&records).expect("docs match records");
+            let v = fresh_view(&s, 1000);
+            v.verify(&records).expect("fresh sections verify");
+            let list = v.list(b"=w").expect("ok").expect("indexed");
+            let mut c = list.cursor();
+            for &(rec, tf) in &want {
+                assert_eq!(c.advance(), Ok(true));
+                assert_eq!((c.rec, c.tf), (rec, tf), "layout {layout}");
+            }
+            assert_eq!(c.advance(), Ok(false));
+            for targets in [[100u32, 300, 700], [650, 651, 999], [0, 900, 901]] {
+                let mut c = list.cursor();
+                for target in targets {
+                    assert_eq!(c.seek(target), Ok(true));
+                    assert_eq!((c.rec, c.tf), want[target as usize], "layout {layout}");
+                }
+            }
         }
     }
 

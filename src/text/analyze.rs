@@ -62,6 +62,16 @@ pub struct Token {
 }
 
 impl Token {
+    /// A token to fill in (no text, at offset 0).
+    fn empty() -> Token {
+        Token {
+            text: String::new(),
+            kind: TermKind::Word,
+            start: 0,
+            end: 0,
+        }
+    }
+
     /// Whether the token is also indexed by a stem: a word with a letter, or a whole
     /// identifier of letters and digits, `_` and `-` with a letter (`camelCase`,
     /// `HTTPServer`, `snake_case`, `kebab-case`), by the stem of its joined form
@@ -309,15 +319,13 @@ impl Analyzer {
     /// Analyzes whitespace-separated chunk by chunk and stops at the first chunk holding
     /// one: O(length of text up to the match).
     pub fn find_token(&self, text: &str, mut pred: impl FnMut(&Token) -> bool) -> Option<Token> {
-        let mut buf = Vec::new();
+        let mut tok = Token::empty();
         let base = text.as_ptr() as usize;
         for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
             // `chunk` is a sub-slice of `text`, so this is its byte offset.
             let at = chunk.as_ptr() as usize - base;
-            buf.clear();
-            self.chunk_tokens(chunk, at, &mut buf);
-            if let Some(i) = buf.iter().position(&mut pred) {
-                return Some(buf.swap_remove(i));
+            if first_in_chunk(chunk, at, &mut tok, &mut pred) {
+                return Some(tok);
             }
         }
         None
@@ -334,7 +342,7 @@ impl Analyzer {
         mut hint: impl FnMut(usize) -> Option<usize>,
         mut pred: impl FnMut(&Token) -> bool,
     ) -> Option<Token> {
-        let mut buf = Vec::new();
+        let mut tok = Token::empty();
         let mut pos = 0usize;
         while let Some(at) = hint(pos) {
             let at = at.max(pos);
@@ -350,12 +358,8 @@ impl Analyzer {
             let end = text[at..]
                 .find(char::is_whitespace)
                 .map_or(text.len(), |i| at + i);
-            if start < end {
-                buf.clear();
-                self.chunk_tokens(&text[start..end], start, &mut buf);
-                if let Some(i) = buf.iter().position(&mut pred) {
-                    return Some(buf.swap_remove(i));
-                }
+            if start < end && first_in_chunk(&text[start..end], start, &mut tok, &mut pred) {
+                return Some(tok);
             }
             pos = end.max(at + 1);
         }
@@ -448,6 +452,36 @@ impl Analyzer {
         out.push(STEM);
         self.push_stem(token, out);
     }
+}
+
+/// Whether a token of `chunk` (a whitespace-free piece of text at byte offset `chunk_at`)
+/// is one `pred` accepts; the first such token is left in `tok`. Each token is made in
+/// `tok` in turn, its text buffer reused: no allocation per token (`chunk_tokens` makes
+/// the same tokens).
+fn first_in_chunk(
+    chunk: &str,
+    chunk_at: usize,
+    tok: &mut Token,
+    pred: &mut impl FnMut(&Token) -> bool,
+) -> bool {
+    let mut found = false;
+    chunk_pieces(chunk, chunk_at, &mut |kind, start, piece| {
+        if found {
+            return;
+        }
+        match kind {
+            TermKind::Bigram => {
+                tok.text.clear();
+                tok.text.push_str(piece);
+            }
+            TermKind::Word | TermKind::Whole => lower_into(piece, &mut tok.text),
+        }
+        tok.kind = kind;
+        tok.start = start;
+        tok.end = start + piece.len();
+        found = pred(tok);
+    });
+    found
 }
 
 /// Whether a token of `kind` and (lowercased) `text` is also indexed by a stem (that of

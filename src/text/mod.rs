@@ -842,12 +842,12 @@ pub fn snippet(analyzer: &Analyzer, text: &str, query: &ParsedQuery) -> String {
         .map(char::len_utf8)
         .sum();
     let start = at - lead;
-    text[start..]
-        .chars()
-        .take(SNIPPET_CHARS_MAX)
-        .collect::<String>()
-        .trim()
-        .to_owned()
+    let rest = &text[start..];
+    let end = rest
+        .char_indices()
+        .nth(SNIPPET_CHARS_MAX)
+        .map_or(rest.len(), |(i, _)| i);
+    rest[..end].trim().to_owned()
 }
 
 /// What [`snippet`] searches a text for: per query word, its stem less the last letter

@@ -14,7 +14,8 @@
 //! checkpoint so the text index is in a segment); `bulk` loads every document with one
 //! `Database::bulk_load` (one segment, no WAL traffic: what an import of a new store
 //! does) and prints `{"build_s": ..}` too. `query` runs every query once to warm
-//! up, then times each query (search plus reading the hits' keys).
+//! up, then times each query (search plus reading the hits' keys); with
+//! `TEXT_BENCH_SNIPPETS=0` the hits carry no snippets (keys only, as tantivy's pass).
 
 use std::io::{BufRead, BufReader, Write};
 use std::time::Instant;
@@ -108,8 +109,10 @@ fn main() -> Res<()> {
         "query" => {
             let qs = lines(file)?;
             let snap = db.snapshot();
+            // TEXT_BENCH_SNIPPETS=0: keys only, as tantivy's pass returns them.
+            let snippets = std::env::var("TEXT_BENCH_SNIPPETS").map_or(true, |v| v != "0");
             let run = |q: &str| -> Res<Vec<String>> {
-                let hits = snap.search_text(&TextQuery::new(q).limit(10))?;
+                let hits = snap.search_text(&TextQuery::new(q).limit(10).snippets(snippets))?;
                 let mut keys = Vec::with_capacity(hits.len());
                 for h in hits {
                     if let Some(n) = snap.node(h.node)? {

@@ -346,6 +346,15 @@ pub(crate) fn hits<S: TextSource + ?Sized>(
     } in top.into_iter().skip(q.offset)
     {
         let field = acc.best_field();
+        if !q.snippets {
+            hits.push(TextHit {
+                node: NodeId(id),
+                score,
+                field,
+                snippet: String::new(),
+            });
+            continue;
+        }
         // The snippet's text: from the record the ranking read, else the title or
         // content borrowed from the segment (properties not decoded), else the whole
         // node. Every candidate is a live node's newest version, so its record exists.

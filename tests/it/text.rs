@@ -522,6 +522,44 @@ fn a_name_finds_its_other_conventions_first() {
     }
 }
 
+/// A search without snippets answers the same hits (nodes, scores, fields) with empty
+/// snippets; with them, each snippet holds a match.
+#[test]
+fn hits_without_snippets_are_the_same_hits() {
+    let dir = tempdir();
+    let db = Database::open(dir.path()).unwrap();
+    let mut b = WriteBatch::new();
+    for i in 0..60 {
+        let content = format!(
+            "{} note {i}: the cache layer evicts entries; graphs of {} nodes",
+            "filler words ".repeat(i % 7),
+            i * 3
+        );
+        b.upsert_node(
+            format!("n{i}"),
+            memory(&format!("Cache {i}"), &content, "fact"),
+        );
+    }
+    db.commit(b).unwrap();
+    for round in ["delta", "segment"] {
+        let snap = db.snapshot();
+        for query in ["cache evicts", "graphs nodes", "note 7"] {
+            let with = snap.search_text(&TextQuery::new(query).limit(20)).unwrap();
+            let without = snap
+                .search_text(&TextQuery::new(query).limit(20).snippets(false))
+                .unwrap();
+            assert!(!with.is_empty(), "{round} {query}");
+            assert_eq!(with.len(), without.len(), "{round} {query}");
+            for (a, b) in with.iter().zip(&without) {
+                assert_eq!((a.node, a.score, a.field), (b.node, b.score, b.field));
+                assert!(b.snippet.is_empty(), "{round} {query}: {:?}", b.snippet);
+                assert!(!a.snippet.is_empty(), "{round} {query}");
+            }
+        }
+        db.checkpoint().unwrap();
+    }
+}
+
 /// Filters apply during the search: `limit` hits come back when that many match, paging
 /// with `offset` continues where the first page ended, and limits are clear errors.
 #[test]

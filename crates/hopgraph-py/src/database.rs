@@ -488,7 +488,7 @@ impl Database {
     }
 
     /// See `Snapshot.search`.
-    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None, as_of = None))]
+    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None, as_of = None, snippets = true))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -499,9 +499,18 @@ impl Database {
         kinds: Option<&Bound<'_, PyAny>>,
         min_importance: Option<f32>,
         as_of: Option<&Bound<'_, PyAny>>,
+        snippets: bool,
     ) -> PyResult<Vec<Hit>> {
-        self.snapshot()?
-            .search(py, query, limit, offset, kinds, min_importance, as_of)
+        self.snapshot()?.search(
+            py,
+            query,
+            limit,
+            offset,
+            kinds,
+            min_importance,
+            as_of,
+            snippets,
+        )
     }
 
     /// See `Snapshot.search_vector`.
@@ -765,8 +774,8 @@ impl Snapshot {
 
     /// Full-text search over titles, contents and metadata strings (BM25F; words, stems,
     /// identifiers, phrases in quotes). `kinds`: only nodes of these types; `as_of`: only
-    /// nodes valid then.
-    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None, as_of = None))]
+    /// nodes valid then; `snippets=False`: hits without a snippet (`None`), faster.
+    #[pyo3(signature = (query, *, limit = 10, offset = 0, kinds = None, min_importance = None, as_of = None, snippets = true))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -777,6 +786,7 @@ impl Snapshot {
         kinds: Option<&Bound<'_, PyAny>>,
         min_importance: Option<f32>,
         as_of: Option<&Bound<'_, PyAny>>,
+        snippets: bool,
     ) -> PyResult<Vec<Hit>> {
         let mut filter = kind_filter(kinds, as_of)?;
         if let Some(m) = min_importance {
@@ -785,7 +795,8 @@ impl Snapshot {
         let q = TextQuery::new(query)
             .limit(limit)
             .offset(offset)
-            .filter(filter);
+            .filter(filter)
+            .snippets(snippets);
         let snap = &self.inner;
         let hits = py.detach(|| snap.search_text(&q)).map_err(error)?;
         hits.iter()
@@ -794,7 +805,7 @@ impl Snapshot {
                     key: label(snap, h.node)?,
                     score: h.score,
                     field: Some(h.field.name()),
-                    snippet: Some(h.snippet.clone()),
+                    snippet: snippets.then(|| h.snippet.clone()),
                 })
             })
             .collect()

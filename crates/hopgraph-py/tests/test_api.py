@@ -66,6 +66,10 @@ def test_text_search(incident):
     assert "pooled connections" in by_key["outage"].snippet
     assert incident.search("connection", kinds=["config"])[0].key == "config-pool"
     assert incident.search("zzzunmatched") == []
+    # Without snippets: the same hits, no snippet.
+    bare = incident.search("pooled connections", snippets=False)
+    assert [(h.key, h.score, h.field) for h in bare] == [(h.key, h.score, h.field) for h in hits]
+    assert all(h.snippet is None for h in bare)
 
 
 def test_vector_search_numpy_and_lists(db):

@@ -204,6 +204,7 @@ class Snapshot:
         kinds: Types = None,
         min_importance: Optional[float] = None,
         as_of: Optional[Time] = None,
+        snippets: bool = True,
     ) -> list[Hit]: ...
     def search_vector(
         self,

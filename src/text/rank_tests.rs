@@ -23,7 +23,11 @@ use crate::model::NodeProps;
 
 /// Words of the generated texts, rare first (a word's index is drawn skewed toward the
 /// end): inflections share stems, and stop words make phrases.
-const VOCAB: [&str; 22] = [
+const VOCAB: [&str; 25] = [
+    // One name in three conventions (a joined stem; parts that weigh less in a query).
+    "deploy_server",
+    "deployServer",
+    "crash-pool",
     "rollback",
     "pgbouncer",
     // Non-ASCII text (the phrase pre-check's other path) and case.

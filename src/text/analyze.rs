@@ -17,8 +17,8 @@
 //! joined by `_` or `-` (`snake_case`, `kebab-case`), is also indexed by the stem of its
 //! joined form ([`stem_source`]: `readOnly`, `read_only` and `read-only` all by
 //! `~readon`), since other texts write the name in another convention or as one word;
-//! other whole identifiers (`src/db/open.rs`, `v2.3.1`) and bigrams are exact terms only. Stop words are
-//! indexed like any word; [`is_stop_word`] lets a query ignore them.
+//! other whole identifiers (`src/db/open.rs`, `v2.3.1`) and bigrams are exact terms only.
+//! Stop words are indexed like any word; [`is_stop_word`] lets a query ignore them.
 //!
 //! Limits: a term longer than [`TERM_BYTES_MAX`] bytes is cut to that length at a character
 //! boundary (so two very long words sharing their first 64 bytes match each other).

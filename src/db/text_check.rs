@@ -9,9 +9,9 @@
 //! checksum.
 //!
 //! Only segments of this build's format are compared: an older segment's index was
-//! written in an older layout (and, before format
-//! [`ANALYSIS_SINCE_FORMAT`](crate::text::ANALYSIS_SINCE_FORMAT), by an older analysis),
-//! which this build does not write. `compact` rewrites those.
+//! written in an older layout or by an older analysis (format 12 added the stems of
+//! names joined by `_` and `-`), which this build does not write. `compact` rewrites
+//! those.
 
 use super::segment::Segment;
 use crate::error::{Error, Result};

@@ -141,12 +141,9 @@ fn truncate(s: &str) -> &str {
     &s[..end]
 }
 
-fn lower(s: &str) -> String {
-    truncate(&s.to_lowercase()).to_owned()
-}
-
-/// [`lower`] into `out` (cleared first): no allocation once `out` has grown, and ASCII
-/// (most text) lowercased in place without decoding.
+/// `s` lowercased and cut to [`TERM_BYTES_MAX`] bytes ([`truncate`]) into `out` (cleared
+/// first): no allocation once `out` has grown, and ASCII (most text) lowercased in place
+/// without decoding.
 fn lower_into(s: &str, out: &mut String) {
     out.clear();
     if s.is_ascii() {
@@ -306,12 +303,10 @@ impl Analyzer {
     /// parts). Cost: O(text length).
     pub fn tokens(&self, text: &str) -> Vec<Token> {
         let mut out = Vec::new();
-        let base = text.as_ptr() as usize;
-        for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
-            // `chunk` is a sub-slice of `text`, so this is its byte offset.
-            let at = chunk.as_ptr() as usize - base;
-            self.chunk_tokens(chunk, at, &mut out);
-        }
+        self.find_token(text, |t| {
+            out.push(t.clone());
+            false
+        });
         out
     }
 
@@ -364,21 +359,6 @@ impl Analyzer {
             pos = end.max(at + 1);
         }
         None
-    }
-
-    fn chunk_tokens(&self, chunk: &str, chunk_at: usize, out: &mut Vec<Token>) {
-        chunk_pieces(chunk, chunk_at, &mut |kind, start, piece| {
-            let text = match kind {
-                TermKind::Bigram => piece.to_owned(),
-                TermKind::Word | TermKind::Whole => lower(piece),
-            };
-            out.push(Token {
-                kind,
-                start,
-                end: start + piece.len(),
-                text,
-            });
-        });
     }
 
     /// Calls `f` with every index term of `text` (namespaced, see [`term`]): a word's
@@ -456,8 +436,7 @@ impl Analyzer {
 
 /// Whether a token of `chunk` (a whitespace-free piece of text at byte offset `chunk_at`)
 /// is one `pred` accepts; the first such token is left in `tok`. Each token is made in
-/// `tok` in turn, its text buffer reused: no allocation per token (`chunk_tokens` makes
-/// the same tokens).
+/// `tok` in turn, its text buffer reused: no allocation per token.
 fn first_in_chunk(
     chunk: &str,
     chunk_at: usize,

@@ -518,37 +518,43 @@ impl ParsedQuery {
                 });
             }
         };
-        // Where the parts of the last identifier indexed whole by its stem end: a word
-        // token starting before it is one of those parts (a whole token comes right
-        // before its parts).
+        // Which tokens are parts of a name indexed whole by its stem (a whole token comes
+        // right before its parts, which start before it ends). A part weighs
+        // PART_WEIGHT of a word, unless the query also holds it as a word on its own.
         let mut parts_end = 0usize;
-        // The words (by index) added as parts, at PART_WEIGHT.
-        let mut part_words = 0u64;
-        for t in &tokens {
-            let part = t.kind == TermKind::Word && t.start < parts_end;
-            let scale = if part { PART_WEIGHT } else { 1.0 };
+        let is_part: Vec<bool> = tokens
+            .iter()
+            .map(|t| {
+                if t.kind == TermKind::Whole && t.is_stemmed() {
+                    parts_end = parts_end.max(t.end);
+                }
+                t.kind == TermKind::Word && t.start < parts_end
+            })
+            .collect();
+        let alone: Vec<&str> = tokens
+            .iter()
+            .zip(&is_part)
+            .filter(|(t, part)| t.kind == TermKind::Word && !**part)
+            .map(|(t, _)| t.text.as_str())
+            .collect();
+        for (t, &part) in tokens.iter().zip(&is_part) {
+            let scale = if part && !alone.contains(&t.text.as_str()) {
+                PART_WEIGHT
+            } else {
+                1.0
+            };
             match t.kind {
                 TermKind::Word | TermKind::Bigram => {
                     q.phrase.push(t.text.clone());
-                    if analyze::is_stop_word(&t.text) || q.words >= 63 {
-                        continue;
-                    }
-                    if let Some(w) = q.word_texts.iter().position(|x| *x == t.text) {
-                        // A word met as a part first and now on its own weighs a word's.
-                        if !part && part_words & (1u64 << w) != 0 {
-                            part_words &= !(1u64 << w);
-                            for x in q.terms.iter_mut().filter(|x| x.word == Some(w)) {
-                                x.weight /= PART_WEIGHT;
-                            }
-                        }
+                    if analyze::is_stop_word(&t.text)
+                        || q.word_texts.contains(&t.text)
+                        || q.words >= 63
+                    {
                         continue;
                     }
                     let w = q.words;
                     q.words += 1;
                     q.word_texts.push(t.text.clone());
-                    if part {
-                        part_words |= 1u64 << w;
-                    }
                     let exact_at = q.terms.len();
                     push(&mut q, t.exact_term(), scale, Some(w));
                     // The exact term's index when this word added it.
@@ -584,7 +590,6 @@ impl ParsedQuery {
                         let joined = analyze::stem_source(t.kind, &t.text);
                         let stem = analyze::term(analyze::STEM, &analyzer.stem(&joined));
                         push(&mut q, stem, WHOLE_STEM_WEIGHT, None);
-                        parts_end = parts_end.max(t.end);
                     }
                 }
             }

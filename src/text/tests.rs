@@ -376,7 +376,12 @@ fn a_query_names_parts_weigh_less_than_the_name() {
     }
     // A part that is also a word of its own, after or before the name, weighs a word's;
     // so does a part's stem that a word shares.
-    for query in ["readOnly read", "read readOnly", "readOnly reads"] {
+    for query in [
+        "readOnly read",
+        "read readOnly",
+        "readOnly reads",
+        "readOnly reads read",
+    ] {
         let t = weights(query);
         assert_eq!(weight(&t, "~read"), STEM_WEIGHT, "{query}");
         assert_eq!(weight(&t, "~onli"), STEM_WEIGHT * PART_WEIGHT, "{query}");

@@ -346,49 +346,58 @@ pub(crate) fn hits<S: TextSource + ?Sized>(
     } in top.into_iter().skip(q.offset)
     {
         let field = acc.best_field();
-        if !q.snippets {
-            hits.push(TextHit {
-                node: NodeId(id),
-                score,
-                field,
-                snippet: String::new(),
-            });
-            continue;
-        }
-        // The snippet's text: from the record the ranking read, else the title or
-        // content borrowed from the segment (properties not decoded), else the whole
-        // node. Every candidate is a live node's newest version, so its record exists.
-        let whole: Arc<Node>;
-        let text: Cow<'_, str> = match record {
-            Some(n) => {
-                whole = n;
-                one_field(&whole, field)
-            }
-            None => match source.node_texts(id)? {
+        let snippet = if q.snippets {
+            match hit_snippet(source, parsed, analyzer, id, record, field)? {
+                Some(s) => s,
                 None => continue,
-                Some(NodeTexts::Record(t)) if field == TextField::Title => Cow::Borrowed(t.title),
-                Some(NodeTexts::Record(t)) if field == TextField::Content => {
-                    Cow::Borrowed(t.content)
-                }
-                Some(NodeTexts::Node(n)) => {
-                    whole = n;
-                    one_field(&whole, field)
-                }
-                Some(NodeTexts::Record(_)) => match source.node(id)? {
-                    Some(n) => {
-                        whole = n;
-                        one_field(&whole, field)
-                    }
-                    None => continue,
-                },
-            },
+            }
+        } else {
+            String::new()
         };
         hits.push(TextHit {
             node: NodeId(id),
             score,
             field,
-            snippet: snippet(analyzer, &text, parsed),
+            snippet,
         });
     }
     Ok(hits)
+}
+
+/// The snippet of hit `id`'s `field`, its text taken from the record the ranking read
+/// (`record`), else the title or content borrowed from the segment (properties not
+/// decoded), else the whole node. `None` when the node has no record (every candidate is
+/// a live node's newest version, so it has one).
+fn hit_snippet<S: TextSource + ?Sized>(
+    source: &S,
+    parsed: &ParsedQuery,
+    analyzer: &Analyzer,
+    id: u32,
+    record: Option<Arc<Node>>,
+    field: TextField,
+) -> Result<Option<String>> {
+    let whole: Arc<Node>;
+    let text: Cow<'_, str> = match record {
+        Some(n) => {
+            whole = n;
+            one_field(&whole, field)
+        }
+        None => match source.node_texts(id)? {
+            None => return Ok(None),
+            Some(NodeTexts::Record(t)) if field == TextField::Title => Cow::Borrowed(t.title),
+            Some(NodeTexts::Record(t)) if field == TextField::Content => Cow::Borrowed(t.content),
+            Some(NodeTexts::Node(n)) => {
+                whole = n;
+                one_field(&whole, field)
+            }
+            Some(NodeTexts::Record(_)) => match source.node(id)? {
+                Some(n) => {
+                    whole = n;
+                    one_field(&whole, field)
+                }
+                None => return Ok(None),
+            },
+        },
+    };
+    Ok(Some(snippet(analyzer, &text, parsed)))
 }

@@ -990,9 +990,11 @@ impl<'a> PostingCursor<'a> {
             .then(|| self.recs[(i - self.block_start) as usize % POSTINGS_BLOCK])
     }
 
-    /// The block (index and meta) holding the first posting at or after `target` that is
-    /// not yet read, found from the metas without decoding; `None` when the list has no
-    /// metas or no such posting.
+    /// The block (index and meta) holding the first posting at or after `target` among
+    /// the current posting and those after it, found from the metas without decoding;
+    /// `None` when the list has no metas or no such posting. (A cursor sought past a
+    /// target sits on a posting a later target may name: its block is the answer, even
+    /// when the posting is its block's last.)
     pub fn block_for(&self, target: u32) -> Option<(usize, BlockMeta)> {
         self.block_for_from(target, 0)
     }
@@ -1002,7 +1004,8 @@ impl<'a> PostingCursor<'a> {
     /// for a target ≤ `target`).
     pub fn block_for_from(&self, target: u32, from: usize) -> Option<(usize, BlockMeta)> {
         let blocks = self.list.blocks();
-        let mut b = (self.read as usize / POSTINGS_BLOCK).max(from);
+        let current = self.read.saturating_sub(1) as usize / POSTINGS_BLOCK;
+        let mut b = current.max(from);
         // Gallop, then binary search, over the metas' last records.
         let mut step = 1usize;
         let mut lo = b;
@@ -2359,6 +2362,47 @@ mod tests {
                     assert_eq!((c.rec, c.tf), want[target as usize], "layout {layout}");
                 }
             }
+        }
+    }
+
+    /// `block_for` answers for the postings from the current one on: a cursor on the
+    /// last posting of a block, asked for that posting's record, names that block (not
+    /// the next, whose bounds may be lower).
+    #[test]
+    fn block_for_includes_the_current_posting() {
+        for layout in [TEXT_LAYOUT_BLOCKED, TEXT_LAYOUT_PACKED] {
+            let records: Vec<u32> = (0..600).collect();
+            let mut w = TextIndexWriter::new().with_layout(layout);
+            for rec in 0u32..600 {
+                // Block 1 holds the term in the title 9 times; the others once.
+                let tf = if rec as usize / POSTINGS_BLOCK == 1 {
+                    9
+                } else {
+                    1
+                };
+                w.add_doc(
+                    rec,
+                    [10, 10, 0],
+                    NO_PAIRS,
+                    vec![(b"=w".to_vec(), [tf, 0, 0])],
+                );
+            }
+            let s = w.finish(&records).expect("docs match records");
+            let v = fresh_view(&s, 600);
+            let list = v.list(b"=w").expect("ok").expect("indexed");
+            let mut c = list.cursor();
+            let last_of_1 = 2 * BLOCK_U32 - 1;
+            assert_eq!(c.seek(last_of_1), Ok(true));
+            assert_eq!(c.rec, last_of_1);
+            let (b, meta) = c.block_for(last_of_1).expect("a block holds it");
+            assert_eq!(
+                (b, meta.last, meta.tf_max[0]),
+                (1, last_of_1, 9),
+                "layout {layout}"
+            );
+            assert_eq!(c.block_for_from(last_of_1, 1).map(|(b, _)| b), Some(1));
+            // The next record is the next block's.
+            assert_eq!(c.block_for(last_of_1 + 1).map(|(b, _)| b), Some(2));
         }
     }
 

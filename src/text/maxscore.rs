@@ -269,8 +269,9 @@ struct Walk<'a> {
     slot_of: Vec<Option<usize>>,
     /// `terms[..essential]` are non-essential.
     essential: usize,
-    /// Per slot: its list is at the document under consideration.
-    at_doc: Vec<bool>,
+    /// The slots whose lists are at the document under consideration (a mask: at most
+    /// 64 slots).
+    at_doc: u64,
     /// The last `rest(essential, absent)` of the bound check: (essential, absent, answer).
     rest_memo: Option<(usize, u64, (f64, u64))>,
     /// The non-essential terms' block bounds summed: (`essential` when summed, the last
@@ -319,7 +320,6 @@ impl Visit {
 
 impl<'a> Walk<'a> {
     fn new(terms: Vec<TermCursor<'a>>, ctx: &ScoreContext<'_>, analysis_current: bool) -> Walk<'a> {
-        let n = terms.len();
         let mut slot_of = vec![None; ctx.terms.len()];
         for (j, t) in terms.iter().enumerate() {
             for u in mask_terms(t.terms) {
@@ -332,7 +332,7 @@ impl<'a> Walk<'a> {
             bounds,
             slot_of,
             essential: 0,
-            at_doc: vec![false; n],
+            at_doc: 0,
             rest_memo: None,
             ne_bounds: None,
         }
@@ -394,8 +394,8 @@ impl<'a> Walk<'a> {
             phrase: None,
         };
         for (j, t) in self.terms.iter().enumerate().skip(self.essential) {
-            self.at_doc[j] = !t.cursor.done() && t.cursor.rec == doc;
-            if self.at_doc[j] {
+            if !t.cursor.done() && t.cursor.rec == doc {
+                self.at_doc |= 1u64 << j;
                 v.found_words |= t.words;
             } else {
                 v.absent |= 1u64 << j;
@@ -429,7 +429,7 @@ impl<'a> Walk<'a> {
             return true;
         }
         for (j, t) in self.terms.iter_mut().enumerate().skip(self.essential) {
-            if self.at_doc[j] {
+            if self.at_doc & (1u64 << j) != 0 {
                 v.tf_sum += t.tf_bound(ctx);
             }
         }
@@ -478,10 +478,11 @@ impl<'a> Walk<'a> {
         for j in (0..self.essential).rev() {
             let t = &mut self.terms[j];
             // A term whose required term is absent is too: no seek.
-            self.at_doc[j] = !self.bounds.requirement_absent(j, v.absent)
+            let at = !self.bounds.requirement_absent(j, v.absent)
                 && t.cursor.seek(v.doc)?
                 && t.cursor.rec == v.doc;
-            if self.at_doc[j] {
+            if at {
+                self.at_doc |= 1u64 << j;
                 v.tf_sum += t.tf_bound(ctx);
                 v.found_words |= t.words;
             } else {
@@ -516,7 +517,7 @@ impl<'a> Walk<'a> {
         let mut acc = Accumulator::default();
         for (t, slot) in self.slot_of.iter().enumerate() {
             if let Some(j) = *slot
-                && self.at_doc[j]
+                && self.at_doc & (1u64 << j) != 0
             {
                 let tf = &self.terms[j].cursor.tf;
                 let parts = term_fields_scaled(ctx.weight_idf(t), tf, &scale);
@@ -535,7 +536,7 @@ impl<'a> Walk<'a> {
     /// read each).
     #[inline]
     fn step_past(&mut self, doc: u32, view: &TextIndexView<'_>) -> Result<(), DecodeError> {
-        self.at_doc.iter_mut().for_each(|x| *x = false);
+        self.at_doc = 0;
         for t in &mut self.terms[self.essential..] {
             if !t.cursor.done() && t.cursor.rec == doc && t.cursor.advance()? {
                 view.prefetch_doc_len(t.cursor.rec as usize);

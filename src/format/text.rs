@@ -811,6 +811,11 @@ impl<'a> PostingCursor<'a> {
         }
     }
 
+    /// Postings read so far (the current one included).
+    pub fn postings_read(&self) -> u32 {
+        self.read
+    }
+
     /// Whether the cursor has passed the last posting.
     pub fn done(&self) -> bool {
         self.done

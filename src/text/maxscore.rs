@@ -6,6 +6,8 @@
 //! as soon as its score so far plus the bounds of the terms not yet read (per block
 //! where known) falls below the threshold; the survivors are scored exactly, in
 //! query-term order (the same sums an exhaustive pass makes) and become candidates.
+//! A query of several words may first be walked over the documents holding every word
+//! only (step 6 there; [`score_segment`]).
 
 use super::context::ScoreContext;
 use super::cursor::{TermCursor, mask_terms};
@@ -22,6 +24,57 @@ use crate::format::text::{PostingList, TextIndexView};
 /// How many postings ahead of an essential cursor the walk starts loading a document's
 /// lengths.
 const PREFETCH_AHEAD: u32 = 8;
+
+/// When the conjunctive pass runs and when it gives way (see [`score_segment`]). Each
+/// limit only moves work between the passes: the answers are the same for any values
+/// (the rank oracle runs with several).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ConjunctiveLimits {
+    /// The query's lists in the segment hold at least this many postings together: a
+    /// walk over fewer is cheap anyway, and the pass would only add its own cost.
+    pub postings_min: u64,
+    /// Every word weighs so much that a document without it is bounded by at most this
+    /// share of the query's whole bound: else (a part of a name, a word of little
+    /// weight) no threshold the pass reaches makes every word required, and a second
+    /// pass always follows.
+    pub without_share_max: f64,
+    /// How often (in documents found) the pass checks whether it pays.
+    pub check_every: u64,
+    /// The pass gives way when the documents found are more than this share of the
+    /// postings of the cover it went furthest through: the words mostly come together,
+    /// and seeking the covers to each other skips too little to pay for the seeks.
+    pub found_share_max: f64,
+}
+
+/// The limits searches use, chosen on the comparison corpus (benches/compare/text/RESULTS.md,
+/// "Documents holding every word first").
+pub(crate) const CONJUNCTIVE: ConjunctiveLimits = ConjunctiveLimits {
+    postings_min: 20_000,
+    without_share_max: 0.85,
+    check_every: 64,
+    found_share_max: 0.6,
+};
+
+#[cfg(test)]
+thread_local! {
+    /// Limits a test runs the walk with instead of [`CONJUNCTIVE`], and how often the
+    /// conjunctive pass ended a segment's walk / gave way (so the tests can tell that
+    /// they reached both).
+    pub(crate) static CONJUNCTIVE_FOR_TESTS: std::cell::Cell<Option<ConjunctiveLimits>> =
+        const { std::cell::Cell::new(None) };
+    pub(crate) static CONJUNCTIVE_OUTCOMES: std::cell::Cell<(u64, u64)> =
+        const { std::cell::Cell::new((0, 0)) };
+}
+
+/// The limits in force.
+#[inline]
+fn conjunctive_limits() -> ConjunctiveLimits {
+    #[cfg(test)]
+    if let Some(limits) = CONJUNCTIVE_FOR_TESTS.get() {
+        return limits;
+    }
+    CONJUNCTIVE
+}
 
 /// One segment's text index as a search sees it: the segment's position in the source,
 /// its index, and its postings list per query term (`None`: not indexed there).
@@ -52,6 +105,14 @@ impl From<Error> for WalkError {
 
 /// Scores segment `seg` (layout 2 or 3) document at a time, offering documents that may be
 /// hits to `top` and pushing those that may reach it to `cands` (see the module doc).
+///
+/// When every query word has one list holding all its documents (its *cover*), a first
+/// pass visits only the documents holding every word, found by seeking the covers to
+/// each other: the best documents of most queries of several words (both boosts need
+/// every word), so the threshold reaches nearly its final level at a fraction of the
+/// visits. If then no document without some word can reach the threshold, that is the
+/// whole answer; else a second pass walks the segment again from that threshold,
+/// skipping the documents the first one took.
 pub(crate) fn score_segment<S: TextSource + ?Sized>(
     source: &S,
     seg: SegmentLists<'_, '_>,
@@ -60,6 +121,55 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
     cands: &mut Vec<Candidate>,
     q: &TextQuery,
 ) -> Result<(), WalkError> {
+    let terms = cursors(seg, ctx)?;
+    if terms.is_empty() {
+        return Ok(());
+    }
+    let n = terms.len();
+    let primed = prime_threshold(
+        source,
+        seg,
+        ctx,
+        &terms[n.saturating_sub(PRIME_TERMS)..],
+        top,
+        q,
+    )?;
+    let mut walk = Walk::new(terms, ctx, seg.index.analysis_current);
+    let mut taken = Vec::new();
+    let limits = conjunctive_limits();
+    if let Some(covers) = walk.covers_of_every_word(&limits) {
+        walk.required = covers;
+        let pass = Pass {
+            primed: &primed,
+            taken: &mut taken,
+            conjunctive: Some(&limits),
+        };
+        let finished = walk_segment(source, seg, ctx, top, cands, q, &mut walk, pass)?;
+        let ended = finished && walk.every_word_required(top.value());
+        #[cfg(test)]
+        CONJUNCTIVE_OUTCOMES.with(|o| {
+            let (e, g) = o.get();
+            o.set((e + u64::from(ended), g + u64::from(!finished)));
+        });
+        if ended {
+            return Ok(());
+        }
+        walk = Walk::new(cursors(seg, ctx)?, ctx, seg.index.analysis_current);
+    }
+    let pass = Pass {
+        primed: &primed,
+        taken: &mut taken,
+        conjunctive: None,
+    };
+    walk_segment(source, seg, ctx, top, cands, q, &mut walk, pass)?;
+    Ok(())
+}
+
+/// One cursor per distinct list of the query terms indexed in `seg`, sorted by bound.
+fn cursors<'a>(
+    seg: SegmentLists<'_, 'a>,
+    ctx: &ScoreContext<'_>,
+) -> Result<Vec<TermCursor<'a>>, DecodeError> {
     let mut terms = Vec::new();
     // Query terms already given a cursor (a query has at most 64 terms).
     let mut served = 0u64;
@@ -86,29 +196,53 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
             terms.push(cursor);
         }
     }
-    if terms.is_empty() {
-        return Ok(());
-    }
     terms.sort_by(|a, b| a.bound.total_cmp(&b.bound));
-    let n = terms.len();
-    let primed = prime_threshold(
-        source,
-        seg,
-        ctx,
-        &terms[n.saturating_sub(PRIME_TERMS)..],
-        top,
-        q,
-    )?;
-    let mut walk = Walk::new(terms, ctx, seg.index.analysis_current);
+    Ok(terms)
+}
+
+/// What one pass of [`walk_segment`] shares with the other.
+struct Pass<'p> {
+    /// The primed documents, sorted: in the threshold already.
+    primed: &'p [u32],
+    /// The documents the conjunctive pass made candidates of (increasing): it adds to
+    /// them, the second pass skips them.
+    taken: &'p mut Vec<u32>,
+    /// The conjunctive pass's limits; `None` for the pass over every document.
+    conjunctive: Option<&'p ConjunctiveLimits>,
+}
+
+/// Walks `seg` with `walk` until no document can reach the threshold (`true`), or, in
+/// the conjunctive pass, until it finds that its words mostly come together (`false`):
+/// seeking the covers to each other then skips too little to pay.
+#[allow(clippy::too_many_arguments)]
+fn walk_segment<S: TextSource + ?Sized>(
+    source: &S,
+    seg: SegmentLists<'_, '_>,
+    ctx: &ScoreContext<'_>,
+    top: &mut Threshold,
+    cands: &mut Vec<Candidate>,
+    q: &TextQuery,
+    walk: &mut Walk<'_>,
+    pass: Pass<'_>,
+) -> Result<bool, WalkError> {
     let view = &seg.index.view;
     loop {
         let theta = top.value();
         if !walk.split(theta, ctx) {
             break;
         }
-        let Some(doc) = walk.next_doc() else {
+        let Some(doc) = walk.next_candidate()? else {
             break;
         };
+        if let Some(limits) = pass.conjunctive
+            && walk.words_mostly_together(limits)
+        {
+            return Ok(false);
+        }
+        if pass.conjunctive.is_none() && pass.taken.binary_search(&doc).is_ok() {
+            walk.step_past(doc, view)?;
+            continue;
+        }
         if let Some(scored) = walk.visit(doc, theta, seg.index, ctx)? {
             let base = scored.acc.base(ctx.words);
             // Only a document that may hold the phrase can gain its boost; its filter
@@ -132,7 +266,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
                     )
                 })?;
                 // A primed document is in the threshold already (by a lower score).
-                if primed.binary_search(&doc).is_err() {
+                if pass.primed.binary_search(&doc).is_err() {
                     top.offer(base, || {
                         Ok(source.is_current(seg.segment, node) && passes_filter(source, q, node)?)
                     })?;
@@ -145,11 +279,14 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
                     len: scored.len,
                     phrase,
                 });
+                if pass.conjunctive.is_some() {
+                    pass.taken.push(doc);
+                }
             }
         }
         walk.step_past(doc, view)?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The terms' bounds in bound order and what the split needs of them: sums of prefixes,
@@ -226,6 +363,20 @@ impl Bounds {
         b
     }
 
+    /// The slot whose list holds every document that has the word `bit`: its only slot,
+    /// or the one every other slot of the word requires (an exact form's stem). `None`
+    /// when no slot or several do.
+    fn cover(&self, bit: u64) -> Option<usize> {
+        let slots: Vec<usize> = (0..self.bits.len())
+            .filter(|&j| self.bits[j] & bit != 0)
+            .collect();
+        slots.iter().copied().find(|&c| {
+            slots
+                .iter()
+                .all(|&j| j == c || self.req_slots[j] & (1u64 << c) != 0)
+        })
+    }
+
     /// Whether a term slot `j`'s terms require is among the slots of `absent`.
     #[inline]
     fn requirement_absent(&self, j: usize, absent: u64) -> bool {
@@ -278,6 +429,15 @@ struct Walk<'a> {
     /// record for which every one of them holds, the sum). Recomputed only when the walk
     /// passes a block of one of them or the split moves.
     ne_bounds: Option<(usize, u32, f64)>,
+    /// Per query word: the most a document without it can score (the bounds of the terms
+    /// of other words, with no boost), and the slot whose list holds every document that
+    /// has the word, when one does.
+    words: Vec<(f64, Option<usize>)>,
+    /// The slots whose lists hold every document this pass visits (the conjunctive
+    /// pass's covers; 0 for a pass over every document that may reach the threshold).
+    required: u64,
+    /// Documents the conjunctive pass found all its lists on.
+    agreed: u64,
 }
 
 /// What the bound checks of one document know: the words it can hold (those of the
@@ -327,6 +487,17 @@ impl<'a> Walk<'a> {
             }
         }
         let bounds = Bounds::new(&terms, &slot_of, ctx, analysis_current);
+        let words = (0..ctx.words)
+            .map(|w| {
+                let bit = 1u64 << w;
+                let without: f64 = terms
+                    .iter()
+                    .filter(|t| t.words & bit == 0)
+                    .map(|t| t.bound)
+                    .sum();
+                (without * ctx.factor(!bit), bounds.cover(bit))
+            })
+            .collect();
         Walk {
             terms,
             bounds,
@@ -335,6 +506,110 @@ impl<'a> Walk<'a> {
             at_doc: 0,
             rest_memo: None,
             ne_bounds: None,
+            words,
+            required: 0,
+            agreed: 0,
+        }
+    }
+
+    /// The slots of the covers of every query word (see [`score_segment`]), when the
+    /// query has two words or more, each has one, and the pass may pay
+    /// ([`ConjunctiveLimits`]).
+    fn covers_of_every_word(&self, limits: &ConjunctiveLimits) -> Option<u64> {
+        if self.words.len() < 2 {
+            return None;
+        }
+        let postings: u64 = self
+            .terms
+            .iter()
+            .map(|t| u64::from(t.cursor.list().df()))
+            .sum();
+        let whole: f64 = self.terms.iter().map(|t| t.bound).sum();
+        if postings < limits.postings_min
+            || self
+                .words
+                .iter()
+                .any(|&(without, _)| without > limits.without_share_max * whole)
+        {
+            return None;
+        }
+        self.words
+            .iter()
+            .try_fold(0u64, |m, &(_, cover)| Some(m | 1u64 << cover?))
+    }
+
+    /// Whether the conjunctive pass should give way (checked every
+    /// `limits.check_every` documents it finds): when they are more than
+    /// `limits.found_share_max` of the postings of the cover it went furthest through.
+    #[inline]
+    fn words_mostly_together(&self, limits: &ConjunctiveLimits) -> bool {
+        if self.agreed == 0 || !self.agreed.is_multiple_of(limits.check_every.max(1)) {
+            return false;
+        }
+        let passed = mask_terms(self.required)
+            .map(|j| self.terms[j].cursor.postings_read())
+            .max()
+            .unwrap_or(0);
+        // Counts of postings (≤ 2^32): exact in f64.
+        #[allow(clippy::cast_precision_loss)]
+        let found = self.agreed as f64;
+        found > limits.found_share_max * f64::from(passed)
+    }
+
+    /// Whether a document without any one query word stays below `theta`.
+    fn every_word_required(&self, theta: f64) -> bool {
+        self.words.iter().all(|&(without, _)| without < theta)
+    }
+
+    /// The next document to visit, `None` when none is left: the least of the essential
+    /// lists' documents, or, when the pass requires some lists, the first document from
+    /// there on that every one of them holds (the lists sought to each other's
+    /// documents, skipping the rest without visiting them).
+    #[inline]
+    fn next_candidate(&mut self) -> Result<Option<u32>, DecodeError> {
+        if self.required == 0 {
+            return Ok(self.next_doc());
+        }
+        self.leapfrog()
+    }
+
+    /// [`Walk::next_candidate`] when the pass requires the lists of `self.required`:
+    /// those lists are sought to each other until they agree on a document (each seek to
+    /// the furthest any of them stands on), and only there are the essential lists
+    /// sought: a document none of them holds is not visited.
+    #[inline(never)]
+    fn leapfrog(&mut self) -> Result<Option<u32>, DecodeError> {
+        let Some(mut lo) = self.next_doc() else {
+            return Ok(None);
+        };
+        loop {
+            let mut agreed = false;
+            while !agreed {
+                agreed = true;
+                for j in mask_terms(self.required) {
+                    let cursor = &mut self.terms[j].cursor;
+                    if !cursor.seek(lo)? {
+                        return Ok(None);
+                    }
+                    if cursor.rec > lo {
+                        lo = cursor.rec;
+                        agreed = false;
+                    }
+                }
+            }
+            for t in &mut self.terms[self.essential..] {
+                if !t.cursor.done() && t.cursor.rec < lo {
+                    t.cursor.seek(lo)?;
+                }
+            }
+            match self.next_doc() {
+                None => return Ok(None),
+                Some(target) if target == lo => {
+                    self.agreed += 1;
+                    return Ok(Some(lo));
+                }
+                Some(target) => lo = target,
+            }
         }
     }
 

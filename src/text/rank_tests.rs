@@ -408,6 +408,49 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
+/// The conjunctive pass's limits the oracle runs the walk with besides the searches'
+/// own (`None`): the pass whenever the covers exist, never giving way; giving way at
+/// its first document found; and after its third (the second pass then skips what the
+/// first took).
+const LIMITS: [Option<super::maxscore::ConjunctiveLimits>; 4] = {
+    use super::maxscore::ConjunctiveLimits as L;
+    let always = L {
+        postings_min: 0,
+        without_share_max: f64::INFINITY,
+        check_every: u64::MAX,
+        found_share_max: f64::INFINITY,
+    };
+    [
+        None,
+        Some(always),
+        Some(L {
+            check_every: 1,
+            found_share_max: 0.0,
+            ..always
+        }),
+        Some(L {
+            check_every: 3,
+            found_share_max: 0.0,
+            ..always
+        }),
+    ]
+};
+
+/// [`check`] under each of [`LIMITS`].
+fn check_all_limits(
+    source: &MemSource,
+    corpus: &Corpus,
+    q: &TextQuery,
+) -> std::result::Result<(), TestCaseError> {
+    for limits in LIMITS {
+        super::maxscore::CONJUNCTIVE_FOR_TESTS.set(limits);
+        let checked = check(source, corpus, q);
+        super::maxscore::CONJUNCTIVE_FOR_TESTS.set(None);
+        checked.map_err(|e| TestCaseError::fail(format!("conjunctive limits {limits:?}: {e}")))?;
+    }
+    Ok(())
+}
+
 /// Checks the kernel's answer to `q` over `source` against the brute force.
 fn check(
     source: &MemSource,
@@ -519,7 +562,7 @@ proptest! {
         let source = MemSource::new(&segments, &delta, &deleted);
         let corpus = Corpus::new(&source);
         for q in &queries {
-            check(&source, &corpus, q)?;
+            check_all_limits(&source, &corpus, q)?;
         }
     }
 }
@@ -551,18 +594,27 @@ fn a_large_segment_ranks_as_the_brute_force() {
     let newer: Vec<(u32, Texts)> = docs.iter().step_by(7).cloned().collect();
     let source = MemSource::new(&[docs, newer], &[], &[3, 14, 15]);
     let corpus = Corpus::new(&source);
+    super::maxscore::CONJUNCTIVE_OUTCOMES.set((0, 0));
     for text in [
         "rollback",
         "pgbouncer crashed",
         "the deploy of the index",
         "deploying servers cache",
         "incident alpha",
+        "alpha the incident",
+        "index incident",
     ] {
         for (limit, offset) in [(1, 0), (10, 0), (10, 5), (200, 0)] {
             let q = TextQuery::new(text).limit(limit).offset(offset);
-            if let Err(e) = check(&source, &corpus, &q) {
+            if let Err(e) = check_all_limits(&source, &corpus, &q) {
                 panic!("{text:?} limit {limit} offset {offset}: {e}");
             }
         }
     }
+    // The conjunctive pass both ended walks and gave way to the second pass.
+    let (ended, gave_way) = super::maxscore::CONJUNCTIVE_OUTCOMES.get();
+    assert!(
+        ended > 0 && gave_way > 0,
+        "ended {ended}, gave way {gave_way}"
+    );
 }

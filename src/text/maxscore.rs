@@ -33,10 +33,11 @@ pub(crate) struct ConjunctiveLimits {
     /// The query's lists in the segment hold at least this many postings together: a
     /// walk over fewer is cheap anyway, and the pass would only add its own cost.
     pub postings_min: u64,
-    /// Every word weighs so much that a document without it is bounded by at most this
-    /// share of the query's whole bound: else (a part of a name, a word of little
-    /// weight) no threshold the pass reaches makes every word required, and a second
-    /// pass always follows.
+    /// A word is *heavy* when a document without it (and off the whole identifiers'
+    /// lists) is bounded by at most this share of the bound of the query's word terms;
+    /// the pass requires only heavy words (a part of a name, a word of little weight,
+    /// could not be required by any threshold the pass reaches: a second pass would
+    /// always follow).
     pub without_share_max: f64,
     /// How often (in documents found) the pass checks whether it pays.
     pub check_every: u64,
@@ -106,13 +107,14 @@ impl From<Error> for WalkError {
 /// Scores segment `seg` (layout 2 or 3) document at a time, offering documents that may be
 /// hits to `top` and pushing those that may reach it to `cands` (see the module doc).
 ///
-/// When every query word has one list holding all its documents (its *cover*), a first
-/// pass visits only the documents holding every word, found by seeking the covers to
-/// each other: the best documents of most queries of several words (both boosts need
-/// every word), so the threshold reaches nearly its final level at a fraction of the
-/// visits. If then no document without some word can reach the threshold, that is the
-/// whole answer; else a second pass walks the segment again from that threshold,
-/// skipping the documents the first one took.
+/// When the query's weighty words each have one list holding all their documents (their
+/// *covers*), a first pass visits only the documents holding every one of those words
+/// (found by seeking the covers to each other) or a whole identifier of the query: the
+/// best documents of most queries of several words (both boosts need every word), so
+/// the threshold reaches nearly its final level at a fraction of the visits. If then no
+/// other document can reach the threshold, that is the whole answer; else a second pass
+/// walks the segment again from that threshold, skipping the documents the first one
+/// took.
 pub(crate) fn score_segment<S: TextSource + ?Sized>(
     source: &S,
     seg: SegmentLists<'_, '_>,
@@ -137,15 +139,15 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
     let mut walk = Walk::new(terms, ctx, seg.index.analysis_current);
     let mut taken = Vec::new();
     let limits = conjunctive_limits();
-    if let Some(covers) = walk.covers_of_every_word(&limits) {
-        walk.required = covers;
+    if let Some(plan) = walk.conjunction(&limits) {
+        walk.conjunction = plan;
         let pass = Pass {
             primed: &primed,
             taken: &mut taken,
             conjunctive: Some(&limits),
         };
         let finished = walk_segment(source, seg, ctx, top, cands, q, &mut walk, pass)?;
-        let ended = finished && walk.every_word_required(top.value());
+        let ended = finished && walk.heavy_words_required(top.value());
         #[cfg(test)]
         CONJUNCTIVE_OUTCOMES.with(|o| {
             let (e, g) = o.get();
@@ -198,6 +200,16 @@ fn cursors<'a>(
     }
     terms.sort_by(|a, b| a.bound.total_cmp(&b.bound));
     Ok(terms)
+}
+
+/// What the conjunctive pass visits: documents on every one of `covers` (the lists of
+/// the `heavy` words) or on one of `either` (whole identifiers' lists, documents of
+/// which need no other word). Masks of slots, and of query words for `heavy`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Conjunction {
+    covers: u64,
+    either: u64,
+    heavy: u64,
 }
 
 /// What one pass of [`walk_segment`] shares with the other.
@@ -429,13 +441,15 @@ struct Walk<'a> {
     /// record for which every one of them holds, the sum). Recomputed only when the walk
     /// passes a block of one of them or the split moves.
     ne_bounds: Option<(usize, u32, f64)>,
-    /// Per query word: the most a document without it can score (the bounds of the terms
-    /// of other words, with no boost), and the slot whose list holds every document that
-    /// has the word, when one does.
+    /// Per query word: the most a document without it and without the query's whole
+    /// identifiers can score (the bounds of the other words' terms, with no boost), and
+    /// the slot whose list holds every document that has the word, when one does.
     words: Vec<(f64, Option<usize>)>,
-    /// The slots whose lists hold every document this pass visits (the conjunctive
-    /// pass's covers; 0 for a pass over every document that may reach the threshold).
-    required: u64,
+    /// The slots of terms that stand for no word (whole identifiers).
+    wordless: u64,
+    /// What the conjunctive pass visits; empty for a pass over every document that may
+    /// reach the threshold.
+    conjunction: Conjunction,
     /// Documents the conjunctive pass found all its lists on.
     agreed: u64,
 }
@@ -492,12 +506,15 @@ impl<'a> Walk<'a> {
                 let bit = 1u64 << w;
                 let without: f64 = terms
                     .iter()
-                    .filter(|t| t.words & bit == 0)
+                    .filter(|t| t.words != 0 && t.words & bit == 0)
                     .map(|t| t.bound)
                     .sum();
                 (without * ctx.factor(!bit), bounds.cover(bit))
             })
             .collect();
+        let wordless = (0..terms.len())
+            .filter(|&j| terms[j].words == 0)
+            .fold(0u64, |m, j| m | 1u64 << j);
         Walk {
             terms,
             bounds,
@@ -507,35 +524,54 @@ impl<'a> Walk<'a> {
             rest_memo: None,
             ne_bounds: None,
             words,
-            required: 0,
+            wordless,
+            conjunction: Conjunction::default(),
             agreed: 0,
         }
     }
 
-    /// The slots of the covers of every query word (see [`score_segment`]), when the
-    /// query has two words or more, each has one, and the pass may pay
-    /// ([`ConjunctiveLimits`]).
-    fn covers_of_every_word(&self, limits: &ConjunctiveLimits) -> Option<u64> {
-        if self.words.len() < 2 {
-            return None;
-        }
+    /// What the conjunctive pass visits (see [`score_segment`]): the documents on the
+    /// covers of every *heavy* word — a word whose absence leaves a document (outside the
+    /// whole identifiers' lists) at most `limits.without_share_max` of the bound of the
+    /// query's word terms — or on a whole identifier's list. `None` when fewer than two
+    /// words are heavy and have covers, when a query without a whole identifier has a
+    /// word that is not, or when the lists are short ([`ConjunctiveLimits`]).
+    fn conjunction(&self, limits: &ConjunctiveLimits) -> Option<Conjunction> {
         let postings: u64 = self
             .terms
             .iter()
             .map(|t| u64::from(t.cursor.list().df()))
             .sum();
-        let whole: f64 = self.terms.iter().map(|t| t.bound).sum();
-        if postings < limits.postings_min
-            || self
-                .words
-                .iter()
-                .any(|&(without, _)| without > limits.without_share_max * whole)
-        {
+        if postings < limits.postings_min {
             return None;
         }
-        self.words
+        let of_words: f64 = self
+            .terms
             .iter()
-            .try_fold(0u64, |m, &(_, cover)| Some(m | 1u64 << cover?))
+            .filter(|t| t.words != 0)
+            .map(|t| t.bound)
+            .sum();
+        let mut plan = Conjunction {
+            either: self.wordless,
+            ..Conjunction::default()
+        };
+        for (w, &(without, cover)) in self.words.iter().enumerate() {
+            if let Some(cover) = cover
+                && without <= limits.without_share_max * of_words
+            {
+                plan.covers |= 1u64 << cover;
+                plan.heavy |= 1u64 << w;
+            }
+        }
+        // Without a whole identifier every word must be heavy: a light word would leave
+        // its documents to a second pass, which then costs more than the first saves.
+        let all_words = (0..self.words.len()).fold(0u64, |m, w| m | 1u64 << w);
+        let enough = if self.wordless == 0 {
+            plan.heavy == all_words
+        } else {
+            plan.heavy.count_ones() >= 2
+        };
+        (enough && plan.heavy.count_ones() >= 2).then_some(plan)
     }
 
     /// Whether the conjunctive pass should give way (checked every
@@ -546,7 +582,7 @@ impl<'a> Walk<'a> {
         if self.agreed == 0 || !self.agreed.is_multiple_of(limits.check_every.max(1)) {
             return false;
         }
-        let passed = mask_terms(self.required)
+        let passed = mask_terms(self.conjunction.covers)
             .map(|j| self.terms[j].cursor.postings_read())
             .max()
             .unwrap_or(0);
@@ -556,57 +592,80 @@ impl<'a> Walk<'a> {
         found > limits.found_share_max * f64::from(passed)
     }
 
-    /// Whether a document without any one query word stays below `theta`.
-    fn every_word_required(&self, theta: f64) -> bool {
-        self.words.iter().all(|&(without, _)| without < theta)
+    /// Whether a document outside the conjunctive pass's lists stays below `theta`: one
+    /// without a heavy word (and off the whole identifiers' lists) is bounded by the
+    /// other words' terms, with no boost.
+    fn heavy_words_required(&self, theta: f64) -> bool {
+        mask_terms(self.conjunction.heavy).all(|w| self.words[w].0 < theta)
     }
 
     /// The next document to visit, `None` when none is left: the least of the essential
-    /// lists' documents, or, when the pass requires some lists, the first document from
-    /// there on that every one of them holds (the lists sought to each other's
-    /// documents, skipping the rest without visiting them).
+    /// lists' documents, or, in the conjunctive pass, the first from there on that every
+    /// cover holds or a whole identifier's list does (the rest skipped without a visit).
     #[inline]
     fn next_candidate(&mut self) -> Result<Option<u32>, DecodeError> {
-        if self.required == 0 {
+        if self.conjunction.covers == 0 {
             return Ok(self.next_doc());
         }
         self.leapfrog()
     }
 
-    /// [`Walk::next_candidate`] when the pass requires the lists of `self.required`:
-    /// those lists are sought to each other until they agree on a document (each seek to
-    /// the furthest any of them stands on), and only there are the essential lists
-    /// sought: a document none of them holds is not visited.
+    /// [`Walk::next_candidate`] in the conjunctive pass: the whole identifiers' lists
+    /// are sought to the least essential document, and the covers to each other (each
+    /// seek to the furthest any of them stands on) until they agree on a document, or
+    /// pass one of those lists' (no cursor is ever sought past the document visited
+    /// next: a list holding it must stand on it); the essential lists are sought only
+    /// to that document.
     #[inline(never)]
     fn leapfrog(&mut self) -> Result<Option<u32>, DecodeError> {
         let Some(mut lo) = self.next_doc() else {
             return Ok(None);
         };
         loop {
+            // The first document at or after `lo` on a whole identifier's list.
+            let mut either = u32::MAX;
+            for j in mask_terms(self.conjunction.either) {
+                let cursor = &mut self.terms[j].cursor;
+                if cursor.seek(lo)? {
+                    either = either.min(cursor.rec);
+                }
+            }
+            // The first document at or after `lo` on every cover, unless `either` comes
+            // first.
+            let mut on_all = lo;
             let mut agreed = false;
-            while !agreed {
+            while !agreed && on_all <= either {
                 agreed = true;
-                for j in mask_terms(self.required) {
+                for j in mask_terms(self.conjunction.covers) {
                     let cursor = &mut self.terms[j].cursor;
-                    if !cursor.seek(lo)? {
-                        return Ok(None);
+                    if !cursor.seek(on_all)? {
+                        on_all = u32::MAX;
+                        break;
                     }
-                    if cursor.rec > lo {
-                        lo = cursor.rec;
+                    if cursor.rec > on_all {
+                        on_all = cursor.rec;
                         agreed = false;
+                        if on_all > either {
+                            break;
+                        }
                     }
                 }
             }
+            let next = on_all.min(either);
+            if next == u32::MAX {
+                // u32::MAX is no record: record indices are below the segment's count.
+                return Ok(None);
+            }
             for t in &mut self.terms[self.essential..] {
-                if !t.cursor.done() && t.cursor.rec < lo {
-                    t.cursor.seek(lo)?;
+                if !t.cursor.done() && t.cursor.rec < next {
+                    t.cursor.seek(next)?;
                 }
             }
             match self.next_doc() {
                 None => return Ok(None),
-                Some(target) if target == lo => {
+                Some(target) if target == next => {
                     self.agreed += 1;
-                    return Ok(Some(lo));
+                    return Ok(Some(next));
                 }
                 Some(target) => lo = target,
             }

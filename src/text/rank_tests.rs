@@ -603,6 +603,10 @@ fn a_large_segment_ranks_as_the_brute_force() {
         "incident alpha",
         "alpha the incident",
         "index incident",
+        // A name (whole-identifier terms, the conjunctive pass's `either` lists) with
+        // words.
+        "deployServer crashed pool",
+        "crash-pool incident index",
     ] {
         for (limit, offset) in [(1, 0), (10, 0), (10, 5), (200, 0)] {
             let q = TextQuery::new(text).limit(limit).offset(offset);

@@ -114,9 +114,11 @@ fn main() -> Res<()> {
             let run = |q: &str| -> Res<Vec<String>> {
                 let hits = snap.search_text(&TextQuery::new(q).limit(10).snippets(snippets))?;
                 let mut keys = Vec::with_capacity(hits.len());
+                // The keys only, as tantivy's pass reads its one stored field: the
+                // records' other fields are not decoded.
                 for h in hits {
-                    if let Some(n) = snap.node(h.node)? {
-                        keys.push(n.key.clone());
+                    if let Some((key, _title)) = snap.node_label(h.node)? {
+                        keys.push(key.to_owned());
                     }
                 }
                 Ok(keys)

@@ -49,7 +49,7 @@ pub(crate) struct ConjunctiveLimits {
 
 /// The limits searches use, chosen on the comparison corpus (benches/compare/text/RESULTS.md,
 /// "Documents holding every word first").
-pub(crate) const CONJUNCTIVE: ConjunctiveLimits = ConjunctiveLimits {
+const CONJUNCTIVE: ConjunctiveLimits = ConjunctiveLimits {
     postings_min: 20_000,
     without_share_max: 0.85,
     check_every: 64,
@@ -238,6 +238,9 @@ fn walk_segment<S: TextSource + ?Sized>(
     pass: Pass<'_>,
 ) -> Result<bool, WalkError> {
     let view = &seg.index.view;
+    // The first of the conjunctive pass's documents not yet passed (documents come in
+    // increasing order).
+    let mut taken_at = 0usize;
     loop {
         let theta = top.value();
         if !walk.split(theta, ctx) {
@@ -251,9 +254,14 @@ fn walk_segment<S: TextSource + ?Sized>(
         {
             return Ok(false);
         }
-        if pass.conjunctive.is_none() && pass.taken.binary_search(&doc).is_ok() {
-            walk.step_past(doc, view)?;
-            continue;
+        if pass.conjunctive.is_none() {
+            while pass.taken.get(taken_at).is_some_and(|&t| t < doc) {
+                taken_at += 1;
+            }
+            if pass.taken.get(taken_at) == Some(&doc) {
+                walk.step_past(doc, view)?;
+                continue;
+            }
         }
         if let Some(scored) = walk.visit(doc, theta, seg.index, ctx)? {
             let base = scored.acc.base(ctx.words);
@@ -379,14 +387,11 @@ impl Bounds {
     /// or the one every other slot of the word requires (an exact form's stem). `None`
     /// when no slot or several do.
     fn cover(&self, bit: u64) -> Option<usize> {
-        let slots: Vec<usize> = (0..self.bits.len())
+        let slots = (0..self.bits.len())
             .filter(|&j| self.bits[j] & bit != 0)
-            .collect();
-        slots.iter().copied().find(|&c| {
-            slots
-                .iter()
-                .all(|&j| j == c || self.req_slots[j] & (1u64 << c) != 0)
-        })
+            .fold(0u64, |m, j| m | 1u64 << j);
+        mask_terms(slots)
+            .find(|&c| mask_terms(slots).all(|j| j == c || self.req_slots[j] & (1u64 << c) != 0))
     }
 
     /// Whether a term slot `j`'s terms require is among the slots of `absent`.
@@ -566,11 +571,7 @@ impl<'a> Walk<'a> {
         // Without a whole identifier every word must be heavy: a light word would leave
         // its documents to a second pass, which then costs more than the first saves.
         let all_words = (0..self.words.len()).fold(0u64, |m, w| m | 1u64 << w);
-        let enough = if self.wordless == 0 {
-            plan.heavy == all_words
-        } else {
-            plan.heavy.count_ones() >= 2
-        };
+        let enough = self.wordless != 0 || plan.heavy == all_words;
         (enough && plan.heavy.count_ones() >= 2).then_some(plan)
     }
 

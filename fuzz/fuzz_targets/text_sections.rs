@@ -46,7 +46,8 @@ fuzz_target!(|data: &[u8]| {
             .collect::<std::collections::BTreeMap<_, _>>()
             .into_iter()
             .collect();
-        w.add_doc(d, [1, 2, 3], [u64::from(d); 4], terms);
+        let pairs: Vec<u32> = data.chunks(4).map(|c| c.iter().fold(d, |a, &b| a << 8 | u32::from(b))).collect();
+        w.add_doc(d, [1, 2, 3], &pairs, terms);
     }
     let Ok(s) = w.finish(&docs) else { return };
     let records = docs.len() as u64;
@@ -81,6 +82,11 @@ fuzz_target!(|data: &[u8]| {
             let pairs: Vec<u64> = data.chunks(8).map(|c| c.iter().fold(0, |a, &b| a << 8 | u64::from(b))).collect();
             if let Ok(v) = v.with_pairs(&pairs) {
                 let _ = v.pair_filter(at);
+                // A phrase-pair set of the same words (any length, any stated size).
+                if let Ok(v) = v.with_pair_set(&pairs) {
+                    let hashes: Vec<u32> = data.chunks(4).map(|c| c.iter().fold(0, |a, &b| a << 8 | u32::from(b))).collect();
+                    let _ = v.pair_set_holds(&hashes);
+                }
             }
         }
     }

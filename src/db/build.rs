@@ -106,7 +106,8 @@ impl SegmentContent<'_> {
 
     /// [`SegmentContent::push_node`] with the node's text index entry already made.
     fn push_node_indexed(&mut self, node: &Node, doc: crate::text::DocTerms) {
-        self.text.add_doc(node.id.0, doc.lens, doc.pairs, doc.terms);
+        self.text
+            .add_doc(node.id.0, doc.lens, &doc.pairs, doc.terms);
         self.push_node_record(node);
     }
 
@@ -456,6 +457,7 @@ pub(crate) fn write_segment_staged(
                 enc.section(K::TextPostings, &text.postings)?;
                 enc.array(K::TextFieldLens, &text.doc_lens)?;
                 enc.array(K::TextPairs, &text.pairs)?;
+                enc.array(K::TextPairSet, &text.pair_set)?;
                 wrote();
                 report(BulkPhase::Sync, 0, 1);
                 Ok(())

@@ -19,7 +19,7 @@ use imbl::{HashMap as PMap, OrdMap};
 use super::state::State;
 use crate::error::{Error, Result};
 use crate::format::codec::DecodeError;
-use crate::format::text::{PairFilter, TEXT_FIELDS};
+use crate::format::text::{PairFilter, TEXT_FIELDS, pair_filter_of};
 use crate::graph::NodeId;
 use crate::model::Node;
 use crate::text::{
@@ -31,8 +31,9 @@ use crate::text::{
 #[derive(Clone, Debug, PartialEq)]
 struct DeltaDoc {
     lens: [u32; TEXT_FIELDS],
-    /// Its phrase-pair filter, for the segment a checkpoint writes.
-    pairs: PairFilter,
+    /// Its pair hashes (`DocTerms::pairs`): its phrase-pair filter, and its part of the
+    /// segment a checkpoint writes.
+    pairs: Box<[u32]>,
     terms: Vec<Arc<[u8]>>,
 }
 
@@ -78,7 +79,7 @@ impl TextDelta {
             node.id.0,
             Arc::new(DeltaDoc {
                 lens: dt.lens,
-                pairs: dt.pairs,
+                pairs: dt.pairs.into_boxed_slice(),
                 terms,
             }),
         );
@@ -116,7 +117,7 @@ impl TextDelta {
     /// writes for the delta's nodes.
     pub fn write_into(&self, out: &mut crate::format::text::TextIndexWriter) {
         for (&node, doc) in &self.docs {
-            out.add_doc_lens(node, doc.lens, doc.pairs);
+            out.add_doc_lens(node, doc.lens, &doc.pairs);
         }
         for (term, list) in &self.postings {
             out.add_term(term, list.iter().map(|(&node, p)| (node, p.tf)));
@@ -136,7 +137,7 @@ impl TextDelta {
         Some(crate::text::DocTerms {
             lens: doc.lens,
             terms,
-            pairs: doc.pairs,
+            pairs: doc.pairs.to_vec(),
         })
     }
 }
@@ -223,7 +224,11 @@ impl TextSource for State {
     }
 
     fn delta_pair_filter(&self, node: u32) -> Option<PairFilter> {
-        self.delta.text.docs.get(&node).map(|d| d.pairs)
+        self.delta
+            .text
+            .docs
+            .get(&node)
+            .map(|d| pair_filter_of(&d.pairs))
     }
 
     fn for_each_delta_posting(
@@ -317,7 +322,7 @@ mod tests {
         let mut analyzed = TextIndexWriter::default();
         for n in [&nodes[0], &updated] {
             let d = doc_terms(&a, n);
-            analyzed.add_doc(n.id.0, d.lens, d.pairs, d.terms);
+            analyzed.add_doc(n.id.0, d.lens, &d.pairs, d.terms);
         }
         let (x, y) = (
             from_delta.finish(&[1, 2]).expect("sections"),
@@ -328,5 +333,6 @@ mod tests {
         assert_eq!(x.postings, y.postings);
         assert_eq!(x.doc_lens, y.doc_lens);
         assert_eq!(x.pairs, y.pairs);
+        assert_eq!(x.pair_set, y.pair_set);
     }
 }

@@ -74,7 +74,7 @@ pub(crate) fn recheck_text_index(seg: &Segment, progress: &dyn Fn(u64)) -> Resul
             )
         })?;
         let doc = doc_terms(&analyzer, &node);
-        writer.add_doc(id, doc.lens, doc.pairs, doc.terms);
+        writer.add_doc(id, doc.lens, &doc.pairs, doc.terms);
         if i % PROGRESS_EVERY == 0 {
             progress(i as u64);
         }
@@ -87,7 +87,7 @@ pub(crate) fn recheck_text_index(seg: &Segment, progress: &dyn Fn(u64)) -> Resul
             format!("rebuilding the text index: {e}"),
         )
     })?;
-    let sections: [(K, &[u8], &[u8]); 5] = [
+    let sections: [(K, &[u8], &[u8]); 6] = [
         (
             K::TextStats,
             &rebuilt.stats,
@@ -112,6 +112,11 @@ pub(crate) fn recheck_text_index(seg: &Segment, progress: &dyn Fn(u64)) -> Resul
             K::TextPairs,
             bytemuck::cast_slice(&rebuilt.pairs),
             bytemuck::cast_slice(layout.u64s(bytes, K::TextPairs)),
+        ),
+        (
+            K::TextPairSet,
+            bytemuck::cast_slice(&rebuilt.pair_set),
+            bytemuck::cast_slice(layout.u64s(bytes, K::TextPairSet)),
         ),
     ];
     for (kind, want, got) in sections {

@@ -74,9 +74,18 @@ pub mod wal;
 ///   current-format segments, and lists older ones for `compact` to re-analyse).
 ///   Version 11 segments are searched as before: their snake_case and kebab-case names
 ///   match another convention by their parts only.
-pub const FORMAT_VERSION: u32 = 12;
+/// * 13: a text index carries its segment's phrase-pair set (section 36 `TextPairSet`,
+///   see `format::text::pair_set_log2`): a bitset of about 64 bits per record with a
+///   bit set by each two units that follow each other in a field of any record, so a
+///   search knows, before it walks a segment, that no document there holds the query's
+///   phrase (most queries of words that are not a phrase), and bounds every document
+///   without the phrase boost. Version 11 and 12 segments have none and are searched as
+///   before (their analysis is the same as version 12's).
+pub const FORMAT_VERSION: u32 = 13;
 /// The first version whose text index has the `TextPairs` section.
 pub const TEXT_PAIRS_VERSION: u32 = 11;
+/// The first version whose text index has the `TextPairSet` section.
+pub const TEXT_PAIR_SET_VERSION: u32 = 13;
 /// The first version whose node records and edge rows carry validity intervals.
 pub const VALIDITY_VERSION: u32 = 9;
 /// The first version whose segments store each embedding once, as a `VectorData` row with

@@ -1,4 +1,4 @@
-//! The full-text index sections of a segment (codes 30–35): pure bytes ↔ values.
+//! The full-text index sections of a segment (codes 30–36): pure bytes ↔ values.
 //!
 //! ```text
 //! TextStats (30)     layout u32 (3; 2 in formats 5–9, 1 in format 4), fields u32 (3),
@@ -37,10 +37,16 @@
 //! TextDocLens (33)   the same as u32, uncapped (formats 4–6)
 //! TextPairs (35)     u64[records × 4] (format 11 on): per record, in record order, its
 //!                    phrase-pair filter, 256 bits (bit i: word i / 64, bit i % 64); bit
-//!                    pair_bit(unit_hash(a), unit_hash(b)) set for every two units a, b
-//!                    (words and bigrams, not whole identifiers) that follow each other in
-//!                    one field; unit_hash = 64-bit FNV-1a of the unit's bytes (lowercased);
-//!                    pair_bit(a, b) = ((rotl(a, 23) ^ b) × 0x9e3779b97f4a7c15) >> 56
+//!                    pair_hash(unit_hash(a), unit_hash(b)) >> 24 set for every two units
+//!                    a, b (words and bigrams, not whole identifiers) that follow each other
+//!                    in one field; unit_hash = 64-bit FNV-1a of the unit's bytes
+//!                    (lowercased); pair_hash(a, b) = the top 32 bits of
+//!                    (rotl(a, 23) ^ b) × 0x9e3779b97f4a7c15 (wrapping)
+//! TextPairSet (36)   u64[1 + 2^k / 64] (format 13 on): the segment's phrase-pair set:
+//!                    word 0 = k = pair_set_log2(records) = log2 of 64 × records rounded up
+//!                    to a power of two, within 12–28; then 2^k bits (bit i: word 1 + i / 64,
+//!                    bit i % 64), bit pair_hash(a, b) >> (32 − k) set for every two units
+//!                    a, b that follow each other in one field of any record
 //! ```
 //! Fields are 0 title, 1 content, 2 props (see `text::TextField`). Varints are unsigned
 //! LEB128 (at most 10 bytes). Stats, terms, postings and one lengths section are present
@@ -92,17 +98,43 @@ pub const TEXT_STATS_LEN: usize = 4 + 4 + 8 + 8 * TEXT_FIELDS + 8 + 8;
 pub const PAIR_FILTER_WORDS: usize = 4;
 /// Bits of a phrase-pair filter.
 pub const PAIR_FILTER_BITS: usize = 64 * PAIR_FILTER_WORDS;
-// `pair_bit` answers the top 8 bits of a hash.
+// `pair_filter_bit` answers the top 8 bits of a pair hash.
 const _: () = assert!(PAIR_FILTER_BITS == 1 << 8);
 
-/// A document's phrase-pair filter (format 11): bit [`pair_bit`]`(a, b)` is set for every
+/// Bits of a segment's phrase-pair set per record, before rounding up to a power of two
+/// ([`pair_set_log2`]): about 45 pairs per document of ordinary text set under one bit
+/// in five (many pairs repeat across documents), so a phrase of three units passes a
+/// segment lacking it about one time in twenty-five.
+pub const PAIR_SET_BITS_PER_RECORD: u64 = 64;
+/// Least log2 of a phrase-pair set's bits (512 bytes).
+pub const PAIR_SET_LOG2_MIN: u32 = 12;
+/// Greatest log2 of a phrase-pair set's bits (32 MiB, from about 4 million records).
+pub const PAIR_SET_LOG2_MAX: u32 = 28;
+
+/// The log2 of the bits of the phrase-pair set of a segment of `records` records:
+/// [`PAIR_SET_BITS_PER_RECORD`] × `records` rounded up to a power of two, within
+/// [`PAIR_SET_LOG2_MIN`]..=[`PAIR_SET_LOG2_MAX`]. Part of the format.
+#[must_use]
+pub fn pair_set_log2(records: u64) -> u32 {
+    let bits = records.saturating_mul(PAIR_SET_BITS_PER_RECORD).max(1);
+    let log2 = u64::BITS - (bits - 1).leading_zeros();
+    log2.clamp(PAIR_SET_LOG2_MIN, PAIR_SET_LOG2_MAX)
+}
+
+/// The length in words of the `TextPairSet` section of a segment of `records` records.
+#[must_use]
+pub fn pair_set_words(records: u64) -> u64 {
+    1 + (1u64 << pair_set_log2(records)) / 64
+}
+
+/// A document's phrase-pair filter (format 11): bit [`pair_filter_bit`]`(`[`pair_hash`]`(a, b))` is set for every
 /// two units `a`, `b` (words and bigrams, stop words included: what a phrase is made of)
 /// that follow each other in one of its fields. A phrase can only occur in a document
 /// whose filter holds the bits of each two consecutive units of the phrase; most
 /// documents that hold a phrase's words but not the phrase miss one of them.
 pub type PairFilter = [u64; PAIR_FILTER_WORDS];
 
-/// The hash of a phrase unit (its lowercased text) that [`pair_bit`] combines: 64-bit
+/// The hash of a phrase unit (its lowercased text) that [`pair_hash`] combines: 64-bit
 /// FNV-1a of its UTF-8 bytes. Part of the format.
 #[inline]
 pub fn unit_hash(unit: &str) -> u64 {
@@ -114,12 +146,29 @@ pub fn unit_hash(unit: &str) -> u64 {
     h
 }
 
-/// The filter bit (0–255) of unit `a` followed by unit `b`, from their [`unit_hash`]es:
-/// the top 8 bits of `(rotl(a, 23) ^ b) × 0x9e37_79b9_7f4a_7c15` (wrapping). Part of the
-/// format.
+/// The hash of unit `a` followed by unit `b`, from their [`unit_hash`]es: the top 32
+/// bits of `(rotl(a, 23) ^ b) × 0x9e37_79b9_7f4a_7c15` (wrapping). A record's filter bit
+/// is its top 8 bits ([`pair_filter_bit`]), a segment's set bit its top k
+/// ([`pair_set_log2`]). Part of the format.
 #[inline]
-pub fn pair_bit(a: u64, b: u64) -> usize {
-    ((a.rotate_left(23) ^ b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
+pub fn pair_hash(a: u64, b: u64) -> u32 {
+    ((a.rotate_left(23) ^ b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32
+}
+
+/// The filter bit (0–255) of a [`pair_hash`]: its top 8 bits. Part of the format.
+#[inline]
+pub fn pair_filter_bit(hash: u32) -> usize {
+    (hash >> 24) as usize
+}
+
+/// The phrase-pair filter of a document whose pairs hash to `hashes` ([`pair_hash`]).
+#[must_use]
+pub fn pair_filter_of(hashes: &[u32]) -> PairFilter {
+    let mut filter = PairFilter::default();
+    for &h in hashes {
+        set_pair_bit(&mut filter, pair_filter_bit(h));
+    }
+    filter
 }
 
 /// Sets bit `bit` (0–255) of `filter`.
@@ -1112,6 +1161,67 @@ pub struct TextSections {
     pub doc_lens: Vec<u16>,
     /// `TextPairs`: each record's [`PairFilter`], in record order.
     pub pairs: Vec<u64>,
+    /// `TextPairSet`: the segment's phrase-pair set ([`pair_set_log2`]).
+    pub pair_set: Vec<u64>,
+}
+
+/// A segment's phrase-pair set as a writer gathers it: the documents' pair hashes, until
+/// there are so many that they are kept as a bitset at the greatest size instead (folded
+/// down to the segment's size at the end), so a large build holds at most 32 MiB of them.
+#[derive(Debug, Default)]
+struct PairSetBuilder {
+    hashes: Vec<u32>,
+    /// `2^PAIR_SET_LOG2_MAX` bits once the hashes passed [`PAIR_SET_HASHES_KEPT`].
+    wide: Vec<u64>,
+}
+
+/// Pair hashes a [`PairSetBuilder`] keeps as a list (16 MiB).
+const PAIR_SET_HASHES_KEPT: usize = 1 << 22;
+
+impl PairSetBuilder {
+    fn add(&mut self, hashes: &[u32]) {
+        if self.wide.is_empty() {
+            self.hashes.extend_from_slice(hashes);
+            if self.hashes.len() > PAIR_SET_HASHES_KEPT {
+                self.wide = vec![0; (1usize << PAIR_SET_LOG2_MAX) / 64];
+                let hashes = std::mem::take(&mut self.hashes);
+                self.add(&hashes);
+            }
+        } else {
+            for &h in hashes {
+                set_bit(&mut self.wide, (h >> (32 - PAIR_SET_LOG2_MAX)) as usize);
+            }
+        }
+    }
+
+    /// The `TextPairSet` section of a segment of `records` records.
+    fn finish(self, records: u64) -> Vec<u64> {
+        let log2 = pair_set_log2(records);
+        let mut out = vec![0u64; 1 + (1usize << log2) / 64];
+        out[0] = u64::from(log2);
+        let bits = &mut out[1..];
+        for &h in &self.hashes {
+            set_bit(bits, (h >> (32 - log2)) as usize);
+        }
+        // A wide bit i is hash >> (32 - MAX): its top `log2` bits are i >> (MAX - log2).
+        for (w, &word) in self.wide.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let i = w * 64 + word.trailing_zeros() as usize;
+                set_bit(bits, i >> (PAIR_SET_LOG2_MAX - log2));
+                word &= word - 1;
+            }
+        }
+        out
+    }
+}
+
+/// Sets bit `i` of `bits` (nothing when out of range).
+#[inline]
+fn set_bit(bits: &mut [u64], i: usize) {
+    if let Some(w) = bits.get_mut(i / 64) {
+        *w |= 1u64 << (i % 64);
+    }
 }
 
 /// A segment's per-record field lengths, in either encoding.
@@ -1181,6 +1291,8 @@ pub struct TextIndexWriter {
     /// showed in bulk-load profiles.
     terms: HashMap<TermKey, GatheredPostings, foldhash::fast::RandomState>,
     docs: Vec<(u32, [u32; TEXT_FIELDS], PairFilter)>,
+    /// The documents' pairs, for the segment's phrase-pair set.
+    pair_set: PairSetBuilder,
     /// The layout to write, when not [`TEXT_LAYOUT_VERSION`] (tests of reading older
     /// layouts).
     layout: Option<u32>,
@@ -1278,16 +1390,17 @@ impl TextIndexWriter {
         self
     }
 
-    /// Adds document `node` (each node at most once) with its field lengths, its
-    /// phrase-pair filter and its terms with their per-field frequencies.
+    /// Adds document `node` (each node at most once) with its field lengths, the
+    /// [`pair_hash`]es of the units that follow each other in its fields, and its terms
+    /// with their per-field frequencies.
     pub fn add_doc(
         &mut self,
         node: u32,
         lens: [u32; TEXT_FIELDS],
-        pairs: PairFilter,
+        pairs: &[u32],
         terms: impl IntoIterator<Item = (Vec<u8>, [u32; TEXT_FIELDS])>,
     ) {
-        self.docs.push((node, lens, pairs));
+        self.add_doc_lens(node, lens, pairs);
         for (term, tf) in terms {
             self.terms
                 .entry(TermKey::new(&term))
@@ -1302,10 +1415,10 @@ impl TextIndexWriter {
         &mut self,
         node: u32,
         lens: [u32; TEXT_FIELDS],
-        pairs: PairFilter,
+        pairs: &[u32],
         terms: impl IntoIterator<Item = (&'t [u8], [u32; TEXT_FIELDS])>,
     ) {
-        self.docs.push((node, lens, pairs));
+        self.add_doc_lens(node, lens, pairs);
         for (term, tf) in terms {
             match self.terms.get_mut(term) {
                 Some(list) => list.push(node, tf),
@@ -1318,11 +1431,12 @@ impl TextIndexWriter {
         }
     }
 
-    /// Adds document `node` (each node at most once) by its field lengths and phrase-pair
-    /// filter only; its terms come through [`TextIndexWriter::add_term`] (an index built
-    /// term by term, such as the in-memory delta's at a checkpoint).
-    pub fn add_doc_lens(&mut self, node: u32, lens: [u32; TEXT_FIELDS], pairs: PairFilter) {
-        self.docs.push((node, lens, pairs));
+    /// Adds document `node` (each node at most once) by its field lengths and pair hashes
+    /// only; its terms come through [`TextIndexWriter::add_term`] (an index built term by
+    /// term, such as the in-memory delta's at a checkpoint).
+    pub fn add_doc_lens(&mut self, node: u32, lens: [u32; TEXT_FIELDS], pairs: &[u32]) {
+        self.docs.push((node, lens, pair_filter_of(pairs)));
+        self.pair_set.add(pairs);
     }
 
     /// Adds `term`'s postings: the documents holding it with their per-field frequencies,
@@ -1401,6 +1515,7 @@ impl TextIndexWriter {
             pairs.extend_from_slice(filter);
         }
         drop(self.docs);
+        let pair_set = std::mem::take(&mut self.pair_set).finish(records.len() as u64);
         let postings_total: u64 = self.terms.values().map(|list| list.len).sum();
         let small = postings_total < small_max;
         let threads = if small { 1 } else { threads.max(1) };
@@ -1441,6 +1556,7 @@ impl TextIndexWriter {
             postings,
             doc_lens,
             pairs,
+            pair_set,
         })
     }
 }
@@ -1721,6 +1837,8 @@ pub struct TextIndexView<'a> {
     doc_lens: FieldLens<'a>,
     /// `TextPairs` (format 11 on): [`PAIR_FILTER_WORDS`] words per record.
     pairs: Option<&'a [u64]>,
+    /// `TextPairSet` (format 13 on): its log2 and its bits.
+    pair_set: Option<(u32, &'a [u64])>,
 }
 
 impl std::fmt::Debug for TextIndexView<'_> {
@@ -1775,6 +1893,7 @@ impl<'a> TextIndexView<'a> {
             postings,
             doc_lens,
             pairs: None,
+            pair_set: None,
         })
     }
 
@@ -1797,6 +1916,42 @@ impl<'a> TextIndexView<'a> {
         }
         self.pairs = Some(pairs);
         Ok(self)
+    }
+
+    /// This view with the segment's `TextPairSet` section (format 13 on).
+    ///
+    /// # Errors
+    /// A section whose length or stated size is not the one of this many records.
+    pub fn with_pair_set(mut self, set: &'a [u64]) -> Result<TextIndexView<'a>, DecodeError> {
+        let log2 = pair_set_log2(self.stats.docs);
+        let want = pair_set_words(self.stats.docs);
+        if set.len() as u64 != want || set.first() != Some(&u64::from(log2)) {
+            return Err(DecodeError::new(
+                0,
+                format!(
+                    "text pair set: {} words of log2 {:?} for {} records, expected {want} of {log2}",
+                    set.len(),
+                    set.first(),
+                    self.stats.docs
+                ),
+            ));
+        }
+        self.pair_set = Some((log2, &set[1..]));
+        Ok(self)
+    }
+
+    /// Whether some record of the segment may hold every pair of `hashes`
+    /// ([`pair_hash`]) — each somewhere, not necessarily in one record; `None` when the
+    /// segment has no phrase-pair set (before format 13). `Some(false)` is certain: no
+    /// record holds them all.
+    #[must_use]
+    pub fn pair_set_holds(&self, hashes: &[u32]) -> Option<bool> {
+        let (log2, bits) = self.pair_set?;
+        Some(hashes.iter().all(|&h| {
+            let i = (h >> (32 - log2)) as usize;
+            bits.get(i / 64)
+                .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+        }))
     }
 
     /// Record `index`'s phrase-pair filter; `None` when the segment has none (before
@@ -2105,7 +2260,7 @@ mod tests {
                 nodes.reverse();
             }
             for &n in &nodes {
-                w.add_doc_lens(n, [1, 2, 0], NO_PAIRS);
+                w.add_doc_lens(n, [1, 2, 0], &[]);
             }
             for t in 0..20u32 {
                 let list: Vec<(u32, [u32; TEXT_FIELDS])> = nodes
@@ -2142,7 +2297,7 @@ mod tests {
                         terms.push((term, [k % 3, 1, (v % 300) / 100]));
                     }
                 }
-                w.add_doc(node * 2 + 1, [node % 5, 40, 3], NO_PAIRS, terms);
+                w.add_doc(node * 2 + 1, [node % 5, 40, 3], &[], terms);
             }
             w
         };
@@ -2202,13 +2357,8 @@ mod tests {
     #[test]
     fn long_fields_are_capped_and_verify() {
         let mut w = TextIndexWriter::new();
-        w.add_doc(
-            1,
-            [2, 70_000, 0],
-            NO_PAIRS,
-            vec![(b"=a".to_vec(), [1, 3, 0])],
-        );
-        w.add_doc(2, [1, 5, 0], NO_PAIRS, vec![(b"=a".to_vec(), [1, 0, 0])]);
+        w.add_doc(1, [2, 70_000, 0], &[], vec![(b"=a".to_vec(), [1, 3, 0])]);
+        w.add_doc(2, [1, 5, 0], &[], vec![(b"=a".to_vec(), [1, 0, 0])]);
         let s = w.finish(&[1, 2]).expect("docs match records");
         assert_eq!(s.doc_lens, vec![2, u16::MAX, 0, 1, 5, 0]);
         let v = fresh_view(&s, 2);
@@ -2229,10 +2379,10 @@ mod tests {
         w.add_doc(
             7,
             [1, 2, 0],
-            NO_PAIRS,
+            &[],
             vec![(b"=a".to_vec(), [1, 0, 0]), (b"=b".to_vec(), [0, 2, 0])],
         );
-        w.add_doc(3, [0, 1, 1], NO_PAIRS, vec![(b"=a".to_vec(), [0, 1, 1])]);
+        w.add_doc(3, [0, 1, 1], &[], vec![(b"=a".to_vec(), [0, 1, 1])]);
         let s = w.finish(&[3, 7]).expect("docs match records");
         let v = fresh_view(&s, 2);
         v.verify(&[3, 7]).expect("fresh sections verify");
@@ -2275,7 +2425,7 @@ mod tests {
             .is_err()
         );
         let mut w = TextIndexWriter::new();
-        w.add_doc(1, [0; 3], NO_PAIRS, vec![]);
+        w.add_doc(1, [0; 3], &[], vec![]);
         assert!(w.finish(&[2]).is_err());
     }
 
@@ -2305,7 +2455,7 @@ mod tests {
                 }
                 let moved = if changed { [tf[0] + tf[1], 0, 0] } else { tf };
                 terms.push((b"=e".to_vec(), moved));
-                w.add_doc(rec, lens, NO_PAIRS, terms);
+                w.add_doc(rec, lens, &[], terms);
             }
             let s = w.finish(&records).expect("docs match records");
             let v = fresh_view(&s, u64::from(docs));
@@ -2347,7 +2497,7 @@ mod tests {
                 let title = u32::from(matches!(block, 0 | 3 | 4 | 5 | 7)) * (1 + rec % 4);
                 let content = u32::from(block != 5) * (1 + rec % 3);
                 let tf = [title, content, u32::from(rec % 97 == 0)];
-                w.add_doc(rec, [5, 20, 1], NO_PAIRS, vec![(b"=w".to_vec(), tf)]);
+                w.add_doc(rec, [5, 20, 1], &[], vec![(b"=w".to_vec(), tf)]);
                 want.push((rec, tf));
             }
             let s = w.finish(&records).expect("docs match records");
@@ -2385,12 +2535,7 @@ mod tests {
                 } else {
                     1
                 };
-                w.add_doc(
-                    rec,
-                    [10, 10, 0],
-                    NO_PAIRS,
-                    vec![(b"=w".to_vec(), [tf, 0, 0])],
-                );
+                w.add_doc(rec, [10, 10, 0], &[], vec![(b"=w".to_vec(), [tf, 0, 0])]);
             }
             let s = w.finish(&records).expect("docs match records");
             let v = fresh_view(&s, 600);
@@ -2422,7 +2567,7 @@ mod tests {
                 terms.push((b"=some".to_vec(), [1, 300, 0]));
                 want.push((rec, [1, 300, 0], lens));
             }
-            w.add_doc(node, lens, NO_PAIRS, terms);
+            w.add_doc(node, lens, &[], terms);
         }
         let s = w.finish(&records).expect("docs match records");
         let v = fresh_view(&s, 2000);
@@ -2616,7 +2761,7 @@ mod tests {
         let terms = VERIFY_SPLIT_TERMS_MIN + 100;
         let mut w = TextIndexWriter::new();
         for node in 0..4u32 {
-            w.add_doc_lens(node, [1, 1, 0], NO_PAIRS);
+            w.add_doc_lens(node, [1, 1, 0], &[]);
         }
         for t in 0..terms {
             let n = u32::try_from(t % 4).unwrap();
@@ -2745,12 +2890,22 @@ mod tests {
         // FNV-1a 64: the offset basis, and the published value for "a".
         assert_eq!(unit_hash(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(unit_hash("a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(pair_bit(unit_hash("new"), unit_hash("york")), 0x2a);
+        let new_york = pair_hash(unit_hash("new"), unit_hash("york"));
+        assert_eq!(new_york, 0x2ac2_c5af, "{new_york:#x}");
+        // The filter bit of formats 11 and 12: the top 8 bits of the same product.
+        assert_eq!(pair_filter_bit(new_york), 0x2a);
         assert_ne!(
-            pair_bit(unit_hash("new"), unit_hash("york")),
-            pair_bit(unit_hash("york"), unit_hash("new")),
+            new_york,
+            pair_hash(unit_hash("york"), unit_hash("new")),
             "a pair's order counts"
         );
+        assert_eq!(
+            (pair_set_log2(0), pair_set_log2(64), pair_set_log2(65)),
+            (12, 12, 13)
+        );
+        assert_eq!(pair_set_log2(1_000_000), 26);
+        assert_eq!(pair_set_log2(u64::MAX), 28);
+        assert_eq!(pair_set_words(1_000_000), 1 + (1 << 20));
         let mut f = NO_PAIRS;
         for bit in [0, 63, 64, 200, 255] {
             set_pair_bit(&mut f, bit);
@@ -2768,12 +2923,13 @@ mod tests {
     #[test]
     fn pair_filters_are_stored_per_record() {
         let mut w = TextIndexWriter::new();
-        let filter = |n: u32| [u64::from(n), 0, u64::from(n) << 32, u64::MAX];
+        // Filter bits 9 and 200 + node, from hashes whose low bits differ.
+        let hashes = |n: u32| [9 << 24 | n, (200 + n) << 24, (200 + n) << 24 | 77];
         for node in [9u32, 4, 7] {
             w.add_doc(
                 node,
                 [1, 0, 0],
-                filter(node),
+                &hashes(node),
                 vec![(b"=a".to_vec(), [1, 0, 0])],
             );
         }
@@ -2783,7 +2939,10 @@ mod tests {
         assert_eq!(view.pair_filter(0), None, "no section given: no filter");
         let view = view.with_pairs(&s.pairs).expect("the records' filters");
         for (rec, node) in [4u32, 7, 9].into_iter().enumerate() {
-            assert_eq!(view.pair_filter(rec), Some(&filter(node)));
+            let mut want = NO_PAIRS;
+            set_pair_bit(&mut want, 9);
+            set_pair_bit(&mut want, 200 + node as usize);
+            assert_eq!(view.pair_filter(rec), Some(&want));
         }
         assert_eq!(view.pair_filter(3), None);
         assert_eq!(view.pair_filter(usize::MAX), None);
@@ -2794,6 +2953,63 @@ mod tests {
                 .with_pairs(&other)
                 .expect_err("wrong length");
             assert!(e.what.contains("text pair filters"), "{e:?}");
+        }
+    }
+
+    /// A segment's phrase-pair set holds a bit for each pair hash of each document, at
+    /// the segment's size; a view answers whether a phrase's pairs are all there, and
+    /// refuses a section of the wrong length or stated size. A build with so many pairs
+    /// that it keeps them as a wide bitset writes the same bytes.
+    #[test]
+    fn pair_set_holds_every_pair_of_the_segment() {
+        let mut w = TextIndexWriter::new();
+        let pairs: [&[u32]; 3] = [&[0x1234_5678, 0xffff_ffff], &[], &[0, 0x8000_0000]];
+        for (node, p) in (0u32..).zip(pairs) {
+            w.add_doc(node, [1, 0, 0], p, vec![(b"=a".to_vec(), [1, 0, 0])]);
+        }
+        let s = w.finish(&[0, 1, 2]).expect("sections");
+        assert_eq!(s.pair_set.len() as u64, pair_set_words(3));
+        assert_eq!(s.pair_set[0], 12);
+        let ones: u32 = s.pair_set[1..].iter().map(|w| w.count_ones()).sum();
+        assert_eq!(ones, 4);
+        let view = fresh_view(&s, 3);
+        assert_eq!(view.pair_set_holds(&[1]), None, "no section: unknown");
+        let view = view.with_pairs(&s.pairs).expect("filters");
+        let view = view.with_pair_set(&s.pair_set).expect("the set");
+        assert_eq!(view.pair_set_holds(&[]), Some(true));
+        assert_eq!(view.pair_set_holds(&[0x1234_5678, 0x8000_0000]), Some(true));
+        // The same top 12 bits: the set cannot tell them apart.
+        assert_eq!(view.pair_set_holds(&[0x1230_0000]), Some(true));
+        assert_eq!(
+            view.pair_set_holds(&[0x1234_5678, 0x4000_0000]),
+            Some(false)
+        );
+        for bad in [
+            s.pair_set[..s.pair_set.len() - 1].to_vec(),
+            [&s.pair_set[..], &[0]].concat(),
+            [&[13u64][..], &s.pair_set[1..]].concat(),
+            Vec::new(),
+        ] {
+            let e = fresh_view(&s, 3)
+                .with_pair_set(&bad)
+                .expect_err("wrong length or size");
+            assert!(e.what.contains("text pair set"), "{e:?}");
+        }
+        // Folding a wide bitset down gives the bits hashing at the size gives.
+        let hashes: Vec<u32> = (0..5000u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        for records in [0u64, 100, 5000, 1 << 22] {
+            let mut listed = PairSetBuilder::default();
+            listed.add(&hashes);
+            let mut wide = PairSetBuilder {
+                wide: vec![0; (1usize << PAIR_SET_LOG2_MAX) / 64],
+                ..PairSetBuilder::default()
+            };
+            wide.add(&hashes);
+            assert_eq!(
+                listed.finish(records),
+                wide.finish(records),
+                "{records} records"
+            );
         }
     }
 }

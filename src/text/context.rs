@@ -6,6 +6,7 @@ use super::{ALL_WORDS_BOOST, PHRASE_BOOST, ParsedQuery, QueryTerm};
 use crate::format::text::{PairFilter, TEXT_FIELDS, filter_holds};
 
 /// What scoring a document needs besides its postings.
+#[derive(Clone)]
 pub(crate) struct ScoreContext<'q> {
     pub terms: &'q [QueryTerm],
     pub idfs: &'q [f64],
@@ -55,6 +56,17 @@ impl<'q> ScoreContext<'q> {
             // a bound times this below the threshold cannot reach the top hits.
             bound_factor: boost_max * words_boost * (1.0 + 1e-9),
             words_factor: words_boost * (1.0 + 1e-9),
+        }
+    }
+
+    /// This context for a segment that holds the phrase nowhere (its phrase-pair set
+    /// lacks one of the phrase's pairs): no document there can get the phrase boost, so
+    /// its bounds leave it out and no document's filter is read for it.
+    pub fn without_phrase(&self) -> ScoreContext<'q> {
+        ScoreContext {
+            phrase_factor: 1.0 + 1e-9,
+            bound_factor: self.words_factor,
+            ..self.clone()
         }
     }
 

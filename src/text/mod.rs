@@ -55,7 +55,7 @@ pub use source::{ANALYSIS_SINCE_FORMAT, NodeTexts, SegmentIndex, TextSource};
 
 use crate::error::{Error, Result};
 use crate::filter::NodeFilter;
-use crate::format::text::{PairFilter, TEXT_FIELDS, pair_bit, set_pair_bit, unit_hash};
+use crate::format::text::{PairFilter, TEXT_FIELDS, pair_filter_of, pair_hash, unit_hash};
 use crate::graph::NodeId;
 use crate::model::Node;
 
@@ -186,8 +186,10 @@ pub struct DocTerms {
     pub lens: [u32; TEXT_FIELDS],
     /// Terms (namespaced) with their frequencies per field, sorted by term.
     pub terms: Vec<(Vec<u8>, [u32; TEXT_FIELDS])>,
-    /// Its phrase-pair filter (see [`PairFilter`]).
-    pub pairs: PairFilter,
+    /// The [`pair_hash`]es of the units that follow each other in its fields (sorted,
+    /// each once): its phrase-pair filter ([`PairFilter`]) and its part of its segment's
+    /// phrase-pair set.
+    pub pairs: Vec<u32>,
 }
 
 /// Analyzes a node's fields into its index entry.
@@ -202,7 +204,7 @@ pub fn doc_terms(analyzer: &Analyzer, node: &Node) -> DocTerms {
     DocTerms {
         lens: counts.lens,
         terms,
-        pairs: counts.pairs,
+        pairs: std::mem::take(&mut counts.pairs),
     }
 }
 
@@ -225,9 +227,9 @@ pub struct TermCounts {
     stems: Vec<Option<usize>>,
     /// Tokens per field (a token's exact form counts once).
     pub lens: [u32; TEXT_FIELDS],
-    /// The document's phrase-pair filter: a bit per two units that follow each other in
-    /// a field ([`PairFilter`]).
-    pub pairs: PairFilter,
+    /// The [`pair_hash`]es of every two units that follow each other in a field (sorted,
+    /// each once; see [`DocTerms::pairs`]).
+    pub pairs: Vec<u32>,
 }
 
 impl std::fmt::Debug for TermCounts {
@@ -267,7 +269,7 @@ impl TermCounts {
         self.tfs.clear();
         self.stems.clear();
         self.lens = [0; TEXT_FIELDS];
-        self.pairs = PairFilter::default();
+        self.pairs.clear();
         let mut term = Vec::new();
         for (f, text) in field_texts(node).iter().enumerate() {
             let mut n = 0u32;
@@ -280,7 +282,7 @@ impl TermCounts {
                 if kind != TermKind::Whole {
                     let h = unit_hash(token);
                     if let Some(p) = prev {
-                        set_pair_bit(&mut self.pairs, pair_bit(p, h));
+                        self.pairs.push(pair_hash(p, h));
                     }
                     prev = Some(h);
                 }
@@ -312,6 +314,8 @@ impl TermCounts {
             });
             self.lens[f] = n;
         }
+        self.pairs.sort_unstable();
+        self.pairs.dedup();
     }
 
     /// The index of `term` among the distinct terms, added (with zero counts) if new.
@@ -480,11 +484,16 @@ impl ParsedQuery {
     /// phrase: those of each two consecutive units of the phrase (none for a phrase of
     /// fewer than two).
     pub fn phrase_pairs(&self) -> PairFilter {
-        let mut pairs = PairFilter::default();
-        for w in self.phrase.windows(2) {
-            set_pair_bit(&mut pairs, pair_bit(unit_hash(&w[0]), unit_hash(&w[1])));
-        }
-        pairs
+        pair_filter_of(&self.phrase_pair_hashes())
+    }
+
+    /// The [`pair_hash`]es of each two consecutive units of the phrase: a segment whose
+    /// phrase-pair set lacks one holds the phrase nowhere.
+    pub fn phrase_pair_hashes(&self) -> Vec<u32> {
+        self.phrase
+            .windows(2)
+            .map(|w| pair_hash(unit_hash(&w[0]), unit_hash(&w[1])))
+            .collect()
     }
 
     /// Parses `text` (checked against the limits of [`TextQuery`]).

@@ -65,6 +65,8 @@ pub fn search_with<S: TextSource + ?Sized>(
     score_delta(source, q, &ctx, &mut top, &mut cands)?;
     // Segments: layouts 2 and 3 by pruned document-at-a-time evaluation; layout 1 (format 4
     // segments until compaction rewrites them) by scoring every posting.
+    let phrase_pairs = parsed.phrase_pair_hashes();
+    let without_phrase = ctx.without_phrase();
     for ((s, index), lists) in segments.iter().zip(&plan.lists) {
         if index.view.layout() >= TEXT_LAYOUT_BLOCKED {
             let seg = SegmentLists {
@@ -72,7 +74,13 @@ pub fn search_with<S: TextSource + ?Sized>(
                 index,
                 lists,
             };
-            maxscore::score_segment(source, seg, &ctx, &mut top, &mut cands, q).map_err(
+            // A segment whose phrase-pair set lacks a pair of the phrase holds it nowhere.
+            let ctx = if index.rules_out_phrase(&phrase_pairs) {
+                &without_phrase
+            } else {
+                &ctx
+            };
+            maxscore::score_segment(source, seg, ctx, &mut top, &mut cands, q).map_err(
                 |e| match e {
                     WalkError::Decode(e) => source.corrupt(*s, e),
                     WalkError::Engine(e) => e,

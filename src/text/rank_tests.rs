@@ -94,6 +94,9 @@ struct MemSegment {
     lens: Vec<u16>,
     /// The records' phrase-pair filters (what the walk reads before a phrase check).
     pairs: Vec<u64>,
+    /// The segment's phrase-pair set (what tells a search that no record holds the
+    /// phrase).
+    pair_set: Vec<u64>,
     /// Node ids of the records, increasing.
     node_ids: Vec<u32>,
     /// The records.
@@ -106,7 +109,7 @@ impl MemSegment {
         let mut w = TextIndexWriter::default();
         for n in nodes.values() {
             let d = doc_terms(&analyzer, n);
-            w.add_doc(n.id.0, d.lens, d.pairs, d.terms);
+            w.add_doc(n.id.0, d.lens, &d.pairs, d.terms);
         }
         let node_ids: Vec<u32> = nodes.keys().copied().collect();
         let s = w.finish(&node_ids).expect("sections");
@@ -116,6 +119,7 @@ impl MemSegment {
             postings: s.postings,
             lens: s.doc_lens,
             pairs: s.pairs,
+            pair_set: s.pair_set,
             node_ids,
             nodes,
         }
@@ -198,6 +202,7 @@ impl TextSource for MemSource {
             s.node_ids.len() as u64,
         )
         .and_then(|v| v.with_pairs(&s.pairs))
+        .and_then(|v| v.with_pair_set(&s.pair_set))
         .map_err(|e| self.corrupt(segment, e))?;
         Ok(Some(SegmentIndex {
             view,
@@ -252,7 +257,9 @@ impl TextSource for MemSource {
     }
 
     fn delta_pair_filter(&self, node: u32) -> Option<crate::format::text::PairFilter> {
-        self.delta.get(&node).map(|(_, d)| d.pairs)
+        self.delta
+            .get(&node)
+            .map(|(_, d)| crate::format::text::pair_filter_of(&d.pairs))
     }
 
     fn node(&self, node: u32) -> Result<Option<Arc<Node>>> {

@@ -50,6 +50,15 @@ impl SegmentIndex<'_> {
         }
     }
 
+    /// Whether no record of the segment holds a phrase whose pairs hash to `pairs`
+    /// (the query's: `ParsedQuery::phrase_pair_hashes`), as its phrase-pair
+    /// set tells (`false` where there is none, or analysis cut units otherwise, or the
+    /// phrase has fewer than two units).
+    #[inline]
+    pub(crate) fn rules_out_phrase(&self, pairs: &[u32]) -> bool {
+        self.analysis_current && !pairs.is_empty() && self.view.pair_set_holds(pairs) == Some(false)
+    }
+
     /// Whether record `rec` may hold the query's phrase as far as its phrase-pair filter
     /// tells (`true` where there is none to read).
     #[inline]

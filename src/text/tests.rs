@@ -519,8 +519,20 @@ fn phrase_pairs_hold(
             }
             held += 1;
             proptest::prop_assert!(
-                crate::format::text::filter_holds(&doc.pairs, &q.phrase_pairs()),
+                crate::format::text::filter_holds(
+                    &crate::format::text::pair_filter_of(&doc.pairs),
+                    &q.phrase_pairs()
+                ),
                 "{:?} holds the phrase {:?}, its filter lacks a pair",
+                content,
+                q.phrase
+            );
+            // And its pair hashes (what its segment's phrase-pair set holds) have them all.
+            proptest::prop_assert!(
+                q.phrase_pair_hashes()
+                    .iter()
+                    .all(|h| doc.pairs.binary_search(h).is_ok()),
+                "{:?} holds the phrase {:?}, its pair hashes lack one",
                 content,
                 q.phrase
             );

@@ -274,10 +274,10 @@ fn key_lookups_read_every_fixture_version() {
 /// Text search reads every postings layout: layout 1 in the version 4 fixture (scored
 /// without skipping), layout 2 (varint blocks) in the version 5 and 9 ones, layout 3
 /// (bit-packed blocks) in the version 10 one and, with phrase-pair filters, the version
-/// 11 and 12 ones, with the same answers.
+/// 11 and 12 ones, and with a phrase-pair set the version 13 one, with the same answers.
 #[test]
 fn text_search_reads_every_fixture_layout() {
-    for version in [4, 5, 9, 10, 11, 12] {
+    for version in [4, 5, 9, 10, 11, 12, 13] {
         let seg = std::fs::read(fixture_dir(version).join("seg-000001.hgs")).unwrap();
         let layout = hopgraph::format::segment::SegmentLayout::parse(&seg).unwrap();
         assert_eq!(
@@ -346,6 +346,12 @@ fn format_v12_fixture_opens_with_the_same_content() {
     opens_with_the_same_content(12);
 }
 
+/// Format 13: the text index carries the segment's phrase-pair set (`TextPairSet`).
+#[test]
+fn format_v13_fixture_opens_with_the_same_content() {
+    opens_with_the_same_content(13);
+}
+
 /// A segment whose text index an earlier analysis wrote: format 5, written by the build
 /// before 3ad6312 (`tests/fixtures/analysis-v5/`: one node, title `SDKs`, content
 /// `installed for the cpus`), whose stemmer kept a plural `s` after no vowel, so the index
@@ -411,6 +417,65 @@ fn text_pairs_come_with_version_11_text_indexes_only() {
     );
     SegmentLayout::parse(&rewrite(10, Some(SectionKind::TextPairs)))
         .expect("a version 10 text index has no filters");
+}
+
+/// The phrase-pair set comes with a version 13 text index and never before: the version
+/// 13 fixture's segment, its sections copied into a new one, parses; without
+/// `TextPairSet`, with one of another size, or declaring version 12 with it, it does not.
+/// A phrase whose pairs the set lacks is searched without the boost's work, one it holds
+/// as before: both rank alpha first.
+#[test]
+fn text_pair_sets_come_with_version_13_text_indexes_only() {
+    use hopgraph::format::segment::{SectionKind, SegmentLayout};
+    let seg = std::fs::read(fixture_dir(13).join("seg-000001.hgs")).unwrap();
+    let rewrite = |version: u32, skip: Option<SectionKind>| -> Vec<u8> {
+        rewritten_segment(&seg, version, |kind, _| Some(kind) != skip)
+    };
+    SegmentLayout::parse(&rewrite(13, None)).expect("the same sections");
+    let e = SegmentLayout::parse(&rewrite(13, Some(SectionKind::TextPairSet))).unwrap_err();
+    assert!(e.what.contains("TextPairSet has None elements"), "{e:?}");
+    let e = SegmentLayout::parse(&rewrite(12, None)).unwrap_err();
+    assert!(
+        e.what
+            .contains("TextPairSet present in a version 12 segment"),
+        "{e:?}"
+    );
+    SegmentLayout::parse(&rewrite(12, Some(SectionKind::TextPairSet)))
+        .expect("a version 12 text index has no set");
+    let doubled = rewritten_segment(&seg, 13, |kind, bytes| {
+        if kind == SectionKind::TextPairSet {
+            let copy = bytes[8..].to_vec();
+            bytes.extend_from_slice(&copy);
+        }
+        true
+    });
+    let e = SegmentLayout::parse(&doubled).unwrap_err();
+    assert!(e.what.contains("TextPairSet has Some("), "{e:?}");
+    // A stated size other than the records': parses (opening reads no section), and the
+    // segment's text index is refused when a search first reads it.
+    let tmp = copy_of(&fixture_dir(13));
+    let path = tmp.path().join("seg-000001.hgs");
+    let resized = rewritten_segment(&seg, 13, |kind, bytes| {
+        if kind == SectionKind::TextPairSet {
+            bytes[0] = 13;
+        }
+        true
+    });
+    std::fs::write(&path, resized).unwrap();
+    let db = Database::open(tmp.path()).unwrap();
+    let e = db
+        .snapshot()
+        .search_text(&TextQuery::new("alpha first"))
+        .unwrap_err();
+    assert!(e.to_string().contains("text pair set"), "{e}");
+    drop(db);
+    let db = Database::open_with(fixture_dir(13), Options::default().read_only(true)).unwrap();
+    let snap = db.snapshot();
+    let alpha = snap.node_id("alpha").unwrap();
+    for q in ["alpha first", "first alpha"] {
+        let hits = snap.search_text(&TextQuery::new(q)).unwrap();
+        assert_eq!(hits.first().map(|h| h.node), Some(alpha), "{q}");
+    }
 }
 
 /// `verify_text_index` rebuilds each current-format segment's text index from its records
@@ -483,6 +548,20 @@ fn the_deep_text_check_rebuilds_each_index_from_its_records() {
     verified.expect("the checksums hold");
     assert!(text.contains("seg-000001.hgs"), "{text}");
     assert!(text.contains("TextPairs"), "{text}");
+    // A bit of the phrase-pair set cleared: a search could miss a phrase; the records
+    // give it.
+    let (verified, text) = deep_check_of(&|kind, bytes| {
+        if kind == SectionKind::TextPairSet {
+            for b in &mut bytes[8..] {
+                if *b != 0 {
+                    *b &= *b - 1;
+                    break;
+                }
+            }
+        }
+    });
+    verified.expect("the checksums hold");
+    assert!(text.contains("TextPairSet"), "{text}");
     // Node ids out of order (the writer's precondition): an error, not a panic, without
     // `verify` first.
     let (_, text) = deep_check_of(&|kind, bytes| {

@@ -20,7 +20,7 @@ use parking_lot::Mutex;
 
 use super::super::build::{SegmentContent, encode_record};
 use crate::error::{Error, Result};
-use crate::format::text::{PairFilter, TEXT_FIELDS, TextIndexWriter};
+use crate::format::text::{TEXT_FIELDS, TextIndexWriter};
 use crate::model::Node;
 use crate::text::{Analyzer, TermCounts};
 
@@ -29,8 +29,8 @@ use crate::text::{Analyzer, TermCounts};
 /// (freeing across threads is slow in common allocators).
 struct PackedTerms {
     lens: [u32; TEXT_FIELDS],
-    /// Its phrase-pair filter.
-    pairs: PairFilter,
+    /// Its pair hashes (`DocTerms::pairs`).
+    pairs: Vec<u32>,
     /// The terms' bytes back to back, in the order they first occur in the node's text.
     bytes: Vec<u8>,
     /// Per term: its end in `bytes` and its frequency per field.
@@ -43,7 +43,7 @@ impl PackedTerms {
         counts.count(analyzer, node);
         PackedTerms {
             lens: counts.lens,
-            pairs: counts.pairs,
+            pairs: counts.pairs.clone(),
             bytes: counts.bytes().to_vec(),
             terms: counts.ends().collect(),
         }
@@ -57,7 +57,7 @@ impl PackedTerms {
             start = end as usize;
             (t, tf)
         });
-        text.add_doc_borrowed(node, self.lens, self.pairs, terms);
+        text.add_doc_borrowed(node, self.lens, &self.pairs, terms);
     }
 }
 

@@ -395,6 +395,25 @@ impl SegmentLayout {
                 ),
             ));
         }
+        // The phrase-pair set comes with the text index from version 13, never before.
+        let pair_set_version = self.version >= crate::format::TEXT_PAIR_SET_VERSION;
+        if pair_set_version && text != 0 {
+            let words = crate::format::text::pair_set_words(recs as u64);
+            expect.push((K::TextPairSet, usize::try_from(words).unwrap_or(usize::MAX)));
+        } else if self.entry(K::TextPairSet).is_some() {
+            return Err(self.err_at(
+                K::TextPairSet,
+                format!(
+                    "TextPairSet present in a version {} segment{}",
+                    self.version,
+                    if text == 0 {
+                        " without a text index"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
         for (kind, n) in expect {
             let len = self.entry(kind).map(|e| e.range.len() / kind.elem_size());
             if len != Some(n) {

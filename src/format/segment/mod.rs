@@ -114,6 +114,7 @@ section_kinds! {
     TextDocLens = 33, 4, "`u32[records × 3]`: terms per field (title, content, props) of each record (up to version 6; from version 7 `TextFieldLens`).";
     TextFieldLens = 34, 2, "`u16[records × 3]`: terms per field (title, content, props) of each record, capped at 65,535 (version 7 on; replaces `TextDocLens`).";
     TextPairs = 35, 8, "`u64[records × 4]`: each record's 256-bit phrase-pair filter (`format::text::PairFilter`; version 11 on, with the text index).";
+    TextPairSet = 36, 8, "`u64[1 + 2^k / 64]`: the segment's phrase-pair set, k then the bits (`format::text::pair_set_log2`; version 13 on, with the text index).";
     VectorMeta = 40, 1, "Vector index header: the store's embedding dimension, vector count and HNSW layer sizes (optional, see `VectorMeta`).";
     VectorIds = 41, 4, "`u32[vectors]`: node ids of the records with an embedding, increasing (with `VectorMeta`).";
     VectorData = 42, 4, "`f32[vectors * dim]`: those embeddings row by row (with `VectorMeta`): as written from version 8 (the records keep no copy), L2-normalised before.";

@@ -5,8 +5,8 @@ use crate::format::codec::DecodeError;
 use crate::format::text::{FieldLens, TextIndexView};
 
 impl SegmentLayout {
-    /// Whether the segment has a text index (sections 30–32 and 33 or 34, and 35 from
-    /// version 11; `parse` checked they come together).
+    /// Whether the segment has a text index (sections 30–32 and 33 or 34, 35 from
+    /// version 11 and 36 from version 13; `parse` checked they come together).
     pub fn has_text(&self) -> bool {
         self.entry(K::TextStats).is_some()
     }
@@ -20,7 +20,7 @@ impl SegmentLayout {
         for kind in TEXT_SECTIONS
             .iter()
             .chain(TEXT_LENS_SECTIONS)
-            .chain(&[K::TextPairs])
+            .chain(&[K::TextPairs, K::TextPairSet])
         {
             if self.entry(*kind).is_some() {
                 self.verify_section(bytes, *kind)?;
@@ -53,9 +53,15 @@ impl SegmentLayout {
         if self.entry(K::TextPairs).is_none() {
             return Ok(Some(view));
         }
-        view.with_pairs(self.u64s(bytes, K::TextPairs))
+        let view = view
+            .with_pairs(self.u64s(bytes, K::TextPairs))
+            .map_err(|e| self.err_at(K::TextPairs, format!("text index: {}", e.what)))?;
+        if self.entry(K::TextPairSet).is_none() {
+            return Ok(Some(view));
+        }
+        view.with_pair_set(self.u64s(bytes, K::TextPairSet))
             .map(Some)
-            .map_err(|e| self.err_at(K::TextPairs, format!("text index: {}", e.what)))
+            .map_err(|e| self.err_at(K::TextPairSet, format!("text index: {}", e.what)))
     }
 
     /// Full check of the text index (after every section's crc was checked): see

@@ -110,6 +110,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
             seg: Some(segment),
             len: super::topk::doc_length(&v.doc_len(rec)),
             phrase: ctx.phrase_possible(acc.words, || index.allows_phrase(ctx, rec)),
+            phrase_known: None,
         });
     }
     Ok(())

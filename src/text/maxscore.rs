@@ -15,8 +15,8 @@ use super::prime::{PRIME_TERMS, prime_threshold};
 use super::rank::passes_filter;
 use super::source::{SegmentIndex, TextSource};
 use super::threshold::Threshold;
-use super::topk::Candidate;
-use super::{Accumulator, TextQuery, term_fields_scaled, tf_scale};
+use super::topk::{Candidate, PhraseMemo, phrase_in_node};
+use super::{Accumulator, PHRASE_BOOST, TextQuery, term_fields_scaled, tf_scale};
 use crate::error::Error;
 use crate::format::codec::DecodeError;
 use crate::format::text::{PostingList, TextIndexView};
@@ -122,6 +122,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
     top: &mut Threshold,
     cands: &mut Vec<Candidate>,
     q: &TextQuery,
+    memo: &mut PhraseMemo<'_>,
 ) -> Result<(), WalkError> {
     let terms = cursors(seg, ctx)?;
     if terms.is_empty() {
@@ -145,6 +146,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
             primed: &primed,
             taken: &mut taken,
             conjunctive: Some(&limits),
+            memo: &mut *memo,
         };
         let finished = walk_segment(source, seg, ctx, top, cands, q, &mut walk, pass)?;
         let ended = finished && walk.heavy_words_required(top.value());
@@ -162,6 +164,7 @@ pub(crate) fn score_segment<S: TextSource + ?Sized>(
         primed: &primed,
         taken: &mut taken,
         conjunctive: None,
+        memo,
     };
     walk_segment(source, seg, ctx, top, cands, q, &mut walk, pass)?;
     Ok(())
@@ -213,7 +216,7 @@ struct Conjunction {
 }
 
 /// What one pass of [`walk_segment`] shares with the other.
-struct Pass<'p> {
+struct Pass<'p, 'q> {
     /// The primed documents, sorted: in the threshold already.
     primed: &'p [u32],
     /// The documents the conjunctive pass made candidates of (increasing): it adds to
@@ -221,6 +224,8 @@ struct Pass<'p> {
     taken: &'p mut Vec<u32>,
     /// The conjunctive pass's limits; `None` for the pass over every document.
     conjunctive: Option<&'p ConjunctiveLimits>,
+    /// The phrase checks made so far (the final ranking's too).
+    memo: &'p mut PhraseMemo<'q>,
 }
 
 /// Walks `seg` with `walk` until no document can reach the threshold (`true`), or, in
@@ -235,7 +240,7 @@ fn walk_segment<S: TextSource + ?Sized>(
     cands: &mut Vec<Candidate>,
     q: &TextQuery,
     walk: &mut Walk<'_>,
-    pass: Pass<'_>,
+    pass: Pass<'_, '_>,
 ) -> Result<bool, WalkError> {
     let view = &seg.index.view;
     // The first of the conjunctive pass's documents not yet passed (documents come in
@@ -285,20 +290,40 @@ fn walk_segment<S: TextSource + ?Sized>(
                         format!("postings name record {doc}, which does not exist"),
                     )
                 })?;
-                // A primed document is in the threshold already (by a lower score).
-                if pass.primed.binary_search(&doc).is_err() {
-                    top.offer(base, || {
-                        Ok(source.is_current(seg.segment, node) && passes_filter(source, q, node)?)
-                    })?;
-                }
-                cands.push(Candidate {
+                let mut c = Candidate {
                     node,
                     base,
                     acc: scored.acc,
                     seg: Some(seg.segment),
                     len: scored.len,
                     phrase,
-                });
+                    phrase_known: None,
+                };
+                // A primed document is in the threshold already (by a lower score).
+                if pass.primed.binary_search(&doc).is_err() {
+                    // A candidate that would lift the threshold by its phrase is checked
+                    // now, and offered at its final score.
+                    let mut offered = base;
+                    if phrase
+                        && base * PHRASE_BOOST > theta
+                        && top.would_take(base * PHRASE_BOOST)
+                        && q.filter.is_empty()
+                        && source.is_current(seg.segment, node)
+                        && let Some(fields) = c.phrase_fields(ctx.words, PHRASE_BOOST)
+                        && let Some(found) = phrase_in_node(source, node, None, fields, pass.memo)?
+                    {
+                        c.phrase_known = Some(found);
+                        if found {
+                            offered = base * PHRASE_BOOST;
+                        } else {
+                            c.phrase = false;
+                        }
+                    }
+                    top.offer(offered, || {
+                        Ok(source.is_current(seg.segment, node) && passes_filter(source, q, node)?)
+                    })?;
+                }
+                cands.push(c);
                 if pass.conjunctive.is_some() {
                     pass.taken.push(doc);
                 }

@@ -66,6 +66,7 @@ pub fn search_with<S: TextSource + ?Sized>(
     // Segments: layouts 2 and 3 by pruned document-at-a-time evaluation; layout 1 (format 4
     // segments until compaction rewrites them) by scoring every posting.
     let phrase_pairs = parsed.phrase_pair_hashes();
+    let mut memo = topk::PhraseMemo::new(&analyzer, &parsed);
     let without_phrase = ctx.without_phrase();
     for ((s, index), lists) in segments.iter().zip(&plan.lists) {
         if index.view.layout() >= TEXT_LAYOUT_BLOCKED {
@@ -80,7 +81,7 @@ pub fn search_with<S: TextSource + ?Sized>(
             } else {
                 &ctx
             };
-            maxscore::score_segment(source, seg, ctx, &mut top, &mut cands, q).map_err(
+            maxscore::score_segment(source, seg, ctx, &mut top, &mut cands, q, &mut memo).map_err(
                 |e| match e {
                     WalkError::Decode(e) => source.corrupt(*s, e),
                     WalkError::Engine(e) => e,
@@ -90,7 +91,7 @@ pub fn search_with<S: TextSource + ?Sized>(
             exhaustive::score_segment(source, *s, index, &ctx, scratch, &mut cands)?;
         }
     }
-    let ranked = topk::rank_candidates(source, q, &parsed, &analyzer, &cands, top.value())?;
+    let ranked = topk::rank_candidates(source, q, &parsed, &mut memo, &cands, top.value())?;
     topk::hits(source, q, &parsed, &analyzer, ranked)
 }
 
@@ -211,6 +212,7 @@ fn score_delta<S: TextSource + ?Sized>(
             phrase: ctx.phrase_possible(acc.words, || {
                 ctx.phrase_allowed(source.delta_pair_filter(node).as_ref())
             }),
+            phrase_known: None,
         });
     }
     Ok(())

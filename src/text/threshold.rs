@@ -49,6 +49,12 @@ impl Threshold {
         }
     }
 
+    /// Whether a document offered at `score` would count (before its validity is asked).
+    #[inline]
+    pub fn would_take(&self, score: f64) -> bool {
+        self.heap.len() < self.need || score > self.value()
+    }
+
     /// Offers a document's base score; `valid` (checked only when the score would count)
     /// says whether the document may be a hit (current version, passes the filter).
     #[inline]

@@ -35,6 +35,28 @@ pub(crate) struct Candidate {
     /// Whether it may hold the phrase as far as its segment's phrase-pair filter tells
     /// (`true` where there is none); `false` spares the ranking its phrase check.
     pub phrase: bool,
+    /// Whether it holds the phrase, when the walk checked already (to lift its threshold
+    /// by the final score).
+    pub phrase_known: Option<bool>,
+}
+
+impl Candidate {
+    /// The fields that may hold the phrase of `parsed` (`boost_max`: its
+    /// [`phrase_boost_max`]), `None` when none can: only a document holding every
+    /// significant word can hold the phrase, and only in a field holding every one in its
+    /// exact form.
+    pub(crate) fn phrase_fields(
+        &self,
+        words: usize,
+        boost_max: f64,
+    ) -> Option<[bool; TEXT_FIELDS]> {
+        let fields = self.acc.phrase_fields(words);
+        let possible = boost_max > 1.0
+            && self.phrase
+            && self.acc.words.count_ones() as usize == words
+            && fields.contains(&true);
+        possible.then_some(fields)
+    }
 }
 
 /// Where a candidate stands in the order the final ranking takes them: base score
@@ -111,14 +133,24 @@ impl Ranked {
 /// and the walk may reach many copies. Field texts run to kilobytes: hashed with foldhash
 /// (SipHash showed at 4% of a search's time), no DoS resistance needed for a map that
 /// lives one search.
-struct PhraseMemo<'q> {
+pub(crate) struct PhraseMemo<'q> {
     analyzer: &'q Analyzer,
     phrase: &'q [String],
     precheck: Precheck<'q>,
     known: HashMap<String, bool, foldhash::fast::RandomState>,
 }
 
-impl PhraseMemo<'_> {
+impl<'q> PhraseMemo<'q> {
+    /// A memo for the phrase of `parsed`.
+    pub(crate) fn new(analyzer: &'q Analyzer, parsed: &'q ParsedQuery) -> PhraseMemo<'q> {
+        PhraseMemo {
+            analyzer,
+            phrase: &parsed.phrase,
+            precheck: Precheck::new(&parsed.phrase),
+            known: HashMap::with_hasher(foldhash::fast::RandomState::default()),
+        }
+    }
+
     /// Whether `text` holds the query's phrase. The pre-check, which costs about what
     /// hashing the text does, comes first: only texts it passes are analysed, and
     /// remembered.
@@ -155,7 +187,7 @@ pub(crate) fn rank_candidates<S: TextSource + ?Sized>(
     source: &S,
     q: &TextQuery,
     parsed: &ParsedQuery,
-    analyzer: &Analyzer,
+    memo: &mut PhraseMemo<'_>,
     cands: &[Candidate],
     theta: f64,
 ) -> Result<Vec<Ranked>> {
@@ -163,23 +195,9 @@ pub(crate) fn rank_candidates<S: TextSource + ?Sized>(
     let boost_max = phrase_boost_max(parsed);
     let order = candidate_order(cands, theta, boost_max);
     let mut top: Vec<Ranked> = Vec::new();
-    let mut memo = PhraseMemo {
-        analyzer,
-        phrase: &parsed.phrase,
-        precheck: Precheck::new(&parsed.phrase),
-        known: HashMap::with_hasher(foldhash::fast::RandomState::default()),
-    };
-    // Only a document holding every significant word can hold the phrase, and only in a
-    // field holding every one in its exact form; other candidates need their record only
-    // for the filter.
-    let phrase_fields = |c: &Candidate| {
-        let fields = c.acc.phrase_fields(parsed.words);
-        let possible = boost_max > 1.0
-            && c.phrase
-            && c.acc.words.count_ones() as usize == parsed.words
-            && fields.contains(&true);
-        possible.then_some(fields)
-    };
+    // Other candidates than those that may hold the phrase need their record only for
+    // the filter.
+    let phrase_fields = |c: &Candidate| c.phrase_fields(parsed.words, boost_max);
     let prefetch = |k: Option<&CandidateKey>, near: bool| {
         if let Some(c) = k.and_then(|k| cands.get(k.at))
             && phrase_fields(c).is_some()
@@ -199,7 +217,7 @@ pub(crate) fn rank_candidates<S: TextSource + ?Sized>(
         if top.len() >= need && c.base * boost_max < top[need - 1].score {
             break;
         }
-        let Some(ranked) = rank_one(source, q, c, phrase_fields(c), &mut memo)? else {
+        let Some(ranked) = rank_one(source, q, c, phrase_fields(c), memo)? else {
             continue;
         };
         let at = top.partition_point(|x| x.before(&ranked));
@@ -249,12 +267,15 @@ fn rank_one<S: TextSource + ?Sized>(
         }
         Some(node)
     };
-    let has_phrase = match phrase_fields {
-        Some(fields) => match phrase_in_node(source, c.node, record.as_ref(), fields, memo)? {
-            Some(found) => found,
-            None => return Ok(None),
-        },
-        None => false,
+    let has_phrase = match (phrase_fields, c.phrase_known) {
+        (Some(_), Some(known)) => known,
+        (Some(fields), None) => {
+            match phrase_in_node(source, c.node, record.as_ref(), fields, memo)? {
+                Some(found) => found,
+                None => return Ok(None),
+            }
+        }
+        (None, _) => false,
     };
     Ok(Some(Ranked {
         score: if has_phrase {
@@ -274,7 +295,7 @@ fn rank_one<S: TextSource + ?Sized>(
 /// phrase (title and content borrowed from the segment, no other field decoded or copied:
 /// a walk may check thousands of near-equal candidates), or `record` when the filter
 /// read it already.
-fn phrase_in_node<S: TextSource + ?Sized>(
+pub(crate) fn phrase_in_node<S: TextSource + ?Sized>(
     source: &S,
     node: u32,
     record: Option<&Arc<Node>>,

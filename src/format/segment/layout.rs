@@ -374,45 +374,37 @@ impl SegmentLayout {
         for kind in lens {
             expect.push((kind, recs.saturating_mul(crate::format::text::TEXT_FIELDS)));
         }
-        // The phrase-pair filters come with the text index from version 11, never before.
-        let pairs_version = self.version >= crate::format::TEXT_PAIRS_VERSION;
-        if pairs_version && text != 0 {
-            expect.push((
+        // The phrase-pair filters come with the text index from version 11, the phrase-pair
+        // set from version 13, never before.
+        let pair_set_words = crate::format::text::pair_set_words(recs as u64);
+        for (kind, since, n) in [
+            (
                 K::TextPairs,
+                crate::format::TEXT_PAIRS_VERSION,
                 recs.saturating_mul(crate::format::text::PAIR_FILTER_WORDS),
-            ));
-        } else if self.entry(K::TextPairs).is_some() {
-            return Err(self.err_at(
-                K::TextPairs,
-                format!(
-                    "TextPairs present in a version {} segment{}",
-                    self.version,
-                    if text == 0 {
-                        " without a text index"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
-        }
-        // The phrase-pair set comes with the text index from version 13, never before.
-        let pair_set_version = self.version >= crate::format::TEXT_PAIR_SET_VERSION;
-        if pair_set_version && text != 0 {
-            let words = crate::format::text::pair_set_words(recs as u64);
-            expect.push((K::TextPairSet, usize::try_from(words).unwrap_or(usize::MAX)));
-        } else if self.entry(K::TextPairSet).is_some() {
-            return Err(self.err_at(
+            ),
+            (
                 K::TextPairSet,
-                format!(
-                    "TextPairSet present in a version {} segment{}",
-                    self.version,
-                    if text == 0 {
-                        " without a text index"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
+                crate::format::TEXT_PAIR_SET_VERSION,
+                usize::try_from(pair_set_words).unwrap_or(usize::MAX),
+            ),
+        ] {
+            if self.version >= since && text != 0 {
+                expect.push((kind, n));
+            } else if self.entry(kind).is_some() {
+                let without = if text == 0 {
+                    " without a text index"
+                } else {
+                    ""
+                };
+                return Err(self.err_at(
+                    kind,
+                    format!(
+                        "{kind:?} present in a version {} segment{without}",
+                        self.version
+                    ),
+                ));
+            }
         }
         for (kind, n) in expect {
             let len = self.entry(kind).map(|e| e.range.len() / kind.elem_size());

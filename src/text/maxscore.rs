@@ -301,12 +301,12 @@ fn walk_segment<S: TextSource + ?Sized>(
                 };
                 // A primed document is in the threshold already (by a lower score).
                 if pass.primed.binary_search(&doc).is_err() {
-                    // A candidate that would lift the threshold by its phrase is checked
-                    // now, and offered at its final score.
+                    // A candidate that would lift the threshold by its phrase (θ is still
+                    // the threshold's value) is checked now, and offered at its final
+                    // score.
                     let mut offered = base;
                     if phrase
                         && base * PHRASE_BOOST > theta
-                        && top.would_take(base * PHRASE_BOOST)
                         && q.filter.is_empty()
                         && source.is_current(seg.segment, node)
                         && let Some(fields) = c.phrase_fields(ctx.words, PHRASE_BOOST)

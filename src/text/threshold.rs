@@ -38,9 +38,10 @@ impl Threshold {
         }
     }
 
-    /// The `need`-th best base score offered, −∞ until `need` were. Every valid document
-    /// offered has a final score ≥ its base, so `need` documents reach this value and one
-    /// whose final score must stay below it is not in the answer.
+    /// The `need`-th best score offered, −∞ until `need` were. Every valid document is
+    /// offered at most once, by its base or (when the walk checked its phrase) its final
+    /// score, and its final score is at least that, so `need` documents reach this value
+    /// and one whose final score must stay below it is not in the answer.
     #[inline]
     pub fn value(&self) -> f64 {
         match self.heap.peek() {
@@ -49,13 +50,7 @@ impl Threshold {
         }
     }
 
-    /// Whether a document offered at `score` would count (before its validity is asked).
-    #[inline]
-    pub fn would_take(&self, score: f64) -> bool {
-        self.heap.len() < self.need || score > self.value()
-    }
-
-    /// Offers a document's base score; `valid` (checked only when the score would count)
+    /// Offers a document's base score (or its final score, once known); `valid` (checked only when the score would count)
     /// says whether the document may be a hit (current version, passes the filter).
     #[inline]
     pub fn offer(&mut self, base: f64, valid: impl FnOnce() -> Result<bool>) -> Result<()> {

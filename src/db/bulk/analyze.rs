@@ -24,9 +24,10 @@ use crate::format::text::{TEXT_FIELDS, TextIndexWriter};
 use crate::model::Node;
 use crate::text::{Analyzer, TermCounts};
 
-/// A node's analysed text packed into two allocations, so that what a worker thread
-/// allocates and the loading thread frees is two blocks per node, not one per term
-/// (freeing across threads is slow in common allocators).
+/// A node's analysed text packed into three allocations (terms' bytes, their counts,
+/// its pair hashes), so that what a worker thread allocates and the loading thread frees
+/// is a few blocks per node, not one per term (freeing across threads is slow in common
+/// allocators).
 struct PackedTerms {
     lens: [u32; TEXT_FIELDS],
     /// Its pair hashes (`DocTerms::pairs`).
